@@ -1,0 +1,1 @@
+//! Placeholder until the software HIP runtime lands.
