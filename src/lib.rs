@@ -1,1 +1,14 @@
-//! Rust replacement for IREE v3.3.0 HIP HAL driver.
+//! A Rust replacement for IREE v3.3.0's HIP HAL driver, exported with IREE's C ABI.
+//!
+//! Layout: `abi` mirrors IREE's C types; `boundary` is the FFI edge (null checks, panics);
+//! `status` makes and consumes IREE statuses; `registry` is the driver registry; the HAL
+//! objects each get a module of their own as they join.
+#![deny(unsafe_op_in_unsafe_fn)]
+
+pub mod abi;
+pub mod boundary;
+pub mod driver_handle;
+pub mod host_allocator;
+pub mod registry;
+pub mod status;
+pub mod uri;

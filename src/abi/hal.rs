@@ -1,0 +1,129 @@
+//! `iree/hal`: resources, drivers, device infos, driver factories.
+
+use super::base::*;
+use core::ffi::c_void;
+use core::sync::atomic::AtomicI32;
+
+/// `iree_hal_device_id_t`: an opaque per-driver device handle.
+pub type iree_hal_device_id_t = usize;
+/// `IREE_HAL_DEVICE_ID_DEFAULT`.
+pub const IREE_HAL_DEVICE_ID_DEFAULT: iree_hal_device_id_t = 0;
+
+/// `iree_hal_resource_t`: the header every HAL object starts with.
+#[repr(C)]
+pub struct iree_hal_resource_t {
+    /// `iree_atomic_ref_count_t`: the object is destroyed when this drops to zero.
+    pub ref_count: AtomicI32,
+    /// Points at the object's vtable, whose first entry is `destroy`.
+    pub vtable: *const c_void,
+}
+
+/// `iree_hal_driver_t`: opaque in IREE; every implementation starts with a resource header.
+#[repr(C)]
+pub struct iree_hal_driver_t {
+    pub resource: iree_hal_resource_t,
+}
+
+/// `iree_hal_device_t`: opaque here until the device joins.
+pub struct iree_hal_device_t {
+    _private: [u8; 0],
+}
+
+/// `iree_string_builder_t`: opaque here; drivers append to it through IREE's functions.
+pub struct iree_string_builder_t {
+    _private: [u8; 0],
+}
+
+/// `iree_hal_device_info_t`: one enumerated device.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct iree_hal_device_info_t {
+    pub device_id: iree_hal_device_id_t,
+    pub path: iree_string_view_t,
+    pub name: iree_string_view_t,
+}
+
+/// `iree_hal_driver_info_t`: one driver a factory offers.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct iree_hal_driver_info_t {
+    pub driver_name: iree_string_view_t,
+    pub full_name: iree_string_view_t,
+}
+
+/// `iree_hal_driver_vtable_t`, in IREE's order.
+#[repr(C)]
+pub struct iree_hal_driver_vtable_t {
+    pub destroy: Option<unsafe extern "C" fn(driver: *mut iree_hal_driver_t)>,
+    pub query_available_devices: Option<
+        unsafe extern "C" fn(
+            driver: *mut iree_hal_driver_t,
+            host_allocator: iree_allocator_t,
+            out_device_info_count: *mut iree_host_size_t,
+            out_device_infos: *mut *mut iree_hal_device_info_t,
+        ) -> iree_status_t,
+    >,
+    pub dump_device_info: Option<
+        unsafe extern "C" fn(
+            driver: *mut iree_hal_driver_t,
+            device_id: iree_hal_device_id_t,
+            builder: *mut iree_string_builder_t,
+        ) -> iree_status_t,
+    >,
+    pub create_device_by_id: Option<
+        unsafe extern "C" fn(
+            driver: *mut iree_hal_driver_t,
+            device_id: iree_hal_device_id_t,
+            param_count: iree_host_size_t,
+            params: *const iree_string_pair_t,
+            host_allocator: iree_allocator_t,
+            out_device: *mut *mut iree_hal_device_t,
+        ) -> iree_status_t,
+    >,
+    pub create_device_by_path: Option<
+        unsafe extern "C" fn(
+            driver: *mut iree_hal_driver_t,
+            driver_name: iree_string_view_t,
+            device_path: iree_string_view_t,
+            param_count: iree_host_size_t,
+            params: *const iree_string_pair_t,
+            host_allocator: iree_allocator_t,
+            out_device: *mut *mut iree_hal_device_t,
+        ) -> iree_status_t,
+    >,
+}
+
+/// `iree_hal_driver_factory_t`: how a driver offers itself to a registry. The registry does
+/// not own factories: they must outlive their registration.
+///
+/// cbindgen:field-names=[self, enumerate, try_create]
+#[repr(C)]
+pub struct iree_hal_driver_factory_t {
+    pub self_: *mut c_void,
+    pub enumerate: Option<
+        unsafe extern "C" fn(
+            self_: *mut c_void,
+            out_driver_info_count: *mut iree_host_size_t,
+            out_driver_infos: *mut *const iree_hal_driver_info_t,
+        ) -> iree_status_t,
+    >,
+    pub try_create: Option<
+        unsafe extern "C" fn(
+            self_: *mut c_void,
+            driver_name: iree_string_view_t,
+            host_allocator: iree_allocator_t,
+            out_driver: *mut *mut iree_hal_driver_t,
+        ) -> iree_status_t,
+    >,
+}
+
+/// `iree_hal_driver_registry_t`: opaque to C; see `crate::registry`.
+pub struct iree_hal_driver_registry_t {
+    _private: [u8; 0],
+}
+
+const _: () = assert!(core::mem::size_of::<iree_hal_resource_t>() == 16);
+const _: () = assert!(core::mem::size_of::<iree_hal_device_info_t>() == 40);
+const _: () = assert!(core::mem::size_of::<iree_hal_driver_info_t>() == 32);
+const _: () = assert!(core::mem::size_of::<iree_hal_driver_vtable_t>() == 40);
+const _: () = assert!(core::mem::size_of::<iree_hal_driver_factory_t>() == 24);

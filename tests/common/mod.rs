@@ -1,0 +1,231 @@
+//! Shared helpers for the Rust integration tests: a counting host allocator, fake driver
+//! factories and status inspection.
+#![allow(dead_code)]
+
+use core::ffi::c_void;
+use core::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
+use iree_hal_hip_rs::abi::*;
+use iree_hal_hip_rs::status::{Status, StatusCode};
+
+/// A host allocator that counts live allocations, so tests can see leaks.
+pub struct CountingAllocator {
+    pub live: AtomicUsize,
+    pub total: AtomicUsize,
+}
+
+impl CountingAllocator {
+    pub const fn new() -> Self {
+        CountingAllocator {
+            live: AtomicUsize::new(0),
+            total: AtomicUsize::new(0),
+        }
+    }
+    pub fn as_iree(&'static self) -> iree_allocator_t {
+        iree_allocator_t {
+            self_: self as *const Self as *mut c_void,
+            ctl: Some(counting_ctl),
+        }
+    }
+    pub fn live(&self) -> usize {
+        self.live.load(Ordering::SeqCst)
+    }
+}
+
+unsafe extern "C" fn counting_ctl(
+    self_: *mut c_void,
+    command: iree_allocator_command_t,
+    params: *const c_void,
+    inout_ptr: *mut *mut c_void,
+) -> iree_status_t {
+    let this = unsafe { &*(self_ as *const CountingAllocator) };
+    unsafe {
+        match command {
+            IREE_ALLOCATOR_COMMAND_FREE => {
+                libc::free(*inout_ptr);
+                this.live.fetch_sub(1, Ordering::SeqCst);
+                core::ptr::null_mut()
+            }
+            IREE_ALLOCATOR_COMMAND_CALLOC | IREE_ALLOCATOR_COMMAND_MALLOC => {
+                let size = (*(params as *const iree_allocator_alloc_params_t)).byte_length;
+                *inout_ptr = libc::calloc(1, size);
+                this.live.fetch_add(1, Ordering::SeqCst);
+                this.total.fetch_add(1, Ordering::SeqCst);
+                core::ptr::null_mut()
+            }
+            _ => Status::from_code(StatusCode::Unimplemented).into_raw(),
+        }
+    }
+}
+
+/// The code of a raw status, and its text; frees it.
+pub fn take_status(raw: iree_status_t) -> Option<(StatusCode, String)> {
+    unsafe { Status::from_raw(raw) }
+        .err()
+        .map(|s| (s.code(), s.to_string()))
+}
+
+pub fn assert_ok(raw: iree_status_t) {
+    if let Some((_, text)) = take_status(raw) {
+        panic!("expected OK, got {text}");
+    }
+}
+
+pub fn assert_code(raw: iree_status_t, code: StatusCode) -> String {
+    match take_status(raw) {
+        Some((actual, text)) => {
+            assert_eq!(actual, code, "{text}");
+            text
+        }
+        None => panic!("expected {code:?}, got OK"),
+    }
+}
+
+pub fn sv(s: &'static str) -> iree_string_view_t {
+    iree_string_view_t {
+        data: s.as_ptr().cast(),
+        size: s.len(),
+    }
+}
+
+pub fn view_to_string(v: iree_string_view_t) -> String {
+    if v.size == 0 {
+        return String::new();
+    }
+    String::from_utf8(unsafe { core::slice::from_raw_parts(v.data.cast::<u8>(), v.size) }.to_vec())
+        .unwrap()
+}
+
+/// A fake factory offering fixed driver names; its drivers record the last device request.
+pub struct FakeFactory {
+    pub factory: iree_hal_driver_factory_t,
+    pub infos: Vec<iree_hal_driver_info_t>,
+    pub tag: &'static str,
+    pub creates: AtomicUsize,
+}
+
+// Factories are shared across threads in the stress test; they are immutable but for counters.
+unsafe impl Send for FakeFactory {}
+unsafe impl Sync for FakeFactory {}
+
+impl FakeFactory {
+    /// Leaks a factory (factories must outlive their registration) offering `names`.
+    pub fn leak(tag: &'static str, names: &[&'static str]) -> &'static FakeFactory {
+        let boxed = Box::leak(Box::new(FakeFactory {
+            factory: iree_hal_driver_factory_t {
+                self_: core::ptr::null_mut(),
+                enumerate: Some(fake_enumerate),
+                try_create: Some(fake_try_create),
+            },
+            infos: names
+                .iter()
+                .map(|n| iree_hal_driver_info_t {
+                    driver_name: sv(n),
+                    full_name: sv(tag),
+                })
+                .collect(),
+            tag,
+            creates: AtomicUsize::new(0),
+        }));
+        boxed.factory.self_ = boxed as *mut FakeFactory as *mut c_void;
+        boxed
+    }
+    pub fn ptr(&'static self) -> *const iree_hal_driver_factory_t {
+        &self.factory
+    }
+}
+
+unsafe extern "C" fn fake_enumerate(
+    self_: *mut c_void,
+    count: *mut usize,
+    infos: *mut *const iree_hal_driver_info_t,
+) -> iree_status_t {
+    let this = unsafe { &*(self_ as *const FakeFactory) };
+    unsafe {
+        *count = this.infos.len();
+        *infos = this.infos.as_ptr();
+    }
+    core::ptr::null_mut()
+}
+
+/// A fake driver: resource header, then what the last create_device_by_path saw.
+#[repr(C)]
+pub struct FakeDriver {
+    pub base: iree_hal_driver_t,
+    pub tag: &'static str,
+    pub last_path: String,
+    pub last_params: Vec<(String, String)>,
+}
+
+pub static FAKE_DRIVERS_LIVE: AtomicI32 = AtomicI32::new(0);
+
+static FAKE_DRIVER_VTABLE: iree_hal_driver_vtable_t = iree_hal_driver_vtable_t {
+    destroy: Some(fake_driver_destroy),
+    query_available_devices: None,
+    dump_device_info: None,
+    create_device_by_id: None,
+    create_device_by_path: Some(fake_create_device_by_path),
+};
+
+unsafe extern "C" fn fake_try_create(
+    self_: *mut c_void,
+    _name: iree_string_view_t,
+    _a: iree_allocator_t,
+    out: *mut *mut iree_hal_driver_t,
+) -> iree_status_t {
+    let this = unsafe { &*(self_ as *const FakeFactory) };
+    this.creates.fetch_add(1, Ordering::SeqCst);
+    FAKE_DRIVERS_LIVE.fetch_add(1, Ordering::SeqCst);
+    let driver = Box::new(FakeDriver {
+        base: iree_hal_driver_t {
+            resource: iree_hal_resource_t {
+                ref_count: AtomicI32::new(1),
+                vtable: &FAKE_DRIVER_VTABLE as *const _ as *const c_void,
+            },
+        },
+        tag: this.tag,
+        last_path: String::new(),
+        last_params: Vec::new(),
+    });
+    unsafe { *out = Box::into_raw(driver).cast() };
+    core::ptr::null_mut()
+}
+
+unsafe extern "C" fn fake_driver_destroy(driver: *mut iree_hal_driver_t) {
+    drop(unsafe { Box::from_raw(driver.cast::<FakeDriver>()) });
+    FAKE_DRIVERS_LIVE.fetch_sub(1, Ordering::SeqCst);
+}
+
+/// The "device" a fake driver makes is a leaked record of the request: (tag, path, params).
+pub type FakeDevice = (String, String, Vec<(String, String)>);
+
+unsafe extern "C" fn fake_create_device_by_path(
+    driver: *mut iree_hal_driver_t,
+    _driver_name: iree_string_view_t,
+    path: iree_string_view_t,
+    count: usize,
+    params: *const iree_string_pair_t,
+    _a: iree_allocator_t,
+    out: *mut *mut iree_hal_device_t,
+) -> iree_status_t {
+    let this = unsafe { &*(driver as *const FakeDriver) };
+    let path = view_to_string(path);
+    if path == "fail" {
+        return Status::new(
+            StatusCode::NotFound,
+            iree_hal_hip_rs::here!(),
+            "no such fake device",
+        )
+        .into_raw();
+    }
+    let pairs: Vec<(String, String)> = (0..count)
+        .map(|i| unsafe { &*params.add(i) })
+        .map(|p| (view_to_string(p.key), view_to_string(p.value)))
+        .collect();
+    let device: Box<FakeDevice> = Box::new((this.tag.to_string(), path, pairs));
+    unsafe { *out = Box::into_raw(device).cast() };
+    core::ptr::null_mut()
+}
+
+pub fn release_driver(driver: *mut iree_hal_driver_t) {
+    drop(unsafe { iree_hal_hip_rs::driver_handle::DriverRef::adopt(driver) });
+}
