@@ -1,0 +1,10 @@
+// The layout table of our header's types.
+#include "iree_hal_hip_rs.h"
+#include "layout_record.h"
+
+#define STRUCT LAYOUT_STRUCT_ROW
+#define FIELD LAYOUT_FIELD_ROW
+const layout_row_t layout_ours[] = {
+#include "layout_fields.h"
+};
+const size_t layout_row_count = sizeof(layout_ours) / sizeof(layout_ours[0]);
