@@ -105,3 +105,36 @@ pub fn missing_callback(what: &str) -> Status {
         &format!("{what} is NULL"),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_becomes_an_internal_status_naming_the_function() {
+        let raw = status_entry("iree_test_entry", || panic!("boom {}", 7));
+        // SAFETY: a status we now own.
+        let status = unsafe { Status::from_raw(raw) }.unwrap_err();
+        assert_eq!(status.code(), StatusCode::Internal);
+        assert!(status.to_string().contains("iree_test_entry panicked: boom 7"), "{status}");
+    }
+
+    #[test]
+    fn a_panic_in_a_value_entry_returns_the_fallback() {
+        assert_eq!(value_entry("iree_test_value", 5, || -> i32 { panic!("no") }), 5);
+        assert_eq!(value_entry("iree_test_value", 5, || 6), 6);
+    }
+
+    #[test]
+    fn out_params_are_cleared_before_work_and_null_is_rejected() {
+        let mut slot = 42usize;
+        // SAFETY: `slot` is writable.
+        let out = unsafe { OutParam::new(&mut slot, "slot", 0) }.unwrap();
+        out.set(7);
+        assert_eq!(slot, 7);
+        // SAFETY: NULL is rejected before any write.
+        let err = unsafe { OutParam::<usize>::new(core::ptr::null_mut(), "out_thing", 0) }.err().unwrap();
+        assert_eq!(err.code(), StatusCode::InvalidArgument);
+        assert!(err.message().contains("out_thing must not be NULL"));
+    }
+}
