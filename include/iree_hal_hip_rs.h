@@ -42,34 +42,6 @@ typedef struct iree_status_handle_t iree_status_handle_t;
 typedef struct iree_string_builder_t iree_string_builder_t;
 
 /*
- `iree_status_t`: NULL is OK; anything else is a failure owned by whoever holds it.
- */
-typedef struct iree_status_handle_t *iree_status_t;
-
-/*
- `iree_allocator_command_t`.
- */
-typedef uint32_t iree_allocator_command_t;
-
-/*
- `iree_allocator_ctl_fn_t`: one entry point serving every allocator command.
- */
-typedef iree_status_t (*iree_allocator_ctl_fn_t)(void *self_,
-                                                 iree_allocator_command_t command,
-                                                 const void *params,
-                                                 void **inout_ptr);
-
-/*
- `iree_allocator_t`: an allocator is its state plus its control function; a NULL `ctl`
- is IREE's null allocator, which fails every allocation.
-
- */
-typedef struct iree_allocator_t {
-  void *self;
-  iree_allocator_ctl_fn_t ctl;
-} iree_allocator_t;
-
-/*
  `iree_host_size_t`: host memory sizes (size_t).
  */
 typedef size_t iree_host_size_t;
@@ -81,117 +53,6 @@ typedef struct iree_string_view_t {
   const char *data;
   iree_host_size_t size;
 } iree_string_view_t;
-
-/*
- `iree_hal_driver_info_t`: one driver a factory offers.
- */
-typedef struct iree_hal_driver_info_t {
-  struct iree_string_view_t driver_name;
-  struct iree_string_view_t full_name;
-} iree_hal_driver_info_t;
-
-/*
- `iree_hal_resource_t`: the header every HAL object starts with.
- */
-typedef struct iree_hal_resource_t {
-  /*
-   `iree_atomic_ref_count_t`: the object is destroyed when this drops to zero.
-   */
-  int32_t ref_count;
-  /*
-   Points at the object's vtable, whose first entry is `destroy`.
-   */
-  const void *vtable;
-} iree_hal_resource_t;
-
-/*
- `iree_hal_driver_t`: opaque in IREE; every implementation starts with a resource header.
- */
-typedef struct iree_hal_driver_t {
-  struct iree_hal_resource_t resource;
-} iree_hal_driver_t;
-
-/*
- `iree_hal_driver_factory_t`: how a driver offers itself to a registry. The registry does
- not own factories: they must outlive their registration.
-
- */
-typedef struct iree_hal_driver_factory_t {
-  void *self;
-  iree_status_t (*enumerate)(void *self_,
-                             iree_host_size_t *out_driver_info_count,
-                             const struct iree_hal_driver_info_t **out_driver_infos);
-  iree_status_t (*try_create)(void *self_,
-                              struct iree_string_view_t driver_name,
-                              struct iree_allocator_t host_allocator,
-                              struct iree_hal_driver_t **out_driver);
-} iree_hal_driver_factory_t;
-
-/*
- `iree_status_code_t` (a C enum, so an `int`-sized value).
- */
-typedef uint32_t iree_status_code_t;
-
-/*
- `iree_hal_device_id_t`: an opaque per-driver device handle.
- */
-typedef size_t iree_hal_device_id_t;
-
-/*
- `iree_hal_hip_command_buffer_mode_t` (a C enum).
- */
-typedef uint32_t iree_hal_hip_command_buffer_mode_t;
-
-/*
- `iree_hal_device_info_t`: one enumerated device.
- */
-typedef struct iree_hal_device_info_t {
-  iree_hal_device_id_t device_id;
-  struct iree_string_view_t path;
-  struct iree_string_view_t name;
-} iree_hal_device_info_t;
-
-/*
- `iree_string_pair_t`: a key/value pair of string views (IREE also names them first/second).
- */
-typedef struct iree_string_pair_t {
-  struct iree_string_view_t key;
-  struct iree_string_view_t value;
-} iree_string_pair_t;
-
-/*
- `iree_hal_driver_vtable_t`, in IREE's order.
- */
-typedef struct iree_hal_driver_vtable_t {
-  void (*destroy)(struct iree_hal_driver_t *driver);
-  iree_status_t (*query_available_devices)(struct iree_hal_driver_t *driver,
-                                           struct iree_allocator_t host_allocator,
-                                           iree_host_size_t *out_device_info_count,
-                                           struct iree_hal_device_info_t **out_device_infos);
-  iree_status_t (*dump_device_info)(struct iree_hal_driver_t *driver,
-                                    iree_hal_device_id_t device_id,
-                                    struct iree_string_builder_t *builder);
-  iree_status_t (*create_device_by_id)(struct iree_hal_driver_t *driver,
-                                       iree_hal_device_id_t device_id,
-                                       iree_host_size_t param_count,
-                                       const struct iree_string_pair_t *params,
-                                       struct iree_allocator_t host_allocator,
-                                       struct iree_hal_device_t **out_device);
-  iree_status_t (*create_device_by_path)(struct iree_hal_driver_t *driver,
-                                         struct iree_string_view_t driver_name,
-                                         struct iree_string_view_t device_path,
-                                         iree_host_size_t param_count,
-                                         const struct iree_string_pair_t *params,
-                                         struct iree_allocator_t host_allocator,
-                                         struct iree_hal_device_t **out_device);
-} iree_hal_driver_vtable_t;
-
-/*
- `iree_allocator_alloc_params_t`: the `params` of the allocation commands.
- */
-typedef struct iree_allocator_alloc_params_t {
-  iree_host_size_t byte_length;
-} iree_allocator_alloc_params_t;
 
 /*
  `iree_hal_hip_driver_options_t`.
@@ -211,6 +72,11 @@ typedef struct iree_hal_hip_driver_options_t {
    */
   iree_host_size_t hip_lib_search_path_count;
 } iree_hal_hip_driver_options_t;
+
+/*
+ `iree_hal_hip_command_buffer_mode_t` (a C enum).
+ */
+typedef uint32_t iree_hal_hip_command_buffer_mode_t;
 
 /*
  `iree_device_size_t`: device memory sizes (uint64_t in IREE's default configuration).
@@ -293,6 +159,140 @@ typedef struct iree_hal_hip_device_params_t {
 } iree_hal_hip_device_params_t;
 
 /*
+ `iree_status_t`: NULL is OK; anything else is a failure owned by whoever holds it.
+ */
+typedef struct iree_status_handle_t *iree_status_t;
+
+/*
+ `iree_allocator_command_t`.
+ */
+typedef uint32_t iree_allocator_command_t;
+
+/*
+ `iree_allocator_ctl_fn_t`: one entry point serving every allocator command.
+ */
+typedef iree_status_t (*iree_allocator_ctl_fn_t)(void *self_,
+                                                 iree_allocator_command_t command,
+                                                 const void *params,
+                                                 void **inout_ptr);
+
+/*
+ `iree_allocator_t`: an allocator is its state plus its control function; a NULL `ctl`
+ is IREE's null allocator, which fails every allocation.
+
+ */
+typedef struct iree_allocator_t {
+  void *self;
+  iree_allocator_ctl_fn_t ctl;
+} iree_allocator_t;
+
+/*
+ `iree_hal_resource_t`: the header every HAL object starts with.
+ */
+typedef struct iree_hal_resource_t {
+  /*
+   `iree_atomic_ref_count_t`: the object is destroyed when this drops to zero.
+   */
+  int32_t ref_count;
+  /*
+   Points at the object's vtable, whose first entry is `destroy`.
+   */
+  const void *vtable;
+} iree_hal_resource_t;
+
+/*
+ `iree_hal_driver_t`: opaque in IREE; every implementation starts with a resource header.
+ */
+typedef struct iree_hal_driver_t {
+  struct iree_hal_resource_t resource;
+} iree_hal_driver_t;
+
+/*
+ `iree_hal_driver_info_t`: one driver a factory offers.
+ */
+typedef struct iree_hal_driver_info_t {
+  struct iree_string_view_t driver_name;
+  struct iree_string_view_t full_name;
+} iree_hal_driver_info_t;
+
+/*
+ `iree_hal_driver_factory_t`: how a driver offers itself to a registry. The registry does
+ not own factories: they must outlive their registration.
+
+ */
+typedef struct iree_hal_driver_factory_t {
+  void *self;
+  iree_status_t (*enumerate)(void *self_,
+                             iree_host_size_t *out_driver_info_count,
+                             const struct iree_hal_driver_info_t **out_driver_infos);
+  iree_status_t (*try_create)(void *self_,
+                              struct iree_string_view_t driver_name,
+                              struct iree_allocator_t host_allocator,
+                              struct iree_hal_driver_t **out_driver);
+} iree_hal_driver_factory_t;
+
+/*
+ `iree_status_code_t` (a C enum, so an `int`-sized value).
+ */
+typedef uint32_t iree_status_code_t;
+
+/*
+ `iree_hal_device_id_t`: an opaque per-driver device handle.
+ */
+typedef size_t iree_hal_device_id_t;
+
+/*
+ `iree_hal_device_info_t`: one enumerated device.
+ */
+typedef struct iree_hal_device_info_t {
+  iree_hal_device_id_t device_id;
+  struct iree_string_view_t path;
+  struct iree_string_view_t name;
+} iree_hal_device_info_t;
+
+/*
+ `iree_string_pair_t`: a key/value pair of string views (IREE also names them first/second).
+ */
+typedef struct iree_string_pair_t {
+  struct iree_string_view_t key;
+  struct iree_string_view_t value;
+} iree_string_pair_t;
+
+/*
+ `iree_hal_driver_vtable_t`, in IREE's order.
+ */
+typedef struct iree_hal_driver_vtable_t {
+  void (*destroy)(struct iree_hal_driver_t *driver);
+  iree_status_t (*query_available_devices)(struct iree_hal_driver_t *driver,
+                                           struct iree_allocator_t host_allocator,
+                                           iree_host_size_t *out_device_info_count,
+                                           struct iree_hal_device_info_t **out_device_infos);
+  iree_status_t (*dump_device_info)(struct iree_hal_driver_t *driver,
+                                    iree_hal_device_id_t device_id,
+                                    struct iree_string_builder_t *builder);
+  iree_status_t (*create_device_by_id)(struct iree_hal_driver_t *driver,
+                                       iree_hal_device_id_t device_id,
+                                       iree_host_size_t param_count,
+                                       const struct iree_string_pair_t *params,
+                                       struct iree_allocator_t host_allocator,
+                                       struct iree_hal_device_t **out_device);
+  iree_status_t (*create_device_by_path)(struct iree_hal_driver_t *driver,
+                                         struct iree_string_view_t driver_name,
+                                         struct iree_string_view_t device_path,
+                                         iree_host_size_t param_count,
+                                         const struct iree_string_pair_t *params,
+                                         struct iree_allocator_t host_allocator,
+                                         struct iree_hal_device_t **out_device);
+} iree_hal_driver_vtable_t;
+
+/*
+ `iree_allocator_alloc_params_t`: the `params` of the allocation commands.
+ */
+typedef struct iree_allocator_alloc_params_t {
+  iree_host_size_t byte_length;
+} iree_allocator_alloc_params_t;
+
+/*
  `iree_hal_hip_nccl_id_t`: the unique id RCCL uses to form a communicator.
  */
 typedef struct iree_hal_hip_nccl_id_t {
@@ -363,6 +363,44 @@ typedef struct iree_hal_hip_nccl_id_t {
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+/*
+ Initialises `out_options` to IREE v3.3.0's defaults: device index 0, no search paths
+ (the system loader finds libamdhip64.so).
+
+ # Safety
+ `out_options` must be NULL or writable.
+ */
+void iree_hal_hip_driver_options_initialize(struct iree_hal_hip_driver_options_t *out_options);
+
+/*
+ Initialises `out_params` to IREE v3.3.0's defaults.
+
+ # Safety
+ `out_params` must be NULL or writable.
+ */
+void iree_hal_hip_device_params_initialize(struct iree_hal_hip_device_params_t *out_params);
+
+/*
+ Creates a HIP driver named `identifier`: loads the HIP runtime as `options` says,
+ initialises it, and keeps `default_params` for the devices it creates.
+
+ # Safety
+ `options` and `default_params` must be NULL or valid; `out_driver` NULL or writable.
+ */
+iree_status_t iree_hal_hip_driver_create(struct iree_string_view_t identifier,
+                                         const struct iree_hal_hip_driver_options_t *options,
+                                         const struct iree_hal_hip_device_params_t *default_params,
+                                         struct iree_allocator_t host_allocator,
+                                         struct iree_hal_driver_t **out_driver);
+
+/*
+ Registers the HIP driver factory (driver name `hip`) with `registry`.
+
+ # Safety
+ `registry` must be NULL or a live registry.
+ */
+iree_status_t iree_hal_hip_driver_module_register(struct iree_hal_driver_registry_t *registry);
 
 /*
  Returns the process-wide driver registry (created once, never freed).

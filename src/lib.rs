@@ -7,8 +7,14 @@
 
 pub mod abi;
 pub mod boundary;
+pub mod device_params;
+pub mod device_path;
+pub mod driver;
 pub mod driver_handle;
+pub mod hip;
 pub mod host_allocator;
+pub mod registration;
 pub mod registry;
 pub mod status;
+pub mod string_builder;
 pub mod uri;

@@ -14,6 +14,10 @@ const EXPORTED: &[&str] = &[
     "iree_hal_driver_registry_register_factory",
     "iree_hal_driver_registry_try_create",
     "iree_hal_driver_registry_unregister_factory",
+    "iree_hal_hip_device_params_initialize",
+    "iree_hal_hip_driver_create",
+    "iree_hal_hip_driver_module_register",
+    "iree_hal_hip_driver_options_initialize",
 ];
 
 fn target_profile_dir() -> PathBuf {

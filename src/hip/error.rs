@@ -1,0 +1,96 @@
+//! HIP errors as IREE statuses. The code is chosen by the error's *name* (what
+//! `hipGetErrorName` returns), as IREE's C driver does, so that numbering differences
+//! between HIP versions do not matter; the message names the call that failed, the error's
+//! name, number and description.
+
+use super::symbols::HipSymbols;
+use super::types::hipError_t;
+use crate::status::{SourceLocation, Status, StatusCode};
+use core::ffi::CStr;
+
+/// The IREE status code for a HIP error name.
+pub fn status_code_for(name: &str) -> StatusCode {
+    use StatusCode::*;
+    match name {
+        "hipErrorInvalidValue" => InvalidArgument,
+        "hipErrorOutOfMemory" | "hipErrorMemoryAllocation" | "hipErrorLaunchOutOfResources" => ResourceExhausted,
+        "hipErrorInvalidConfiguration"
+        | "hipErrorInvalidPitchValue"
+        | "hipErrorInvalidSymbol"
+        | "hipErrorInvalidDevicePointer"
+        | "hipErrorInvalidMemcpyDirection"
+        | "hipErrorInsufficientDriver"
+        | "hipErrorMissingConfiguration"
+        | "hipErrorPriorLaunchFailure"
+        | "hipErrorNoDevice"
+        | "hipErrorInvalidDevice"
+        | "hipErrorInvalidImage"
+        | "hipErrorInvalidContext"
+        | "hipErrorContextAlreadyCurrent"
+        | "hipErrorInvalidSource"
+        | "hipErrorSharedObjectInitFailed"
+        | "hipErrorInvalidHandle"
+        | "hipErrorInvalidResourceHandle" => FailedPrecondition,
+        "hipErrorAlreadyMapped"
+        | "hipErrorAlreadyAcquired"
+        | "hipErrorContextAlreadyInUse"
+        | "hipErrorPeerAccessAlreadyEnabled"
+        | "hipErrorHostMemoryAlreadyRegistered" => AlreadyExists,
+        "hipErrorECCNotCorrectable" => DataLoss,
+        "hipErrorSharedObjectSymbolNotFound" | "hipErrorNotFound" => NotFound,
+        "hipErrorNotReady" => Unavailable,
+        "hipErrorLaunchTimeOut" => DeadlineExceeded,
+        "hipErrorNotSupported" => Unimplemented,
+        _ => Internal,
+    }
+}
+
+fn c_text(text: *const core::ffi::c_char) -> String {
+    if text.is_null() {
+        return "(none)".to_owned();
+    }
+    // SAFETY: HIP returns static NUL-terminated strings from its error functions.
+    unsafe { CStr::from_ptr(text) }.to_string_lossy().into_owned()
+}
+
+impl HipSymbols {
+    /// Turns the result of the HIP call `call` into a status.
+    pub fn check(&self, error: hipError_t, call: &str, location: SourceLocation) -> crate::status::Result<()> {
+        if error == super::types::hipSuccess {
+            return Ok(());
+        }
+        // SAFETY: both are plain lookups by value in the loaded runtime.
+        let (name, description) = unsafe { (c_text((self.hipGetErrorName)(error)), c_text((self.hipGetErrorString)(error))) };
+        Err(Status::new(
+            status_code_for(&name),
+            location,
+            &format!("{call} failed: HIP error {name} ({error}): {description}"),
+        ))
+    }
+}
+
+/// Calls a HIP function through a symbol table and turns its result into a status naming
+/// the call: `hip_call!(symbols, hipDeviceGet(&mut device, 0))?`.
+#[macro_export]
+macro_rules! hip_call {
+    ($symbols:expr, $function:ident ( $($arg:expr),* $(,)? )) => {{
+        let symbols: &$crate::hip::HipSymbols = $symbols;
+        // SAFETY: the table's signature for this function is HIP's; the arguments are
+        // checked by the caller to satisfy the call's contract.
+        let error = unsafe { (symbols.$function)($($arg),*) };
+        symbols.check(error, stringify!($function), $crate::here!())
+    }};
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_follow_the_error_name() {
+        assert_eq!(status_code_for("hipErrorOutOfMemory"), StatusCode::ResourceExhausted);
+        assert_eq!(status_code_for("hipErrorNoDevice"), StatusCode::FailedPrecondition);
+        assert_eq!(status_code_for("hipErrorNotReady"), StatusCode::Unavailable);
+        assert_eq!(status_code_for("hipErrorSomethingNew"), StatusCode::Internal);
+    }
+}

@@ -1,0 +1,163 @@
+//! The HIP functions IREE v3.3.0's HIP driver loads (its `dynamic_symbol_tables.h`), each
+//! listed once below as required or optional. The macro turns the list into a struct of
+//! function pointers that lives together with the library they point into, and its loader.
+//! A missing required symbol fails the load naming the symbol and the library file; a
+//! missing optional symbol leaves `None`, and whatever needs it reports a clear error
+//! instead of calling through a null pointer.
+
+#![allow(non_snake_case)]
+
+use super::library::{self, LoadedLibrary};
+use super::types::*;
+use crate::status::Result;
+use core::ffi::{c_char, c_int, c_short, c_uint, c_void};
+use std::path::PathBuf;
+
+/// The platform file name of the HIP runtime.
+pub const HIP_LIBRARY_NAME: &str = "libamdhip64.so";
+
+macro_rules! hip_symbol_table {
+    (@field required $ty:ty) => { $ty };
+    (@field optional $ty:ty) => { Option<$ty> };
+    (@load required $lib:ident, $file:expr, $name:ident, $ty:ty) => {{
+        // SAFETY: the symbol is the HIP function of this name, whose C signature the table
+        // states; the pointer is only used while `library` (kept in the same struct) lives.
+        match unsafe { $lib.get::<$ty>(concat!(stringify!($name), "\0").as_bytes()) } {
+            Ok(symbol) => *symbol,
+            Err(_) => {
+                return Err(crate::status!(
+                    NotFound,
+                    "required HIP symbol '{}' not found in {}",
+                    stringify!($name),
+                    $file
+                ))
+            }
+        }
+    }};
+    (@load optional $lib:ident, $file:expr, $name:ident, $ty:ty) => {{
+        // SAFETY: as for required symbols.
+        unsafe { $lib.get::<$ty>(concat!(stringify!($name), "\0").as_bytes()) }.ok().map(|s| *s)
+    }};
+    ($( $kind:ident $name:ident ( $($arg:ty),* ) $(-> $ret:ty)? ; )*) => {
+        /// Every HIP function the driver may call, loaded from one library.
+        #[allow(non_snake_case)]
+        pub struct HipSymbols {
+            $( pub $name: hip_symbol_table!(@field $kind unsafe extern "C" fn($($arg),*) -> hip_symbol_table!(@ret $($ret)?)), )*
+            /// The file the functions were loaded from.
+            pub library_path: PathBuf,
+            /// Keeps the functions above loaded; dropped last.
+            _library: libloading::Library,
+        }
+
+        impl HipSymbols {
+            fn resolve(loaded: LoadedLibrary) -> Result<HipSymbols> {
+                let lib = &loaded.library;
+                let file = loaded.requested.clone();
+                $( let $name = hip_symbol_table!(@load $kind lib, file, $name, unsafe extern "C" fn($($arg),*) -> hip_symbol_table!(@ret $($ret)?)); )*
+                let mut symbols = HipSymbols { $($name,)* library_path: PathBuf::from(&loaded.requested), _library: loaded.library };
+                if let Some(path) = library::file_of_address(symbols.hipDeviceGet as *const c_void) {
+                    symbols.library_path = path;
+                }
+                Ok(symbols)
+            }
+
+            /// The names of every function in the table and whether it is required.
+            pub const TABLE: &'static [(&'static str, bool)] = &[
+                $( (stringify!($name), hip_symbol_table!(@is_required $kind)), )*
+            ];
+        }
+    };
+    (@ret) => { hipError_t };
+    (@ret $ret:ty) => { $ret };
+    (@is_required required) => { true };
+    (@is_required optional) => { false };
+}
+
+hip_symbol_table! {
+    required hipCtxSetCurrent(hipCtx_t);
+    required hipCtxGetCurrent(*mut hipCtx_t);
+    required hipCtxPushCurrent(hipCtx_t);
+    required hipCtxPopCurrent(*mut hipCtx_t);
+    required hipDeviceCanAccessPeer(*mut c_int, c_int, c_int);
+    required hipDeviceEnablePeerAccess(c_int, c_uint);
+    required hipDeviceGet(*mut hipDevice_t, c_int);
+    required hipDeviceGetAttribute(*mut c_int, hipDeviceAttribute_t, c_int);
+    required hipDeviceGetName(*mut c_char, c_int, hipDevice_t);
+    required hipDeviceGetUuid(*mut hipUUID, hipDevice_t);
+    required hipDevicePrimaryCtxRelease(hipDevice_t);
+    required hipDevicePrimaryCtxRetain(*mut hipCtx_t, hipDevice_t);
+    optional hipDrvGraphAddMemcpyNode(*mut hipGraphNode_t, hipGraph_t, *const hipGraphNode_t, usize, *const HIP_MEMCPY3D, hipCtx_t);
+    required hipEventCreate(*mut hipEvent_t);
+    required hipEventCreateWithFlags(*mut hipEvent_t, c_uint);
+    required hipEventDestroy(hipEvent_t);
+    required hipEventElapsedTime(*mut f32, hipEvent_t, hipEvent_t);
+    required hipEventQuery(hipEvent_t);
+    required hipEventRecord(hipEvent_t, hipStream_t);
+    required hipEventSynchronize(hipEvent_t);
+    required hipFree(*mut c_void);
+    required hipFreeAsync(*mut c_void, hipStream_t);
+    required hipFuncSetAttribute(*const c_void, hipFuncAttribute, c_int);
+    required hipGetDeviceCount(*mut c_int);
+    optional hipGetDeviceProperties(*mut hipDeviceProp_tR0000, c_int);
+    required hipGetErrorName(hipError_t) -> *const c_char;
+    required hipGetErrorString(hipError_t) -> *const c_char;
+    required hipGraphAddEmptyNode(*mut hipGraphNode_t, hipGraph_t, *const hipGraphNode_t, usize);
+    required hipGraphAddEventRecordNode(*mut hipGraphNode_t, hipGraph_t, *const hipGraphNode_t, usize, hipEvent_t);
+    required hipGraphAddKernelNode(*mut hipGraphNode_t, hipGraph_t, *const hipGraphNode_t, usize, *const hipKernelNodeParams);
+    required hipGraphAddMemsetNode(*mut hipGraphNode_t, hipGraph_t, *const hipGraphNode_t, usize, *const hipMemsetParams);
+    required hipGraphCreate(*mut hipGraph_t, c_uint);
+    required hipGraphDestroy(hipGraph_t);
+    required hipGraphExecDestroy(hipGraphExec_t);
+    required hipGraphInstantiate(*mut hipGraphExec_t, hipGraph_t, *mut hipGraphNode_t, *mut c_char, usize);
+    required hipGraphLaunch(hipGraphExec_t, hipStream_t);
+    required hipHostFree(*mut c_void);
+    required hipHostGetDevicePointer(*mut *mut c_void, *mut c_void, c_uint);
+    required hipHostMalloc(*mut *mut c_void, usize, c_uint);
+    required hipHostRegister(*mut c_void, usize, c_uint);
+    required hipHostUnregister(*mut c_void);
+    required hipInit(c_uint);
+    required hipLaunchHostFunc(hipStream_t, hipHostFn_t, *mut c_void);
+    required hipLaunchKernel(*const c_void, dim3, dim3, *mut *mut c_void, usize, hipStream_t);
+    required hipMalloc(*mut *mut c_void, usize);
+    required hipMallocFromPoolAsync(*mut *mut c_void, usize, hipMemPool_t, hipStream_t);
+    required hipMallocManaged(*mut hipDeviceptr_t, usize, c_uint);
+    required hipMallocAsync(*mut *mut c_void, usize, hipStream_t);
+    required hipMemcpy(*mut c_void, *const c_void, usize, hipMemcpyKind);
+    required hipMemcpyAsync(*mut c_void, *const c_void, usize, hipMemcpyKind, hipStream_t);
+    required hipMemcpyHtoDAsync(hipDeviceptr_t, *mut c_void, usize, hipStream_t);
+    required hipMemPoolCreate(*mut hipMemPool_t, *const hipMemPoolProps);
+    required hipMemPoolDestroy(hipMemPool_t);
+    required hipMemPoolGetAttribute(hipMemPool_t, hipMemPoolAttr, *mut c_void);
+    required hipMemPoolSetAttribute(hipMemPool_t, hipMemPoolAttr, *mut c_void);
+    required hipMemPoolTrimTo(hipMemPool_t, usize);
+    required hipMemPrefetchAsync(*const c_void, usize, c_int, hipStream_t);
+    required hipMemset(*mut c_void, c_int, usize);
+    required hipMemsetAsync(*mut c_void, c_int, usize, hipStream_t);
+    required hipMemsetD8Async(*mut c_void, c_char, usize, hipStream_t);
+    required hipMemsetD16Async(*mut c_void, c_short, usize, hipStream_t);
+    required hipMemsetD32Async(*mut c_void, c_int, usize, hipStream_t);
+    required hipModuleGetFunction(*mut hipFunction_t, hipModule_t, *const c_char);
+    required hipModuleLaunchKernel(hipFunction_t, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, hipStream_t, *mut *mut c_void, *mut *mut c_void);
+    required hipModuleLoadData(*mut hipModule_t, *const c_void);
+    required hipModuleLoadDataEx(*mut hipModule_t, *const c_void, c_uint, *mut hipJitOption, *mut *mut c_void);
+    required hipModuleUnload(hipModule_t);
+    required hipSetDevice(c_int);
+    required hipStreamCreateWithFlags(*mut hipStream_t, c_uint);
+    required hipStreamDestroy(hipStream_t);
+    required hipStreamSynchronize(hipStream_t);
+    required hipStreamWaitEvent(hipStream_t, hipEvent_t, c_uint);
+}
+
+impl HipSymbols {
+    /// Loads the HIP runtime following the driver options' search paths and resolves the
+    /// whole table.
+    pub fn load(search_paths: &[String]) -> Result<HipSymbols> {
+        HipSymbols::resolve(library::open_first("HIP", HIP_LIBRARY_NAME, search_paths)?)
+    }
+}
+
+impl core::fmt::Debug for HipSymbols {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "HipSymbols({})", self.library_path.display())
+    }
+}

@@ -1,0 +1,199 @@
+/* Registers the HIP driver's command-line flags (--hip_dylib_path, --hip_use_streams,
+ * --hip_allow_inline_execution, --hip_async_allocations, --hip_tracing,
+ * --hip_default_index: the names and meanings of IREE's C HIP driver) with IREE's flag
+ * library when the program links one (IREE's tools and tests do). Without it the weak
+ * references are NULL, nothing is registered, and the driver reads only the environment.
+ *
+ * This is C because Rust can declare neither a weak symbol nor a static initializer that
+ * linkers keep. It only records what IREE parsed; src/registration/cli_flags.rs reads it. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+  const char* data;
+  size_t size;
+} hip_rs_string_view_t; /* iree_string_view_t */
+
+typedef void* hip_rs_status_t; /* iree_status_t */
+
+typedef hip_rs_status_t (*hip_rs_flag_parse_fn)(hip_rs_string_view_t name, void* storage,
+                                                hip_rs_string_view_t value);
+typedef void (*hip_rs_flag_print_fn)(hip_rs_string_view_t name, void* storage, FILE* file);
+
+/* From IREE's base library (iree/base/internal/flags.h, iree/base/status.h). */
+extern int iree_flag_register(const char* file, int line, int type, void* storage,
+                              hip_rs_flag_parse_fn parse_callback,
+                              hip_rs_flag_print_fn print_callback, hip_rs_string_view_t name,
+                              hip_rs_string_view_t description) __attribute__((weak));
+extern hip_rs_status_t iree_status_allocate_f(int code, const char* file, uint32_t line,
+                                              const char* format, ...) __attribute__((weak));
+
+#define HIP_RS_IREE_FLAG_TYPE_CALLBACK 1
+#define HIP_RS_IREE_STATUS_INVALID_ARGUMENT 3
+#define HIP_RS_MAX_DYLIB_PATHS 32
+
+/* Mirrored by CliFlagsRaw in cli_flags.rs. A value is meaningful only when its |set| is 1. */
+typedef struct {
+  int32_t registered;
+  int32_t use_streams_set, use_streams;
+  int32_t allow_inline_execution_set, allow_inline_execution;
+  int32_t async_allocations_set, async_allocations;
+  int32_t tracing_set, tracing;
+  int32_t default_index_set, default_index;
+  size_t dylib_path_count;
+  hip_rs_string_view_t dylib_paths[HIP_RS_MAX_DYLIB_PATHS];
+} hip_rs_cli_flags_t;
+
+static hip_rs_cli_flags_t hip_rs_flags;
+
+enum {
+  HIP_RS_FLAG_DYLIB_PATH,
+  HIP_RS_FLAG_USE_STREAMS,
+  HIP_RS_FLAG_ALLOW_INLINE_EXECUTION,
+  HIP_RS_FLAG_ASYNC_ALLOCATIONS,
+  HIP_RS_FLAG_TRACING,
+  HIP_RS_FLAG_DEFAULT_INDEX,
+  HIP_RS_FLAG_COUNT,
+};
+
+static const char* const hip_rs_flag_names[HIP_RS_FLAG_COUNT] = {
+    "hip_dylib_path",    "hip_use_streams", "hip_allow_inline_execution",
+    "hip_async_allocations", "hip_tracing",  "hip_default_index",
+};
+
+static const char* const hip_rs_flag_descriptions[HIP_RS_FLAG_COUNT] = {
+    "Path to search for libamdhip64.so; may be repeated. An entry starting with 'file:' is an\n"
+    "exact file, any other a directory. Without any, IREE_HIP_DYLIB_PATH (';'-separated) or\n"
+    "the system loader's search is used.",
+    "Use HIP streams (instead of graphs) for executing command buffers.",
+    "Allow command buffers to execute inline against HIP streams when possible.",
+    "Enables HIP asynchronous stream-ordered allocations when supported.",
+    "Tracing verbosity when Tracy instrumentation is enabled: 0 off, 1 command buffers,\n"
+    "2 kernels.",
+    "Specifies the index of the default HIP device to use.",
+};
+
+static hip_rs_string_view_t hip_rs_cstring_view(const char* text) {
+  hip_rs_string_view_t view = {text, strlen(text)};
+  return view;
+}
+
+static hip_rs_status_t hip_rs_flag_error(const char* name, hip_rs_string_view_t value,
+                                         const char* expected) {
+  if (!iree_status_allocate_f) return (hip_rs_status_t)(uintptr_t)HIP_RS_IREE_STATUS_INVALID_ARGUMENT;
+  return iree_status_allocate_f(HIP_RS_IREE_STATUS_INVALID_ARGUMENT, __FILE__, __LINE__,
+                                "flag --%s expects %s, got '%.*s'", name, expected,
+                                (int)value.size, value.data);
+}
+
+static int hip_rs_equals(hip_rs_string_view_t value, const char* text) {
+  return value.size == strlen(text) && memcmp(value.data, text, value.size) == 0;
+}
+
+static int hip_rs_parse_bool(hip_rs_string_view_t value, int32_t* out) {
+  if (value.size == 0 || hip_rs_equals(value, "true") || hip_rs_equals(value, "1")) {
+    *out = 1;
+    return 1;
+  }
+  if (hip_rs_equals(value, "false") || hip_rs_equals(value, "0")) {
+    *out = 0;
+    return 1;
+  }
+  return 0;
+}
+
+static int hip_rs_parse_int(hip_rs_string_view_t value, int32_t* out) {
+  char text[16];
+  if (value.size == 0 || value.size >= sizeof(text)) return 0;
+  memcpy(text, value.data, value.size);
+  text[value.size] = 0;
+  char* end = NULL;
+  long parsed = strtol(text, &end, 10);
+  if (*end != 0 || parsed < INT32_MIN || parsed > INT32_MAX) return 0;
+  *out = (int32_t)parsed;
+  return 1;
+}
+
+static hip_rs_status_t hip_rs_parse_flag(hip_rs_string_view_t name, void* storage,
+                                         hip_rs_string_view_t value) {
+  (void)name;
+  uintptr_t flag = (uintptr_t)storage;
+  const char* flag_name = hip_rs_flag_names[flag];
+  hip_rs_cli_flags_t* f = &hip_rs_flags;
+  switch (flag) {
+    case HIP_RS_FLAG_DYLIB_PATH:
+      if (f->dylib_path_count == HIP_RS_MAX_DYLIB_PATHS) {
+        return hip_rs_flag_error(flag_name, value, "at most 32 occurrences");
+      }
+      f->dylib_paths[f->dylib_path_count++] = value;
+      return NULL;
+    case HIP_RS_FLAG_USE_STREAMS:
+      if (!hip_rs_parse_bool(value, &f->use_streams)) return hip_rs_flag_error(flag_name, value, "true or false");
+      f->use_streams_set = 1;
+      return NULL;
+    case HIP_RS_FLAG_ALLOW_INLINE_EXECUTION:
+      if (!hip_rs_parse_bool(value, &f->allow_inline_execution)) return hip_rs_flag_error(flag_name, value, "true or false");
+      f->allow_inline_execution_set = 1;
+      return NULL;
+    case HIP_RS_FLAG_ASYNC_ALLOCATIONS:
+      if (!hip_rs_parse_bool(value, &f->async_allocations)) return hip_rs_flag_error(flag_name, value, "true or false");
+      f->async_allocations_set = 1;
+      return NULL;
+    case HIP_RS_FLAG_TRACING:
+      if (!hip_rs_parse_int(value, &f->tracing)) return hip_rs_flag_error(flag_name, value, "an integer");
+      f->tracing_set = 1;
+      return NULL;
+    case HIP_RS_FLAG_DEFAULT_INDEX:
+      if (!hip_rs_parse_int(value, &f->default_index)) return hip_rs_flag_error(flag_name, value, "an integer");
+      f->default_index_set = 1;
+      return NULL;
+    default:
+      return hip_rs_flag_error("?", value, "a known flag");
+  }
+}
+
+static void hip_rs_print_flag(hip_rs_string_view_t name, void* storage, FILE* file) {
+  (void)name;
+  const hip_rs_cli_flags_t* f = &hip_rs_flags;
+  switch ((uintptr_t)storage) {
+    case HIP_RS_FLAG_DYLIB_PATH:
+      for (size_t i = 0; i < f->dylib_path_count; ++i) {
+        fprintf(file, "--hip_dylib_path=%.*s\n", (int)f->dylib_paths[i].size, f->dylib_paths[i].data);
+      }
+      break;
+    case HIP_RS_FLAG_USE_STREAMS:
+      fprintf(file, "--hip_use_streams=%s\n", (!f->use_streams_set || f->use_streams) ? "true" : "false");
+      break;
+    case HIP_RS_FLAG_ALLOW_INLINE_EXECUTION:
+      fprintf(file, "--hip_allow_inline_execution=%s\n", f->allow_inline_execution ? "true" : "false");
+      break;
+    case HIP_RS_FLAG_ASYNC_ALLOCATIONS:
+      fprintf(file, "--hip_async_allocations=%s\n", (!f->async_allocations_set || f->async_allocations) ? "true" : "false");
+      break;
+    case HIP_RS_FLAG_TRACING:
+      fprintf(file, "--hip_tracing=%d\n", f->tracing_set ? f->tracing : 2);
+      break;
+    case HIP_RS_FLAG_DEFAULT_INDEX:
+      fprintf(file, "--hip_default_index=%d\n", f->default_index);
+      break;
+  }
+}
+
+__attribute__((constructor)) static void hip_rs_register_flags(void) {
+  if (!iree_flag_register || hip_rs_flags.registered) return;
+  hip_rs_flags.registered = 1;
+  for (uintptr_t i = 0; i < HIP_RS_FLAG_COUNT; ++i) {
+    iree_flag_register(__FILE__, __LINE__, HIP_RS_IREE_FLAG_TYPE_CALLBACK, (void*)i,
+                       hip_rs_parse_flag, hip_rs_print_flag,
+                       hip_rs_cstring_view(hip_rs_flag_names[i]),
+                       hip_rs_cstring_view(hip_rs_flag_descriptions[i]));
+  }
+}
+
+/* The flags IREE parsed so far (zeros when IREE's flag library is absent). Called from
+ * Rust, which also keeps this object, and so the constructor above, in every link. */
+void iree_hal_hip_rs_cli_flags_snapshot(hip_rs_cli_flags_t* out_flags) { *out_flags = hip_rs_flags; }

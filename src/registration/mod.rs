@@ -1,0 +1,191 @@
+//! How the HIP driver offers itself: `iree_hal_hip_driver_module_register` registers a
+//! factory for the driver name `hip`, like IREE's `registration/driver_module.c`. Settings
+//! come from IREE's command-line flags when the program links IREE's flag library
+//! (`cli_flags`), else from the environment, else IREE's defaults:
+//!
+//! | flag | environment | meaning |
+//! |---|---|---|
+//! | `--hip_dylib_path` (repeatable) | `IREE_HIP_DYLIB_PATH` (`;`-separated) | where libamdhip64.so is |
+//! | `--hip_use_streams` | `IREE_HIP_USE_STREAMS` | stream (true) or graph (false) command buffers |
+//! | `--hip_allow_inline_execution` | `IREE_HIP_ALLOW_INLINE_EXECUTION` | inline command buffer execution |
+//! | `--hip_async_allocations` | `IREE_HIP_ASYNC_ALLOCATIONS` | stream-ordered allocations |
+//! | `--hip_tracing` | `IREE_HIP_TRACING` | tracing verbosity |
+//! | `--hip_default_index` | `IREE_HIP_DEFAULT_INDEX` | default device index |
+
+pub mod cli_flags;
+
+use crate::abi::*;
+use crate::boundary::{self, OutParam};
+use crate::device_params::parse_bool;
+use crate::driver::HipDriver;
+use crate::status::Result;
+use core::ffi::c_void;
+
+/// The driver name the factory offers.
+pub const DRIVER_NAME: &str = "hip";
+const FULL_NAME: &str = "HIP HAL driver (Rust, via dylib)";
+
+/// Everything a registered driver is created with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DriverSettings {
+    pub search_paths: Vec<String>,
+    pub params: iree_hal_hip_device_params_t,
+    pub default_device_index: i32,
+}
+
+/// Reads the settings: command-line flags win, then the environment, then defaults.
+/// `env` looks up an environment variable (a parameter so tests need not touch the
+/// process environment).
+pub fn settings(flags: &cli_flags::CliFlags, env: &dyn Fn(&str) -> Option<String>) -> Result<DriverSettings> {
+    let env_bool = |name: &str| -> Result<Option<bool>> {
+        env(name)
+            .map(|v| parse_bool(v.trim()).ok_or_else(|| crate::status!(InvalidArgument, "{name} expects true or false, got '{v}'")))
+            .transpose()
+    };
+    let env_int = |name: &str| -> Result<Option<i32>> {
+        env(name)
+            .map(|v| v.trim().parse::<i32>().map_err(|_| crate::status!(InvalidArgument, "{name} expects an integer, got '{v}'")))
+            .transpose()
+    };
+    let mut params = crate::device_params::default_params();
+    let use_streams = match flags.use_streams {
+        Some(value) => value,
+        None => env_bool("IREE_HIP_USE_STREAMS")?.unwrap_or(true),
+    };
+    params.command_buffer_mode = if use_streams { IREE_HAL_HIP_COMMAND_BUFFER_MODE_STREAM } else { IREE_HAL_HIP_COMMAND_BUFFER_MODE_GRAPH };
+    params.allow_inline_execution = match flags.allow_inline_execution {
+        Some(value) => value,
+        None => env_bool("IREE_HIP_ALLOW_INLINE_EXECUTION")?.unwrap_or(false),
+    };
+    params.async_allocations = match flags.async_allocations {
+        Some(value) => value,
+        None => env_bool("IREE_HIP_ASYNC_ALLOCATIONS")?.unwrap_or(true),
+    };
+    params.stream_tracing = match flags.tracing {
+        Some(value) => value,
+        None => env_int("IREE_HIP_TRACING")?.unwrap_or(2),
+    };
+    let default_device_index = match flags.default_index {
+        Some(value) => value,
+        None => env_int("IREE_HIP_DEFAULT_INDEX")?.unwrap_or(0),
+    };
+    let search_paths = if !flags.dylib_paths.is_empty() {
+        flags.dylib_paths.clone()
+    } else {
+        env("IREE_HIP_DYLIB_PATH").map(|v| v.split(';').map(str::to_owned).collect()).unwrap_or_default()
+    };
+    Ok(DriverSettings { search_paths, params, default_device_index })
+}
+
+fn process_settings() -> Result<DriverSettings> {
+    settings(&cli_flags::current(), &|name| std::env::var(name).ok())
+}
+
+/// The one driver the factory offers, with static strings.
+struct StaticInfos([iree_hal_driver_info_t; 1]);
+// SAFETY: immutable views of 'static strings.
+unsafe impl Sync for StaticInfos {}
+
+static DRIVER_INFOS: StaticInfos = StaticInfos([iree_hal_driver_info_t {
+    driver_name: iree_string_view_t { data: DRIVER_NAME.as_ptr().cast(), size: DRIVER_NAME.len() },
+    full_name: iree_string_view_t { data: FULL_NAME.as_ptr().cast(), size: FULL_NAME.len() },
+}]);
+
+/// The factory lives for the whole process, like IREE's static factories.
+struct StaticFactory(iree_hal_driver_factory_t);
+// SAFETY: the factory is immutable and its functions are thread-safe.
+unsafe impl Sync for StaticFactory {}
+
+static HIP_DRIVER_FACTORY: StaticFactory = StaticFactory(iree_hal_driver_factory_t {
+    self_: core::ptr::null_mut(),
+    enumerate: Some(factory_enumerate),
+    try_create: Some(factory_try_create),
+});
+
+unsafe extern "C" fn factory_enumerate(
+    _self: *mut c_void,
+    out_driver_info_count: *mut iree_host_size_t,
+    out_driver_infos: *mut *const iree_hal_driver_info_t,
+) -> iree_status_t {
+    boundary::status_entry("iree_hal_hip_driver_factory_enumerate", || {
+        // SAFETY: per IREE's factory contract.
+        let (count, infos) = unsafe {
+            (OutParam::new(out_driver_info_count, "out_driver_info_count", 0)?, OutParam::new(out_driver_infos, "out_driver_infos", core::ptr::null())?)
+        };
+        count.set(DRIVER_INFOS.0.len());
+        infos.set(DRIVER_INFOS.0.as_ptr());
+        Ok(())
+    })
+}
+
+unsafe extern "C" fn factory_try_create(
+    _self: *mut c_void,
+    driver_name: iree_string_view_t,
+    _host_allocator: iree_allocator_t,
+    out_driver: *mut *mut iree_hal_driver_t,
+) -> iree_status_t {
+    boundary::status_entry("iree_hal_hip_driver_factory_try_create", || {
+        // SAFETY: per IREE's factory contract.
+        let out = unsafe { OutParam::new(out_driver, "out_driver", core::ptr::null_mut()) }?;
+        // SAFETY: per IREE's factory contract.
+        let name = unsafe { boundary::view_bytes(driver_name, "driver_name") }?;
+        if name != DRIVER_NAME.as_bytes() {
+            return Err(crate::status!(Unavailable, "no driver '{}' is provided by this factory", String::from_utf8_lossy(name)));
+        }
+        let settings = process_settings()?;
+        let driver = HipDriver::create(DRIVER_NAME, &settings.search_paths, settings.params, settings.default_device_index)?;
+        out.set(Box::into_raw(driver).cast());
+        Ok(())
+    })
+}
+
+/// Registers the HIP driver factory (driver name `hip`) with `registry`.
+///
+/// # Safety
+/// `registry` must be NULL or a live registry.
+#[no_mangle]
+pub unsafe extern "C" fn iree_hal_hip_driver_module_register(registry: *mut iree_hal_driver_registry_t) -> iree_status_t {
+    // Reading the flags keeps flags_shim.c, and so its flag registration, in every link.
+    let _ = cli_flags::current();
+    // SAFETY: per the caller.
+    unsafe { crate::registry::iree_hal_driver_registry_register_factory(registry, &HIP_DRIVER_FACTORY.0) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_win_over_environment_over_defaults() {
+        let env = |name: &str| match name {
+            "IREE_HIP_USE_STREAMS" => Some("false".to_owned()),
+            "IREE_HIP_DEFAULT_INDEX" => Some("1".to_owned()),
+            "IREE_HIP_DYLIB_PATH" => Some("/a;file:/b/lib.so".to_owned()),
+            _ => None,
+        };
+        let from_env = settings(&cli_flags::CliFlags::default(), &env).unwrap();
+        assert_eq!(from_env.params.command_buffer_mode, IREE_HAL_HIP_COMMAND_BUFFER_MODE_GRAPH);
+        assert_eq!(from_env.default_device_index, 1);
+        assert_eq!(from_env.search_paths, vec!["/a", "file:/b/lib.so"]);
+        assert!(from_env.params.async_allocations);
+
+        let flags = cli_flags::CliFlags { use_streams: Some(true), dylib_paths: vec!["/c".into()], ..Default::default() };
+        let from_flags = settings(&flags, &env).unwrap();
+        assert_eq!(from_flags.params.command_buffer_mode, IREE_HAL_HIP_COMMAND_BUFFER_MODE_STREAM);
+        assert_eq!(from_flags.search_paths, vec!["/c"]);
+        assert_eq!(from_flags.default_device_index, 1);
+
+        let defaults = settings(&cli_flags::CliFlags::default(), &|_| None).unwrap();
+        assert_eq!(defaults.params.command_buffer_mode, IREE_HAL_HIP_COMMAND_BUFFER_MODE_STREAM);
+        assert!(defaults.search_paths.is_empty());
+        assert_eq!(defaults.params.stream_tracing, 2);
+    }
+
+    #[test]
+    fn bad_environment_values_are_invalid_argument() {
+        let env = |name: &str| (name == "IREE_HIP_ASYNC_ALLOCATIONS").then(|| "maybe".to_owned());
+        let status = settings(&cli_flags::CliFlags::default(), &env).unwrap_err();
+        assert!(status.message().contains("IREE_HIP_ASYNC_ALLOCATIONS expects true or false"));
+    }
+
+}
