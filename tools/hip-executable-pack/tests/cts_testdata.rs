@@ -262,3 +262,81 @@ fn command_line_errors_fail_without_writing() {
         assert!(!out.exists());
     }
 }
+
+/// Runs IREE's own flatcc-generated verifier (built from IREE's sources by
+/// flatcc-verify/verify_with_flatcc.sh) over the CTS executables, a
+/// multi-module executable with every optional field, and a corrupted file.
+/// Ignored by default: needs IREE's sources (tools/iree-source/locate.sh or
+/// $IREE) and builds flatcc once (about 10 s). Run with
+/// `cargo test -p hip-executable-pack -- --ignored`.
+#[test]
+#[ignore = "needs IREE sources; builds flatcc"]
+fn iree_flatcc_verifier_accepts_packed_files() {
+    let dir = testdata_dir();
+    let multi = dir.join("multi.bin");
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_hip-executable-pack"))
+        .arg("-o")
+        .arg(&multi)
+        .arg("--module")
+        .arg(dir.join("command_buffer_dispatch_test.so"))
+        .arg("--module")
+        .arg(dir.join("command_buffer_dispatch_constants_test.so"))
+        .args([
+            "--export",
+            "abs",
+            "--module-ordinal",
+            "0",
+            "--block",
+            "64,2,1",
+            "--bindings",
+            "ro,ro+indirect",
+        ])
+        .args(["--shared-memory", "1024"])
+        .args([
+            "--export",
+            "write_constants",
+            "--constants",
+            "4",
+            "--bindings",
+            "rw",
+            "--debug-name",
+            "-",
+        ])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("flatcc-verify/verify_with_flatcc.sh");
+    let mut files: Vec<PathBuf> = [
+        "command_buffer_dispatch_test",
+        "command_buffer_dispatch_constants_test",
+        "executable_cache_test",
+    ]
+    .iter()
+    .map(|name| dir.join(format!("softhip_{name}.bin")))
+    .collect();
+    files.push(multi.clone());
+    let verified = std::process::Command::new(&script)
+        .args(&files)
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&verified.stdout);
+    assert!(
+        verified.status.success(),
+        "{report}\n{}",
+        String::from_utf8_lossy(&verified.stderr)
+    );
+    assert_eq!(report.matches("flatcc verifier OK").count(), 4, "{report}");
+
+    let mut corrupt = std::fs::read(&multi).unwrap();
+    corrupt.truncate(corrupt.len() / 2);
+    let corrupt_path = dir.join("corrupt.bin");
+    std::fs::write(&corrupt_path, corrupt).unwrap();
+    let rejected = std::process::Command::new(&script)
+        .arg(&corrupt_path)
+        .output()
+        .unwrap();
+    assert!(
+        !rejected.status.success(),
+        "a truncated file must fail verification"
+    );
+}
