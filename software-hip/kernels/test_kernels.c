@@ -98,3 +98,19 @@ const softhip_kernel_t softhip_kernel__future_abi = {
 __attribute__((visibility("default"))) int softhip_kernel__plain_function(void) {
   return 1;
 }
+
+/* Adds 1 to the counter of each global thread (3D, x fastest): after one
+ * launch every counter must be exactly 1. */
+static int32_t count_visits_entry(const softhip_kernel_context_t* ctx) {
+  uint32_t* counters = SOFTHIP_ARG(ctx, 0, uint32_t*);
+  softhip_dim3_t t = ctx->thread_idx;
+  uint64_t width = (uint64_t)ctx->grid_dim.x * ctx->block_dim.x;
+  uint64_t height = (uint64_t)ctx->grid_dim.y * ctx->block_dim.y;
+  uint64_t gid = ((uint64_t)softhip_global_z(ctx, t) * height +
+                  softhip_global_y(ctx, t)) * width +
+                 softhip_global_x(ctx, t);
+  __atomic_fetch_add(&counters[gid], 1u, __ATOMIC_RELAXED);
+  return 0;
+}
+SOFTHIP_KERNEL(count_visits, SOFTHIP_PER_THREAD, count_visits_entry,
+               SOFTHIP_PARAM(uint32_t*));

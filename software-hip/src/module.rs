@@ -207,14 +207,22 @@ impl Function {
 
     /// Checks a launch shape: every dimension > 0, at most
     /// `MAX_THREADS_PER_BLOCK` threads per workgroup, per-dimension limits,
-    /// and at most `MAX_DYNAMIC_SHARED_BYTES` of dynamic shared memory.
+    /// at most `MAX_DYNAMIC_SHARED_BYTES` of dynamic shared memory, and at
+    /// most 2^64 - 1 workgroups in total.
     /// Violations give `hipErrorInvalidConfiguration`.
     pub fn validate(&self, dims: &LaunchDims) -> Result<(), hipError_t> {
         let positive = dims.grid.iter().chain(dims.block.iter()).all(|&d| d > 0);
+        // Workgroups are numbered with a u64; larger grids could never finish.
+        let countable = dims
+            .grid
+            .iter()
+            .try_fold(1u64, |total, &d| total.checked_mul(d as u64))
+            .is_some();
         let block_threads = dims.block.iter().map(|&d| d as u64).product::<u64>();
         let within_limits =
             (0..3).all(|i| dims.block[i] <= MAX_BLOCK_DIMS[i] && dims.grid[i] <= MAX_GRID_DIMS[i]);
         if !positive
+            || !countable
             || !within_limits
             || block_threads > MAX_THREADS_PER_BLOCK as u64
             || dims.dynamic_shared_bytes > MAX_DYNAMIC_SHARED_BYTES
@@ -226,25 +234,45 @@ impl Function {
 
     /// Runs the whole grid and returns when every workgroup has finished.
     /// Workgroups are spread over up to `SOFTWARE_HIP_KERNEL_THREADS` host
-    /// threads (default: all cores). Errors: `hipErrorInvalidConfiguration`
-    /// (bad dims), `hipErrorInvalidValue` (arguments captured for a kernel
-    /// with other parameters), `hipErrorLaunchFailure` (a kernel call
-    /// returned non-zero).
+    /// threads (default: all cores; small grids run on the calling thread
+    /// alone). Errors: `hipErrorInvalidConfiguration` (bad dims),
+    /// `hipErrorInvalidValue` (arguments captured for a kernel with other
+    /// parameters), `hipErrorLaunchFailure` (a kernel call returned non-zero).
     pub fn run(&self, dims: &LaunchDims, args: &KernelArgs) -> Result<(), hipError_t> {
+        self.run_with(dims, args, None)
+    }
+
+    /// `run` on exactly `min(threads, workgroups)` host threads (for tests
+    /// and for callers that manage their own parallelism).
+    pub fn run_on_threads(
+        &self,
+        dims: &LaunchDims,
+        args: &KernelArgs,
+        threads: usize,
+    ) -> Result<(), hipError_t> {
+        self.run_with(dims, args, Some(threads))
+    }
+
+    fn run_with(
+        &self,
+        dims: &LaunchDims,
+        args: &KernelArgs,
+        threads: Option<usize>,
+    ) -> Result<(), hipError_t> {
         self.validate(dims)?;
         if args.layout() != &self.layout {
             return Err(hipErrorInvalidValue);
         }
         let pointers = args.pointers();
-        execute::Grid {
+        let grid = execute::Grid {
             entry: self.entry,
             granularity: self.granularity,
             grid: Dim3::from_array(dims.grid),
             block: Dim3::from_array(dims.block),
             dynamic_shared_bytes: dims.dynamic_shared_bytes,
             args: &pointers,
-        }
-        .run()
+        };
+        grid.run(threads.unwrap_or_else(|| grid.default_workers()))
     }
 }
 

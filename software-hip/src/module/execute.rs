@@ -15,6 +15,10 @@ use std::sync::OnceLock;
 /// uses (default: all available cores).
 pub const THREADS_ENV: &str = "SOFTWARE_HIP_KERNEL_THREADS";
 
+/// Thread invocations (workgroups x threads per workgroup) that justify
+/// one more host thread for a launch.
+const MIN_INVOCATIONS_PER_WORKER: u64 = 16 * 1024;
+
 fn configured_threads() -> usize {
     static THREADS: OnceLock<usize> = OnceLock::new();
     *THREADS.get_or_init(|| {
@@ -126,16 +130,26 @@ impl Grid<'_> {
         }
     }
 
-    /// Runs every workgroup; `hipErrorLaunchFailure` if any kernel call
-    /// returned non-zero (later workgroups may then be skipped).
-    pub fn run(&self) -> Result<(), hipError_t> {
+    /// How many workers a launch of this grid gets by default: up to
+    /// `SOFTWARE_HIP_KERNEL_THREADS`, but one per 16K thread invocations at
+    /// most, since starting a helper thread costs tens of microseconds.
+    pub fn default_workers(&self) -> usize {
+        let threads_per_group = self.block.x as u64 * self.block.y as u64 * self.block.z as u64;
+        let invocations = self.workgroup_count().saturating_mul(threads_per_group);
+        (configured_threads() as u64)
+            .min(invocations / MIN_INVOCATIONS_PER_WORKER)
+            .max(1) as usize
+    }
+
+    /// Runs every workgroup on up to `max_workers` host threads (the caller's
+    /// included); `hipErrorLaunchFailure` if any kernel call returned
+    /// non-zero (later workgroups may then be skipped).
+    pub fn run(&self, max_workers: usize) -> Result<(), hipError_t> {
         let progress = Progress {
             next_workgroup: AtomicU64::new(0),
             failed: AtomicBool::new(false),
         };
-        let workers = (configured_threads() as u64)
-            .min(self.workgroup_count())
-            .max(1) as usize;
+        let workers = (max_workers as u64).min(self.workgroup_count()).max(1) as usize;
         if workers == 1 {
             self.work(&progress);
         } else {

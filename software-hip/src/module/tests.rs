@@ -278,6 +278,58 @@ fn grid_sees_every_block_and_thread_index_exactly_once() {
 }
 
 #[test]
+fn many_workers_cover_a_large_grid_exactly_once() {
+    let module = test_module();
+    let function = kernel(&module, "write_ids");
+    let (grid, block) = ([37u32, 5, 3], [8u32, 2, 1]);
+    let total = (grid.iter().chain(block.iter()).product::<u32>()) as usize;
+    for threads in [1, 3, 8] {
+        let mut out = vec![u32::MAX; total * 8];
+        let mut out_ptr = out.as_mut_ptr();
+        let args = capture(&function, &mut [&mut out_ptr]);
+        function
+            .run_on_threads(&dims(grid, block, 0), &args, threads)
+            .unwrap();
+        let width = grid[0] * block[0];
+        for (gid, slot) in out.chunks_exact(8).enumerate() {
+            let gid = gid as u32;
+            let (x, y) = (gid % width, (gid / width) % (grid[1] * block[1]));
+            assert_eq!(slot[0], x / block[0], "{threads} threads, global id {gid}");
+            assert_eq!(slot[3], x % block[0]);
+            assert_eq!(slot[1], y / block[1]);
+            assert_eq!(slot[4], y % block[1]);
+        }
+    }
+    // No thread runs twice or not at all, however many workers share the grid.
+    let counting = kernel(&module, "count_visits");
+    let (grid, block) = ([29u32, 3, 4], [4u32, 3, 2]);
+    let total = (grid.iter().chain(block.iter()).product::<u32>()) as usize;
+    for threads in [1, 2, 5] {
+        let mut counters = vec![0u32; total];
+        let mut counters_ptr = counters.as_mut_ptr();
+        let args = capture(&counting, &mut [&mut counters_ptr]);
+        counting
+            .run_on_threads(&dims(grid, block, 0), &args, threads)
+            .unwrap();
+        assert!(
+            counters.iter().all(|&c| c == 1),
+            "{threads} threads: {:?}",
+            &counters[..16]
+        );
+    }
+    // A failure in one workgroup is reported whichever worker runs it.
+    let failing = kernel(&module, "fail_in_block");
+    let mut bad_block = 30u32;
+    let args = capture(&failing, &mut [&mut bad_block]);
+    assert_eq!(
+        failing
+            .run_on_threads(&dims([64, 4, 1], [16, 1, 1], 0), &args, 4)
+            .err(),
+        Some(hipErrorLaunchFailure)
+    );
+}
+
+#[test]
 fn dynamic_shared_memory_is_private_and_zeroed_per_workgroup() {
     let module = test_module();
     let function = kernel(&module, "reverse_blocks");
@@ -288,17 +340,21 @@ fn dynamic_shared_memory_is_private_and_zeroed_per_workgroup() {
     let args = capture(&function, &mut [&mut input_ptr, &mut output_ptr]);
     // More shared memory than the kernel fills: the unused tail must still be
     // zero in every workgroup, including ones reusing a worker's buffer.
-    function
-        .run(
-            &dims([groups, 1, 1], [threads, 1, 1], threads * 4 + 100),
-            &args,
-        )
-        .unwrap();
-    for g in 0..groups as usize {
+    for workers in [1, 3] {
+        // SAFETY: output_ptr covers output's elements; no reference is live.
+        unsafe { core::ptr::write_bytes(output_ptr, 0, input.len()) };
+        let launch = dims([groups, 1, 1], [threads, 1, 1], threads * 4 + 100);
+        function.run_on_threads(&launch, &args, workers).unwrap();
         let t = threads as usize;
-        let mut expected = input[g * t..(g + 1) * t].to_vec();
-        expected.reverse();
-        assert_eq!(&output[g * t..(g + 1) * t], &expected[..], "workgroup {g}");
+        for g in 0..groups as usize {
+            let mut expected = input[g * t..(g + 1) * t].to_vec();
+            expected.reverse();
+            assert_eq!(
+                &output[g * t..(g + 1) * t],
+                &expected[..],
+                "{workers} workers, workgroup {g}"
+            );
+        }
     }
     // Too little shared memory for the kernel: it reports failure.
     assert_eq!(
@@ -388,6 +444,11 @@ fn launch_shapes_and_argument_sets_are_validated() {
         dims([1, 1, 1], [32, 32, 2], 0),
         dims([1, 1, 1], [1, 1, 1], MAX_DYNAMIC_SHARED_BYTES + 1),
         dims([u32::MAX, 1, 1], [1, 1, 1], 0),
+        dims(
+            [MAX_GRID_DIMS[0], MAX_GRID_DIMS[1], MAX_GRID_DIMS[2]],
+            [1, 1, 1],
+            0,
+        ),
     ] {
         assert_eq!(
             function.validate(&bad).err(),
@@ -534,4 +595,51 @@ fn cts_executable_cache_abs_computes_a_scalar_abs() {
     let args = iree_style_args(&function, &bindings, &[]);
     function.run(&dims([1, 1, 1], [1, 1, 1], 0), &args).unwrap();
     assert_eq!(output, 3.25);
+}
+
+/// Prints load and launch costs (not a correctness test). Run with
+/// `cargo test --release -p software-hip -- --ignored --nocapture measure`.
+#[test]
+#[ignore = "measurement only"]
+fn measure_load_and_launch_costs() {
+    use std::time::Instant;
+    let bytes = code_object("test_kernels");
+    let start = Instant::now();
+    let loads = 200;
+    for _ in 0..loads {
+        drop(load(&bytes).unwrap());
+    }
+    println!(
+        "load+unload: {:.1} us",
+        start.elapsed().as_secs_f64() * 1e6 / loads as f64
+    );
+
+    let module = test_module();
+    let function = kernel(&module, "write_ids");
+    for (grid, block) in [
+        ([1u32, 1, 1], [1u32, 1, 1]),
+        ([1, 1, 1], [256, 1, 1]),
+        ([64, 1, 1], [256, 1, 1]),
+        ([1024, 16, 1], [256, 1, 1]),
+    ] {
+        let threads: usize = grid
+            .iter()
+            .chain(block.iter())
+            .map(|&d| d as usize)
+            .product();
+        let mut out = vec![0u32; threads * 8];
+        let mut out_ptr = out.as_mut_ptr();
+        let args = capture(&function, &mut [&mut out_ptr]);
+        let launches = (2_000_000 / threads).clamp(3, 20_000);
+        let start = Instant::now();
+        for _ in 0..launches {
+            function.run(&dims(grid, block, 0), &args).unwrap();
+        }
+        let per_launch = start.elapsed().as_secs_f64() / launches as f64;
+        println!(
+            "grid {grid:?} block {block:?}: {:.1} us/launch, {:.1} ns/thread",
+            per_launch * 1e6,
+            per_launch * 1e9 / threads as f64
+        );
+    }
 }
