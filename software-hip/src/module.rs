@@ -77,14 +77,28 @@ impl Module {
     /// object's initialisers, so only images from a trusted producer should
     /// be loaded (as with any HIP code object).
     pub unsafe fn load(image: *const c_void) -> Result<Arc<Module>, hipError_t> {
+        // SAFETY: forwarded contract.
+        unsafe { Self::load_bounded(image.cast(), usize::MAX) }
+    }
+
+    /// Loads a code object held in `image` (e.g. a file read by
+    /// `hipModuleLoad`); headers describing more than `image.len()` bytes
+    /// give `hipErrorInvalidImage`, and nothing past the slice is read.
+    pub fn load_bytes(image: &[u8]) -> Result<Arc<Module>, hipError_t> {
+        // SAFETY: reads stay within the slice, which is borrowed immutably.
+        unsafe { Self::load_bounded(image.as_ptr(), image.len()) }
+    }
+
+    /// # Safety
+    /// As `load`; at most `available` bytes at `image` are read.
+    unsafe fn load_bounded(image: *const u8, available: usize) -> Result<Arc<Module>, hipError_t> {
         let mut file = image_file::ImageFile::create().map_err(|_| hipErrorOutOfMemory)?;
         // SAFETY: forwarded contract; every read goes through the kernel.
-        let image_size = unsafe { elf_image::copy_code_object(image.cast(), &mut file) }.map_err(
-            |err| match err {
+        let image_size = unsafe { elf_image::copy_code_object(image, available, &mut file) }
+            .map_err(|err| match err {
                 elf_image::ImageError::Io => hipErrorOutOfMemory,
                 _ => hipErrorInvalidImage,
-            },
-        )?;
+            })?;
         let library = Library::open(file).map_err(|_| hipErrorInvalidImage)?;
         Ok(Arc::new(Module {
             library,

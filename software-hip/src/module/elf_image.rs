@@ -48,6 +48,8 @@ pub enum ImageError {
     },
     MalformedHeader(&'static str),
     TooLarge,
+    /// The headers describe more bytes than the caller said it has.
+    Truncated,
     /// The memfd could not be created or written for reasons other than the
     /// source memory.
     Io,
@@ -73,15 +75,20 @@ fn table_end(offset: u64, count: u64, entry: u64) -> Result<usize, ImageError> {
         .ok_or(ImageError::TooLarge)
 }
 
-/// Copies more of the source so that `file` holds its first `end` bytes.
+/// Copies more of the source so that `file` holds its first `end` bytes,
+/// never reading at or past `available`.
 ///
 /// # Safety
 /// See `ImageFile::append_from`.
 unsafe fn copy_until(
     file: &mut ImageFile,
     source: *const u8,
+    available: usize,
     end: usize,
 ) -> Result<(), ImageError> {
+    if end > available {
+        return Err(ImageError::Truncated);
+    }
     let have = file.len();
     if end <= have {
         return Ok(());
@@ -161,22 +168,24 @@ fn parse_header(header: &[u8]) -> Result<ElfHeader, ImageError> {
 }
 
 /// Validates the code object at `source` and copies all of its bytes into
-/// `file`. Returns the image size.
+/// `file`. Returns the image size. `available` is how many bytes the caller
+/// knows to be there (`usize::MAX` when only a pointer is known).
 ///
 /// # Safety
 /// `source` may point anywhere (unreadable memory is detected), but memory it
 /// points to must not change while this runs.
 pub unsafe fn copy_code_object(
     source: *const u8,
+    available: usize,
     file: &mut ImageFile,
 ) -> Result<usize, ImageError> {
     if source.is_null() {
         return Err(ImageError::Unreadable);
     }
     // SAFETY (all copy_until calls): forwarded contract.
-    unsafe { copy_until(file, source, 4) }?;
+    unsafe { copy_until(file, source, available, 4) }?;
     parse_identification(&file.read_at(0, 4).map_err(|_| ImageError::Io)?)?;
-    unsafe { copy_until(file, source, EHDR_SIZE) }?;
+    unsafe { copy_until(file, source, available, EHDR_SIZE) }?;
     let header = parse_header(&file.read_at(0, EHDR_SIZE).map_err(|_| ImageError::Io)?)?;
 
     let program_headers_end = table_end(header.phoff, header.phnum as u64, PHDR_SIZE as u64)?;
@@ -186,7 +195,7 @@ pub unsafe fn copy_code_object(
         table_end(header.shoff, header.shnum as u64, SHDR_SIZE as u64)?
     };
     let mut image_end = program_headers_end.max(section_headers_end);
-    unsafe { copy_until(file, source, image_end) }?;
+    unsafe { copy_until(file, source, available, image_end) }?;
 
     let program_headers = file
         .read_at(
@@ -221,7 +230,7 @@ pub unsafe fn copy_code_object(
             image_end = image_end.max(end);
         }
     }
-    unsafe { copy_until(file, source, image_end) }?;
+    unsafe { copy_until(file, source, available, image_end) }?;
     Ok(image_end)
 }
 

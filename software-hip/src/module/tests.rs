@@ -246,6 +246,26 @@ fn truncated_images_before_unreadable_memory_are_rejected_without_faulting() {
 }
 
 #[test]
+fn bounded_loads_refuse_images_longer_than_the_slice() {
+    let full = code_object("test_kernels");
+    assert_eq!(Module::load_bytes(&full).unwrap().image_size(), full.len());
+    for cut in [0, 3, 63, 64, 1000, full.len() / 2, full.len() - 1] {
+        assert_eq!(
+            Module::load_bytes(&full[..cut]).err(),
+            Some(hipErrorInvalidImage),
+            "{cut} bytes"
+        );
+    }
+    // Trailing bytes after the image are ignored.
+    let mut padded = full.clone();
+    padded.extend_from_slice(&[0xee; 100]);
+    assert_eq!(
+        Module::load_bytes(&padded).unwrap().image_size(),
+        full.len()
+    );
+}
+
+#[test]
 fn grid_sees_every_block_and_thread_index_exactly_once() {
     let module = test_module();
     let function = kernel(&module, "write_ids");
