@@ -40,6 +40,19 @@ const MAX_KERNEL_NAME_BYTES: usize = 1024;
 /// Most parameters one kernel may declare.
 const MAX_KERNEL_PARAMS: u32 = 1024;
 
+/// Why a code object could not be loaded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoadError {
+    pub code: hipError_t,
+    pub message: String,
+}
+
+impl LoadError {
+    fn new(code: hipError_t, message: String) -> Self {
+        LoadError { code, message }
+    }
+}
+
 /// A loaded code object.
 pub struct Module {
     library: Library,
@@ -78,28 +91,45 @@ impl Module {
     /// be loaded (as with any HIP code object).
     pub unsafe fn load(image: *const c_void) -> Result<Arc<Module>, hipError_t> {
         // SAFETY: forwarded contract.
+        unsafe { Self::load_with_log(image) }.map_err(|err| err.code)
+    }
+
+    /// `load`, with a human-readable reason on failure (for
+    /// `hipJitOptionErrorLogBuffer` of `hipModuleLoadDataEx`).
+    ///
+    /// # Safety
+    /// As `load`.
+    pub unsafe fn load_with_log(image: *const c_void) -> Result<Arc<Module>, LoadError> {
+        // SAFETY: forwarded contract.
         unsafe { Self::load_bounded(image.cast(), usize::MAX) }
     }
 
     /// Loads a code object held in `image` (e.g. a file read by
     /// `hipModuleLoad`); headers describing more than `image.len()` bytes
     /// give `hipErrorInvalidImage`, and nothing past the slice is read.
-    pub fn load_bytes(image: &[u8]) -> Result<Arc<Module>, hipError_t> {
+    pub fn load_bytes(image: &[u8]) -> Result<Arc<Module>, LoadError> {
         // SAFETY: reads stay within the slice, which is borrowed immutably.
         unsafe { Self::load_bounded(image.as_ptr(), image.len()) }
     }
 
     /// # Safety
     /// As `load`; at most `available` bytes at `image` are read.
-    unsafe fn load_bounded(image: *const u8, available: usize) -> Result<Arc<Module>, hipError_t> {
-        let mut file = image_file::ImageFile::create().map_err(|_| hipErrorOutOfMemory)?;
+    unsafe fn load_bounded(image: *const u8, available: usize) -> Result<Arc<Module>, LoadError> {
+        let mut file = image_file::ImageFile::create().map_err(|err| {
+            LoadError::new(hipErrorOutOfMemory, format!("cannot create a memfd: {err}"))
+        })?;
         // SAFETY: forwarded contract; every read goes through the kernel.
         let image_size = unsafe { elf_image::copy_code_object(image, available, &mut file) }
-            .map_err(|err| match err {
-                elf_image::ImageError::Io => hipErrorOutOfMemory,
-                _ => hipErrorInvalidImage,
+            .map_err(|err| {
+                let code = match err {
+                    elf_image::ImageError::Io => hipErrorOutOfMemory,
+                    _ => hipErrorInvalidImage,
+                };
+                LoadError::new(code, format!("not a software HIP code object: {err:?}"))
             })?;
-        let library = Library::open(file).map_err(|_| hipErrorInvalidImage)?;
+        let library = Library::open(file).map_err(|message| {
+            LoadError::new(hipErrorInvalidImage, format!("dlopen failed: {message}"))
+        })?;
         Ok(Arc::new(Module {
             library,
             image_size,

@@ -250,12 +250,19 @@ fn bounded_loads_refuse_images_longer_than_the_slice() {
     let full = code_object("test_kernels");
     assert_eq!(Module::load_bytes(&full).unwrap().image_size(), full.len());
     for cut in [0, 3, 63, 64, 1000, full.len() / 2, full.len() - 1] {
-        assert_eq!(
-            Module::load_bytes(&full[..cut]).err(),
-            Some(hipErrorInvalidImage),
-            "{cut} bytes"
+        let err = Module::load_bytes(&full[..cut]).unwrap_err();
+        assert_eq!(err.code, hipErrorInvalidImage, "{cut} bytes");
+        assert!(
+            err.message.contains("Truncated"),
+            "{cut} bytes: {}",
+            err.message
         );
     }
+    let mut amdgpu = full.clone();
+    amdgpu[18..20].copy_from_slice(&224u16.to_le_bytes());
+    let err = unsafe { Module::load_with_log(amdgpu.as_ptr().cast()) }.unwrap_err();
+    assert_eq!(err.code, hipErrorInvalidImage);
+    assert!(err.message.contains("machine: 224"), "{}", err.message);
     // Trailing bytes after the image are ignored.
     let mut padded = full.clone();
     padded.extend_from_slice(&[0xee; 100]);
@@ -662,4 +669,50 @@ fn measure_load_and_launch_costs() {
             per_launch * 1e9 / threads as f64
         );
     }
+}
+
+#[test]
+fn loader_failures_are_invalid_image_with_the_loaders_reason() {
+    // A valid code object that needs a library which no longer exists.
+    let dir = std::env::temp_dir().join(format!("software-hip-missing-dep-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let stub_source = dir.join("stub.c");
+    std::fs::write(&stub_source, "int softhip_stub_value(void) { return 1; }\n").unwrap();
+    let stub = dir.join("libsofthip_gone.so");
+    let ok = std::process::Command::new(&cc)
+        .args(["-shared", "-fPIC"])
+        .arg(&stub_source)
+        .arg("-o")
+        .arg(&stub)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let user_source = dir.join("user.c");
+    std::fs::write(
+        &user_source,
+        "int softhip_stub_value(void);\nint use_it(void) { return softhip_stub_value(); }\n",
+    )
+    .unwrap();
+    let user = dir.join("user.so");
+    let ok = std::process::Command::new(&cc)
+        .args(["-shared", "-fPIC"])
+        .arg(&user_source)
+        .arg("-L")
+        .arg(&dir)
+        .args(["-lsofthip_gone", "-o"])
+        .arg(&user)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    std::fs::remove_file(&stub).unwrap();
+    let bytes = std::fs::read(&user).unwrap();
+    let err = Module::load_bytes(&bytes).unwrap_err();
+    assert_eq!(err.code, hipErrorInvalidImage);
+    assert!(
+        err.message.contains("libsofthip_gone.so"),
+        "{}",
+        err.message
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
