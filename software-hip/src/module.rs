@@ -20,7 +20,10 @@ mod tests;
 pub use args::KernelArgs;
 pub use execute::THREADS_ENV;
 
-use crate::types::*;
+use crate::types::{
+    hipErrorInvalidConfiguration, hipErrorInvalidImage, hipErrorInvalidValue, hipErrorNotFound,
+    hipErrorOutOfMemory, hipError_t,
+};
 use abi::{Dim3, Granularity, KernelDescriptor, KernelEntry, ParamDescriptor};
 use args::ParamLayout;
 use core::ffi::{c_void, CStr};

@@ -5,7 +5,7 @@
 //! and the captured copy keeps that layout in 64-byte aligned storage.
 
 use super::abi::ParamDescriptor;
-use crate::types::*;
+use crate::types::{hipErrorInvalidValue, hipError_t};
 use core::ffi::c_void;
 
 /// HIP's argument-count limit is in bytes (4 KiB of kernarg space).

@@ -6,7 +6,7 @@
 //! memory buffer, zeroed before every workgroup it runs.
 
 use super::abi::{Dim3, Granularity, KernelContext, KernelEntry};
-use crate::types::*;
+use crate::types::{hipErrorLaunchFailure, hipError_t};
 use core::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::OnceLock;

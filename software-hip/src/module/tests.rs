@@ -3,6 +3,7 @@
 //! with `cc` when the tests run.
 
 use super::*;
+use crate::types::hipErrorLaunchFailure;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
