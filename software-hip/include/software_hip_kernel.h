@@ -1,0 +1,178 @@
+/*
+ * software_hip_kernel.h — the kernel ABI of the software HIP device.
+ *
+ * A "code object" for the software HIP device is an x86-64 ELF shared object
+ * (build it with `cc -shared -fPIC -O2 -I<this dir> kernels.c -o kernels.so`).
+ * hipModuleLoadData() loads it with dlopen; hipModuleGetFunction("foo") finds
+ * the kernel `foo` through a descriptor symbol named `softhip_kernel__foo`
+ * that SOFTHIP_KERNEL() below defines.
+ *
+ * Execution model (what a kernel can rely on):
+ *   - Every workgroup (HIP "block") of the grid runs exactly once. Different
+ *     workgroups may run at the same time on different host threads, in any
+ *     order, so workgroups must not wait for each other.
+ *   - Within a workgroup the runtime supports two granularities, chosen per
+ *     kernel:
+ *       SOFTHIP_PER_THREAD: the entry function is called once per thread, one
+ *         thread after another (x fastest, then y, then z), on the same host
+ *         thread. Barriers (__syncthreads) are NOT available: a thread cannot
+ *         see later threads' writes. Use it for embarrassingly parallel code.
+ *       SOFTHIP_PER_BLOCK: the entry function is called once per workgroup
+ *         with thread_idx = {0,0,0} and loops over the block's threads itself
+ *         (SOFTHIP_FOR_EACH_THREAD). A barrier is expressed by ending one
+ *         thread loop and starting the next one.
+ *   - dynamic_shared points to dynamic_shared_bytes of memory (16-byte
+ *     aligned) that is private to the workgroup and zero-filled before the
+ *     workgroup starts; it is NULL when the launch asked for 0 bytes. Static
+ *     "shared" arrays are ordinary locals of a SOFTHIP_PER_BLOCK kernel.
+ *   - Device pointers are host pointers: kernels dereference them directly.
+ *   - Parameters: HIP copies argument values when the launch is enqueued. The
+ *     descriptor lists each parameter's size and alignment so the runtime can
+ *     copy them; args[i] points to the runtime's copy of parameter i (read
+ *     only, aligned to the parameter's alignment).
+ *   - Return 0 on success. Any other value aborts the launch (remaining
+ *     workgroups may or may not run) and the launch reports
+ *     hipErrorLaunchFailure. A kernel that crashes crashes the process, as a
+ *     wild host pointer would.
+ *
+ * IREE dispatches (HIP1 executables): parameters are one pointer per binding
+ * (SOFTHIP_PARAM(void*)) followed by one uint32_t per push constant
+ * (SOFTHIP_PARAM(uint32_t)), in binding/constant ordinal order.
+ */
+#ifndef SOFTWARE_HIP_KERNEL_H_
+#define SOFTWARE_HIP_KERNEL_H_
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bumped whenever a struct below changes layout or meaning. */
+#define SOFTHIP_KERNEL_ABI_VERSION 1u
+/* "SHK1" read as a little-endian uint32_t; marks a valid descriptor. */
+#define SOFTHIP_KERNEL_MAGIC 0x314B4853u
+/* Descriptor symbol of kernel `foo` is SOFTHIP_KERNEL_SYMBOL_PREFIX "foo". */
+#define SOFTHIP_KERNEL_SYMBOL_PREFIX "softhip_kernel__"
+
+/* Granularity values (softhip_kernel_t.granularity). */
+#define SOFTHIP_PER_THREAD 0u
+#define SOFTHIP_PER_BLOCK 1u
+
+typedef struct softhip_dim3_t {
+  uint32_t x, y, z;
+} softhip_dim3_t;
+
+/* Everything a kernel invocation sees; valid only during the call. */
+typedef struct softhip_kernel_context_t {
+  softhip_dim3_t grid_dim;   /* gridDim: number of workgroups per dimension */
+  softhip_dim3_t block_dim;  /* blockDim: threads per workgroup */
+  softhip_dim3_t block_idx;  /* blockIdx of the running workgroup */
+  softhip_dim3_t thread_idx; /* threadIdx; {0,0,0} for SOFTHIP_PER_BLOCK */
+  void* dynamic_shared;      /* workgroup-private, zeroed; NULL if 0 bytes */
+  uint64_t dynamic_shared_bytes;
+  const void* const* args; /* args[i] -> copy of parameter i */
+  uint32_t arg_count;
+  uint32_t reserved; /* zero */
+} softhip_kernel_context_t;
+
+typedef int32_t (*softhip_kernel_fn_t)(const softhip_kernel_context_t* ctx);
+
+typedef struct softhip_param_t {
+  uint32_t size;  /* bytes copied at launch, > 0 */
+  uint32_t align; /* power of two, <= 64 */
+} softhip_param_t;
+
+/* The exported descriptor of one kernel. */
+typedef struct softhip_kernel_t {
+  uint32_t magic;       /* SOFTHIP_KERNEL_MAGIC */
+  uint32_t abi_version; /* SOFTHIP_KERNEL_ABI_VERSION */
+  uint32_t granularity; /* SOFTHIP_PER_THREAD or SOFTHIP_PER_BLOCK */
+  uint32_t param_count;
+  const softhip_param_t* params; /* param_count entries */
+  softhip_kernel_fn_t entry;
+} softhip_kernel_t;
+
+#if defined(__cplusplus)
+#define SOFTHIP_ALIGNOF_(type) alignof(type)
+#else
+#define SOFTHIP_ALIGNOF_(type) _Alignof(type)
+#endif
+
+/* One parameter of C type `type` (its size and ABI alignment). */
+#define SOFTHIP_PARAM(type) \
+  { (uint32_t)sizeof(type), (uint32_t)SOFTHIP_ALIGNOF_(type) }
+
+#if defined(__cplusplus)
+#define SOFTHIP_KERNEL_LINKAGE_ extern "C"
+#else
+#define SOFTHIP_KERNEL_LINKAGE_
+#endif
+
+/*
+ * SOFTHIP_KERNEL(name, granularity, entry_fn, SOFTHIP_PARAM(T0), ...)
+ * defines the descriptor of kernel `name`, run by `entry_fn`, taking the
+ * listed parameters (none is fine). The leading {0, 0} element keeps the
+ * array non-empty for parameterless kernels and is skipped.
+ */
+#define SOFTHIP_KERNEL(name, granularity, entry_fn, ...)                      \
+  static const softhip_param_t softhip_params__##name[] = {{0, 0},            \
+                                                           __VA_ARGS__};      \
+  SOFTHIP_KERNEL_LINKAGE_ __attribute__((visibility("default"), used))        \
+  const softhip_kernel_t softhip_kernel__##name = {                           \
+      SOFTHIP_KERNEL_MAGIC,                                                   \
+      SOFTHIP_KERNEL_ABI_VERSION,                                             \
+      (granularity),                                                          \
+      (uint32_t)(sizeof(softhip_params__##name) / sizeof(softhip_param_t)) -  \
+          1u,                                                                 \
+      softhip_params__##name + 1,                                             \
+      (entry_fn),                                                             \
+  }
+
+/* Reads parameter `index` as `type` (the copy made at launch time). */
+#define SOFTHIP_ARG(ctx, index, type) (*(type const*)((ctx)->args[(index)]))
+
+static inline uint32_t softhip_block_thread_count(
+    const softhip_kernel_context_t* ctx) {
+  return ctx->block_dim.x * ctx->block_dim.y * ctx->block_dim.z;
+}
+
+/* threadIdx of the linear thread number `t` (x fastest). */
+static inline softhip_dim3_t softhip_thread_of(
+    const softhip_kernel_context_t* ctx, uint32_t t) {
+  softhip_dim3_t id;
+  id.x = t % ctx->block_dim.x;
+  id.y = (t / ctx->block_dim.x) % ctx->block_dim.y;
+  id.z = t / (ctx->block_dim.x * ctx->block_dim.y);
+  return id;
+}
+
+/* In a SOFTHIP_PER_BLOCK kernel: for (each thread `tid` of the workgroup).
+ * `continue` moves to the next thread; `break` behaves like `continue`
+ * (return from the kernel to stop early). */
+#define SOFTHIP_FOR_EACH_THREAD(ctx, tid)                                    \
+  for (uint32_t softhip_t_ = 0, softhip_n_ = softhip_block_thread_count(ctx); \
+       softhip_t_ < softhip_n_; ++softhip_t_)                                 \
+    for (softhip_dim3_t tid = softhip_thread_of((ctx), softhip_t_),          \
+                        *softhip_once_ = &tid;                                \
+         softhip_once_; softhip_once_ = 0)
+
+/* blockIdx * blockDim + threadIdx along x / y / z. */
+static inline uint32_t softhip_global_x(const softhip_kernel_context_t* ctx,
+                                        softhip_dim3_t tid) {
+  return ctx->block_idx.x * ctx->block_dim.x + tid.x;
+}
+static inline uint32_t softhip_global_y(const softhip_kernel_context_t* ctx,
+                                        softhip_dim3_t tid) {
+  return ctx->block_idx.y * ctx->block_dim.y + tid.y;
+}
+static inline uint32_t softhip_global_z(const softhip_kernel_context_t* ctx,
+                                        softhip_dim3_t tid) {
+  return ctx->block_idx.z * ctx->block_dim.z + tid.z;
+}
+
+#ifdef __cplusplus
+}  /* extern "C" */
+#endif
+
+#endif /* SOFTWARE_HIP_KERNEL_H_ */
