@@ -7,10 +7,10 @@ set(IREE_HAL_HIP_RS_LIB_DIR "${IREE_HAL_HIP_RS_TARGET_DIR}/release")
 set(IREE_HAL_HIP_RS_INCLUDE_DIR "${CMAKE_CURRENT_LIST_DIR}/../include")
 
 add_custom_target(iree_hal_hip_rs_cargo ALL
-  COMMAND ${CARGO} build --release --package iree-hal-hip-rs --target-dir ${IREE_HAL_HIP_RS_TARGET_DIR}
+  COMMAND ${CARGO} build --release --package iree-hal-hip-rs --package software-hip --target-dir ${IREE_HAL_HIP_RS_TARGET_DIR}
   WORKING_DIRECTORY ${CMAKE_CURRENT_LIST_DIR}/..
   BYPRODUCTS ${IREE_HAL_HIP_RS_LIB_DIR}/libiree_hal_hip_rs.so ${IREE_HAL_HIP_RS_LIB_DIR}/libiree_hal_hip_rs.a
-  COMMENT "cargo build --release -p iree-hal-hip-rs"
+  COMMENT "cargo build --release -p iree-hal-hip-rs -p software-hip"
   USES_TERMINAL)
 
 add_library(iree_hal_hip_rs_shared SHARED IMPORTED GLOBAL)

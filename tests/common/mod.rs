@@ -229,3 +229,29 @@ unsafe extern "C" fn fake_create_device_by_path(
 pub fn release_driver(driver: *mut iree_hal_driver_t) {
     drop(unsafe { iree_hal_hip_rs::driver_handle::DriverRef::adopt(driver) });
 }
+
+/// The software HIP device library built in this workspace (a dev-dependency, so cargo
+/// builds it with the tests).
+pub fn software_hip_library() -> std::path::PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let profile_dir = exe.parent().unwrap().parent().unwrap();
+    for candidate in [profile_dir.join("libamdhip64.so"), profile_dir.join("deps/libamdhip64.so")] {
+        if candidate.exists() {
+            return candidate;
+        }
+    }
+    panic!("libamdhip64.so (software-hip) was not built under {}", profile_dir.display());
+}
+
+/// Runs the ignored test `name` of this test binary in a child process with `env` set, so
+/// that settings read once per process (by the software device or the driver) are fresh.
+pub fn run_in_child(name: &str, env: &[(&str, String)]) {
+    let exe = std::env::current_exe().unwrap();
+    let output = std::process::Command::new(exe)
+        .args(["--ignored", "--exact", name, "--nocapture", "--test-threads=1"])
+        .envs(env.iter().map(|(k, v)| (k.to_string(), v.clone())))
+        .output()
+        .unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert!(output.status.success() && text.contains("1 passed"), "child test {name} failed:\n{text}");
+}
