@@ -10,6 +10,9 @@
 
 include_guard(GLOBAL)
 
+# Lists and paths shared by these functions are INTERNAL cache entries so the
+# functions also work when called from a parent project's directory.
+
 # Every CTS suite IREE v3.3.0 defines (runtime/src/iree/hal/cts/CMakeLists.txt).
 set(IREE_CTS_ALL_SUITES
   allocator
@@ -25,14 +28,16 @@ set(IREE_CTS_ALL_SUITES
   executable_cache
   file
   semaphore
-  semaphore_submission)
+  semaphore_submission
+  CACHE INTERNAL "")
 
 # Suites that load executables; each maps to testdata/<suite>_test.mlir and
 # asks get_test_executable_data() for "<suite>_test.bin".
 set(IREE_CTS_EXECUTABLE_SUITES
   command_buffer_dispatch
   command_buffer_dispatch_constants
-  executable_cache)
+  executable_cache
+  CACHE INTERNAL "")
 
 # iree_cts_add_testdata_library(
 #   NAME <target>            library target to create
@@ -51,6 +56,10 @@ function(iree_cts_add_testdata_library)
   set(_present "")
   set(_staged "")
   set(_stage_dir "${CMAKE_CURRENT_BINARY_DIR}/${_ARG_NAME}")
+  # Adding files to the directory changes its mtime: re-run CMake then.
+  if(_ARG_DIR AND IS_DIRECTORY "${_ARG_DIR}")
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${_ARG_DIR}")
+  endif()
   foreach(_suite IN LISTS IREE_CTS_EXECUTABLE_SUITES)
     set(_src "${_ARG_DIR}/${_suite}_test.bin")
     if(_ARG_DIR AND EXISTS "${_src}")

@@ -11,7 +11,7 @@
 
 include_guard(GLOBAL)
 include("${CMAKE_CURRENT_LIST_DIR}/HipCtsSuite.cmake")
-set(IREE_CTS_PROBE_SOURCE "${CMAKE_CURRENT_LIST_DIR}/../probe/hip_driver_probe.c")
+set(IREE_CTS_PROBE_SOURCE "${CMAKE_CURRENT_LIST_DIR}/../probe/hip_driver_probe.c" CACHE INTERNAL "")
 
 # Suites IREE excludes for every HIP variant: HAL events are unimplemented,
 # and the other four fail on IREE's CI ("missing hipDrvGraphAddMemcpyNode").
@@ -20,16 +20,18 @@ set(IREE_CTS_HIP_EXCLUDED_SUITES
   command_buffer_copy_buffer
   command_buffer_dispatch
   command_buffer_update_buffer
-  file)
+  file
+  CACHE INTERNAL "")
 
-# variant name ; --hip_use_streams value
+# <variant name>:<--hip_use_streams value>
 set(IREE_CTS_HIP_VARIANTS
-  "stream\;true"
-  "graph\;false"
-  "multi_queue_stream\;true"
-  "multi_queue_graph\;false"
-  "multi_queue_stream_queue_1\;true"
-  "multi_queue_graph_queue_1\;false")
+  stream:true
+  graph:false
+  multi_queue_stream:true
+  multi_queue_graph:false
+  multi_queue_stream_queue_1:true
+  multi_queue_graph_queue_1:false
+  CACHE INTERNAL "")
 
 # iree_cts_add_hip_variants(
 #   SET_NAME <name>
@@ -83,6 +85,7 @@ function(iree_cts_add_hip_variants)
     TIMEOUT 60)
 
   foreach(_entry IN LISTS IREE_CTS_HIP_VARIANTS)
+    string(REPLACE ":" ";" _entry "${_entry}")
     list(GET _entry 0 _variant)
     list(GET _entry 1 _use_streams)
     iree_cts_add_driver_suite(

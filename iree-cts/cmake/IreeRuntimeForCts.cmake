@@ -87,9 +87,10 @@ function(iree_cts_define_support_targets iree_dir)
 endfunction()
 
 # Adds IREE as a subdirectory (once per build tree) and defines the support
-# targets. Sets IREE_CTS_IREE_DIR in the caller's scope.
+# targets. Sets IREE_CTS_IREE_DIR (INTERNAL cache, so visible everywhere).
 macro(iree_cts_add_iree_runtime)
-  iree_cts_locate_iree_source(IREE_CTS_IREE_DIR)
+  iree_cts_locate_iree_source(_iree_cts_dir)
+  set(IREE_CTS_IREE_DIR "${_iree_cts_dir}" CACHE INTERNAL "IREE source tree used by iree-cts")
   if(NOT TARGET iree::hal::drivers::hip::registration)
     iree_cts_configure_iree_options()
     message(STATUS "iree-cts: IREE sources at ${IREE_CTS_IREE_DIR}")
