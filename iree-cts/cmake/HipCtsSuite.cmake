@@ -61,7 +61,11 @@ function(iree_cts_add_testdata_library)
     set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${_ARG_DIR}")
   endif()
   foreach(_suite IN LISTS IREE_CTS_EXECUTABLE_SUITES)
+    # Either plain or already carrying the backend prefix the template looks up.
     set(_src "${_ARG_DIR}/${_suite}_test.bin")
+    if(NOT EXISTS "${_src}")
+      set(_src "${_ARG_DIR}/${_ARG_TARGET_BACKEND}_${_suite}_test.bin")
+    endif()
     if(_ARG_DIR AND EXISTS "${_src}")
       set(_dst "${_stage_dir}/${_ARG_TARGET_BACKEND}_${_suite}_test.bin")
       add_custom_command(
