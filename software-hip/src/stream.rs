@@ -234,3 +234,34 @@ pub fn resolve(handle: usize) -> HipResult<Arc<Stream>> {
     }
     streams().get(handle)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::*;
+
+    /// A failed kernel (any failing stream work) becomes the device's sticky error, as on
+    /// real HIP: later calls on that device report it, other devices are unaffected.
+    #[test]
+    fn failing_work_leaves_a_sticky_error_on_its_device_only() {
+        runtime::init(0).unwrap();
+        let stream = Stream::create(1, false, 0).unwrap();
+        stream.enqueue_fallible(|| Err(hipErrorLaunchFailure)).unwrap();
+        assert_eq!(stream.synchronize(), Err(hipErrorLaunchFailure));
+        assert_eq!(stream.enqueue(Box::new(|| {})).unwrap_err(), hipErrorLaunchFailure);
+        assert_eq!(crate::memory::allocate_device(1, 64, false, 0).unwrap_err(), hipErrorLaunchFailure);
+        let healthy = Stream::create(0, false, 0).unwrap();
+        healthy.enqueue(Box::new(|| {})).unwrap();
+        assert_eq!(healthy.synchronize(), Ok(()));
+        std::thread::spawn(|| {
+            // SAFETY: scalar arguments only.
+            assert_eq!(unsafe { crate::hipSetDevice(1) }, hipSuccess);
+            assert_eq!(unsafe { crate::hipDeviceSynchronize() }, hipErrorLaunchFailure);
+            let mut pointer = std::ptr::null_mut();
+            // SAFETY: valid out pointer.
+            assert_eq!(unsafe { crate::hipMalloc(&mut pointer, 16) }, hipErrorLaunchFailure);
+        })
+        .join()
+        .unwrap();
+    }
+}
