@@ -46,7 +46,7 @@ fn device_allocations_are_charged_and_returned() {
         assert_eq!(usage(1).allocated_bytes, before.allocated_bytes);
         assert_eq!(hip_code!(hipFree(pointer)), hipErrorInvalidValue, "double free");
         hip_ok!(hipFree(std::ptr::null_mut()));
-        let mut zero = 1 as *mut c_void;
+        let mut zero = std::ptr::dangling_mut::<c_void>();
         hip_ok!(hipMalloc(&mut zero, 0));
         assert!(zero.is_null());
         assert_eq!(hip_code!(hipMalloc(std::ptr::null_mut(), 16)), hipErrorInvalidValue);

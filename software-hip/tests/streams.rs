@@ -163,11 +163,12 @@ fn host_callbacks_run_in_order_and_may_call_hip() {
     let stream = create_stream(hipStreamDefault);
     let other = create_stream(hipStreamDefault);
     let order = Box::new(std::sync::Mutex::new(Vec::new()));
+    type OrderItem<'a> = (&'a std::sync::Mutex<Vec<usize>>, usize);
     unsafe extern "C" fn push_index(user_data: *mut c_void) {
-        let (list, index) = unsafe { &*(user_data as *const (&std::sync::Mutex<Vec<usize>>, usize)) };
+        let (list, index) = unsafe { &*(user_data as *const OrderItem) };
         list.lock().unwrap().push(*index);
     }
-    let items: Vec<Box<(&std::sync::Mutex<Vec<usize>>, usize)>> = (0..50).map(|i| Box::new((&*order, i))).collect();
+    let items: Vec<Box<OrderItem>> = (0..50).map(|i| Box::new((&*order, i))).collect();
     for item in &items {
         hip_ok!(hipLaunchHostFunc(stream, Some(push_index), as_user_data(&**item)));
     }

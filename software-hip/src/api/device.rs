@@ -7,8 +7,8 @@ use crate::runtime;
 use crate::types::*;
 use core::ffi::{c_char, c_int, c_uint};
 
-/// The HIP version this runtime implements (HIP 6.1, encoded as HIP_VERSION does).
-pub const HIP_VERSION: c_int = 6 * 10_000_000 + 1 * 100_000;
+/// The HIP version this runtime implements: 6.1.0 encoded as major*10^7 + minor*10^5 + patch.
+pub const HIP_VERSION: c_int = 60_100_000;
 
 hip_export!(
     uninit fn hipInit(flags: c_uint) {

@@ -1,5 +1,7 @@
 //! Helpers shared by the integration tests (each test file is its own process).
 #![allow(dead_code)]
+// The call macros exist to wrap whole HIP calls in unsafe.
+#![allow(clippy::macro_metavars_in_unsafe)]
 
 pub use amdhip64::types::*;
 pub use amdhip64::*;
