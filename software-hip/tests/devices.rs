@@ -1,4 +1,5 @@
 //! Devices, properties, attributes, UUIDs, contexts, peer access and error reporting.
+#[macro_use]
 mod common;
 use common::*;
 use std::ffi::CStr;

@@ -1,4 +1,5 @@
 //! Device count, memory size and maximum-length names from the environment (own process).
+#[macro_use]
 mod common;
 use common::*;
 use std::ffi::CStr;

@@ -1,4 +1,5 @@
 //! SOFTWARE_HIP_FAIL: the Nth call of a named function fails (own process, env set first).
+#[macro_use]
 mod common;
 use common::*;
 

@@ -1,4 +1,5 @@
 //! Graphs: nodes with dependencies, instantiation and launch.
+#[macro_use]
 mod common;
 use common::*;
 use std::time::Duration;

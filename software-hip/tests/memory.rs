@@ -1,5 +1,6 @@
 //! Allocation kinds, per-device accounting, limits, copies, fills and memory pools.
 //! Tests that read device 1's accounting hold ACCOUNTING so they do not see each other.
+#[macro_use]
 mod common;
 use common::*;
 use core::ffi::c_int;

@@ -1,4 +1,5 @@
 //! Module and launch plumbing up to the code-object layer.
+#[macro_use]
 mod common;
 use common::*;
 

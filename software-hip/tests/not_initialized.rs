@@ -1,4 +1,5 @@
 //! Before hipInit, calls fail with hipErrorNotInitialized (own process: nothing initializes).
+#[macro_use]
 mod common;
 use common::*;
 

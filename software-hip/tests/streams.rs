@@ -1,4 +1,5 @@
 //! Streams, events and host callbacks: asynchrony, ordering, timing.
+#[macro_use]
 mod common;
 use common::*;
 use std::sync::atomic::{AtomicUsize, Ordering};

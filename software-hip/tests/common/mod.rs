@@ -1,7 +1,5 @@
 //! Helpers shared by the integration tests (each test file is its own process).
 #![allow(dead_code)]
-// The call macros exist to wrap whole HIP calls in unsafe.
-#![allow(clippy::macro_metavars_in_unsafe)]
 
 pub use amdhip64::types::*;
 pub use amdhip64::*;
@@ -10,7 +8,6 @@ use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
 /// Asserts a HIP call succeeded, naming the error otherwise.
-#[macro_export]
 macro_rules! hip_ok {
     ($call:expr) => {{
         // SAFETY (tests): arguments are valid per the HIP contract.
@@ -20,7 +17,6 @@ macro_rules! hip_ok {
 }
 
 /// Runs a HIP call and returns its code.
-#[macro_export]
 macro_rules! hip_code {
     ($call:expr) => {{
         // SAFETY (tests): arguments are valid per the HIP contract or deliberately bad scalars.
