@@ -67,7 +67,12 @@ impl MemPool {
         let block = match reused {
             Some(block) => block,
             None => {
-                device.reserve_memory(size as u64)?;
+                // Out of device memory: give back this pool's cached blocks and retry once,
+                // as HIP does before reporting hipErrorOutOfMemory.
+                if device.reserve_memory(size as u64).is_err() {
+                    self.trim_to(0);
+                    device.reserve_memory(size as u64)?;
+                }
                 let block = RawBlock::allocate(size).inspect_err(|_| device.release_memory(size as u64))?;
                 let mut state = self.state.lock();
                 state.usage.reserved_current += block_charge(&block);

@@ -11,6 +11,13 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+const WORKER_STACK_BYTES: usize = 8 << 20;
+
+thread_local! {
+    /// The queue whose worker is the current thread (0 on other threads).
+    static CURRENT_WORKER_QUEUE: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// A unit of stream work. Failures are reported through the device's sticky error.
 pub type Work = Box<dyn FnOnce() + Send + 'static>;
 
@@ -50,12 +57,15 @@ impl StreamQueue {
         let worker_queue = queue.clone();
         std::thread::Builder::new()
             .name(thread_name)
+            // Kernels run on this thread; give them room like a main thread has.
+            .stack_size(WORKER_STACK_BYTES)
             .spawn(move || worker_queue.run_worker())
             .expect("software-hip: cannot start a stream worker thread");
         queue
     }
 
     fn run_worker(&self) {
+        CURRENT_WORKER_QUEUE.with(|current| current.set(self as *const StreamQueue as usize));
         loop {
             let work = {
                 let mut state = self.state.lock();
@@ -100,7 +110,13 @@ impl StreamQueue {
     }
 
     /// Blocks (on a condition variable, not spinning) until item `sequence` has run.
+    ///
+    /// Called from this queue's own worker (a host callback synchronizing its own stream,
+    /// or calling hipFree), waiting could never end; it returns at once instead of hanging.
     pub fn wait_for(&self, sequence: u64) {
+        if CURRENT_WORKER_QUEUE.with(|current| current.get()) == self as *const StreamQueue as usize {
+            return;
+        }
         let mut state = self.state.lock();
         while state.completed < sequence {
             self.progress.wait(&mut state);

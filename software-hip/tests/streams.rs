@@ -226,3 +226,19 @@ fn stream_flags_and_bad_handles() {
     hip_ok!(hipStreamDestroy(stream));
     assert_eq!(hip_code!(hipStreamDestroy(stream)), hipErrorInvalidHandle);
 }
+
+unsafe extern "C" fn synchronize_own_stream(user_data: *mut c_void) {
+    let stream = user_data as hipStream_t;
+    let code = unsafe { hipStreamSynchronize(stream) };
+    assert_eq!(code, hipSuccess);
+}
+
+#[test]
+fn a_callback_synchronizing_its_own_stream_does_not_hang() {
+    init();
+    let stream = create_stream(hipStreamDefault);
+    hip_ok!(hipLaunchHostFunc(stream, Some(synchronize_own_stream), stream));
+    hip_ok!(hipLaunchHostFunc(std::ptr::null_mut(), Some(synchronize_own_stream), std::ptr::null_mut()));
+    hip_ok!(hipDeviceSynchronize());
+    hip_ok!(hipStreamDestroy(stream));
+}
