@@ -246,3 +246,37 @@ fn pools_cache_up_to_the_threshold_and_trim_releases() {
         hip_ok!(hipStreamDestroy(stream));
     });
 }
+
+#[test]
+fn a_pool_gives_back_its_cache_before_reporting_out_of_memory() {
+    init();
+    let _lock = ACCOUNTING.lock().unwrap();
+    on_device(1, || {
+        let stream = create_stream(hipStreamNonBlocking);
+        let mut pool = std::ptr::null_mut();
+        hip_ok!(hipDeviceGetMemPool(&mut pool, 1));
+        let mut keep_everything = u64::MAX;
+        hip_ok!(hipMemPoolSetAttribute(pool, hipMemPoolAttrReleaseThreshold, (&mut keep_everything as *mut u64).cast()));
+        let base = usage(1).allocated_bytes;
+        hip_ok!(softhip_set_device_memory_limit(1, base + (4 << 20)));
+        let mut small = std::ptr::null_mut();
+        hip_ok!(hipMallocAsync(&mut small, 3 << 20, stream));
+        hip_ok!(hipFreeAsync(small, stream));
+        hip_ok!(hipStreamSynchronize(stream));
+        assert_eq!(usage(1).allocated_bytes, base + (3 << 20), "cached in the pool");
+        // 4 MiB only fits once the cached 3 MiB block is released.
+        let mut large = std::ptr::null_mut();
+        hip_ok!(hipMallocAsync(&mut large, 4 << 20, stream));
+        assert_eq!(usage(1).allocated_bytes, base + (4 << 20));
+        let mut more = std::ptr::null_mut();
+        assert_eq!(hip_code!(hipMallocAsync(&mut more, 1 << 20, stream)), hipErrorOutOfMemory);
+        hip_ok!(hipFreeAsync(large, stream));
+        hip_ok!(hipStreamSynchronize(stream));
+        hip_ok!(hipMemPoolTrimTo(pool, 0));
+        assert_eq!(usage(1).allocated_bytes, base);
+        let mut zero = 0u64;
+        hip_ok!(hipMemPoolSetAttribute(pool, hipMemPoolAttrReleaseThreshold, (&mut zero as *mut u64).cast()));
+        hip_ok!(softhip_set_device_memory_limit(1, amdhip64::runtime::DEFAULT_DEVICE_MEMORY_BYTES));
+        hip_ok!(hipStreamDestroy(stream));
+    });
+}
