@@ -70,7 +70,11 @@ impl Event {
     pub fn record(self: &Arc<Self>, stream: &Stream) -> HipResult<()> {
         let generation = self.begin_record();
         let event = self.clone();
-        stream.enqueue(Box::new(move || event.complete(generation)))?;
+        if let Err(error) = stream.enqueue(Box::new(move || event.complete(generation))) {
+            // Nothing will reach the marker; complete it so waiters do not hang.
+            self.complete(generation);
+            return Err(error);
+        }
         Ok(())
     }
 

@@ -136,7 +136,16 @@ impl GraphExec {
             })
             .collect();
         let exec = self.clone();
-        stream
+        let events_to_release: Vec<(Arc<Event>, u64)> = self
+            .order
+            .iter()
+            .zip(&generations)
+            .filter_map(|(node, generation)| match (&node.operation, generation) {
+                (NodeOperation::EventRecord(event), Some(generation)) => Some((event.clone(), *generation)),
+                _ => None,
+            })
+            .collect();
+        let queued = stream
             .enqueue_fallible(move || {
                 // After a kernel fails the remaining work is skipped, but event records still
                 // complete so nothing waiting on them hangs; the error goes sticky.
@@ -153,6 +162,13 @@ impl GraphExec {
                 }
                 failure.map_or(Ok(()), Err)
             })
-            .map(|_| ())
+            .map(|_| ());
+        if queued.is_err() {
+            // The graph will not run; complete its event records so waiters do not hang.
+            for (event, generation) in events_to_release {
+                event.complete(generation);
+            }
+        }
+        queued
     }
 }

@@ -99,10 +99,14 @@ impl PreparedLaunch {
             block: [block.x, block.y, block.z],
             dynamic_shared_bytes,
         };
-        if let Some(limit) = *entry.max_dynamic_shared_bytes.lock() {
-            if dynamic_shared_bytes as i64 > limit as i64 {
-                return Err(hipErrorInvalidValue);
-            }
+        // Dynamic shared memory is bounded by the device, or by a lower per-function limit
+        // set through hipFuncSetAttribute.
+        let limit = entry
+            .max_dynamic_shared_bytes
+            .lock()
+            .map_or(crate::device::SHARED_MEMORY_PER_BLOCK as i64, |limit| limit as i64);
+        if dynamic_shared_bytes as i64 > limit {
+            return Err(hipErrorInvalidValue);
         }
         entry.function.validate(&dims)?;
         // SAFETY: forwarded caller guarantee.

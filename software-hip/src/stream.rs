@@ -223,9 +223,18 @@ impl Stream {
         device.check_sticky_error()
     }
 
-    /// `hipStreamQuery`: has everything submitted so far run?
+    /// `hipStreamQuery`: has everything submitted so far run? For the legacy null stream
+    /// that includes the blocking streams it synchronizes with.
     pub fn is_idle(&self) -> bool {
-        self.queue.is_idle()
+        if !self.queue.is_idle() {
+            return false;
+        }
+        if self.kind != StreamKind::Null {
+            return true;
+        }
+        runtime::device(self.device as i64).map_or(true, |device| {
+            device.live_streams().iter().filter(|s| s.kind == StreamKind::Blocking).all(|s| s.queue.is_idle())
+        })
     }
 }
 
@@ -266,6 +275,11 @@ mod tests {
         assert_eq!(stream.synchronize(), Err(hipErrorLaunchFailure));
         assert_eq!(stream.enqueue(Box::new(|| {})).unwrap_err(), hipErrorLaunchFailure);
         assert_eq!(crate::memory::allocate_device(1, 64, false, 0).unwrap_err(), hipErrorLaunchFailure);
+        // A record that cannot be queued leaves the event complete rather than pending forever.
+        let event = crate::event::Event::new(0).unwrap();
+        assert_eq!(event.record(&stream), Err(hipErrorLaunchFailure));
+        event.synchronize();
+        assert_eq!(event.query(), Ok(()));
         let healthy = Stream::create(0, false, 0).unwrap();
         healthy.enqueue(Box::new(|| {})).unwrap();
         assert_eq!(healthy.synchronize(), Ok(()));

@@ -346,6 +346,9 @@ hip_export!(
             return Ok(());
         }
         let stream = stream::resolve(stream as usize)?;
+        // Checked before the pointer is taken out of the registry, so a failing enqueue
+        // cannot strand the memory.
+        runtime::device(stream.device as i64)?.check_sticky_error()?;
         let info = memory::find(pointer as usize).filter(|info| info.base == pointer as usize);
         match info.map(|info| info.kind) {
             Some(AllocationKind::Device | AllocationKind::Managed | AllocationKind::Pool(_)) => {}
