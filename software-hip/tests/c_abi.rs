@@ -38,6 +38,8 @@ fn c_program_drives_the_library_through_the_hip6_abi() {
     let compiled = Command::new("cc")
         .args(["-Wall", "-Werror", "-Wno-deprecated-declarations", "-I"])
         .arg(&include)
+        .arg("-I")
+        .arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("include"))
         .arg(&source)
         .arg("-L")
         .arg(&libs)

@@ -79,6 +79,7 @@ fn legacy_null_stream_waits_for_blocking_streams_but_not_non_blocking_ones() {
         hip_ok!(hipLaunchHostFunc(std::ptr::null_mut(), Some(wait_at_gate), as_user_data(&*null_gate)));
         std::thread::sleep(Duration::from_millis(20));
         assert!(!null_gate.has_passed(), "null stream work waits for the blocking stream");
+        assert_eq!(hip_code!(hipStreamQuery(std::ptr::null_mut())), hipErrorNotReady);
         blocking_gate.open();
         hip_ok!(hipStreamSynchronize(std::ptr::null_mut()));
         assert!(null_gate.has_passed(), "and does not wait for the non-blocking one");

@@ -73,8 +73,9 @@ pub unsafe fn write_out<T>(out: *mut T, value: T) -> HipResult<()> {
     if out.is_null() {
         return Err(hipErrorInvalidValue);
     }
-    // SAFETY: non-null and valid for writes per the caller's contract.
-    unsafe { out.write(value) };
+    // SAFETY: non-null and valid for writes per the caller's contract; unaligned writes
+    // tolerate callers that pack their outputs.
+    unsafe { out.write_unaligned(value) };
     Ok(())
 }
 
@@ -86,8 +87,8 @@ pub unsafe fn read_in<T: Copy>(input: *const T) -> HipResult<T> {
     if input.is_null() {
         return Err(hipErrorInvalidValue);
     }
-    // SAFETY: non-null and valid for reads per the caller's contract.
-    Ok(unsafe { input.read() })
+    // SAFETY: non-null and valid for reads per the caller's contract (alignment not assumed).
+    Ok(unsafe { input.read_unaligned() })
 }
 
 /// Reads a C array of handles (graph dependencies); NULL is allowed only when empty.

@@ -3,6 +3,7 @@
 #define __HIP_PLATFORM_AMD__
 #include <hip/hip_runtime_api.h>
 #include <hip/hip_deprecated.h>
+#include "software_hip.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -120,7 +121,12 @@ int main(void) {
   CHECK(hipEventDestroy(done));
   CHECK(hipFreeAsync(b, stream));
   CHECK(hipStreamSynchronize(stream));
+  softhip_memory_usage_t usage;
+  CHECK((hipError_t)softhip_device_memory_usage(0, &usage));
+  EXPECT(usage.allocated_bytes == 1024 && usage.limit_bytes == 4ull << 30);
   CHECK(hipFree(a));
+  CHECK((hipError_t)softhip_device_memory_usage(0, &usage));
+  EXPECT(usage.allocated_bytes == 0);
   CHECK(hipStreamDestroy(stream));
   CHECK(hipDevicePrimaryCtxRelease(0));
   printf("c abi check passed\n");
