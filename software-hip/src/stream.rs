@@ -250,12 +250,27 @@ pub fn streams() -> &'static crate::handles::HandleTable<Stream> {
     TABLE.get_or_init(|| crate::handles::HandleTable::new(crate::types::hipErrorInvalidHandle))
 }
 
-/// Maps a `hipStream_t` to its stream: NULL and `hipStreamPerThread` mean the current
-/// device's default stream.
+thread_local! {
+    /// This thread's `hipStreamPerThread` stream for each device, created on first use.
+    static PER_THREAD_STREAMS: std::cell::RefCell<std::collections::HashMap<usize, Arc<Stream>>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+}
+
+/// Maps a `hipStream_t` to its stream: NULL is the current device's legacy default stream;
+/// `hipStreamPerThread` is this thread's own blocking stream on the current device.
 pub fn resolve(handle: usize) -> HipResult<Arc<Stream>> {
-    if handle == 0 || handle == crate::types::hipStreamPerThread {
+    if handle == 0 {
         let device = crate::context::current_device()?;
         return Ok(device.null_stream().clone());
+    }
+    if handle == crate::types::hipStreamPerThread {
+        let device = crate::context::current_device()?.index;
+        if let Some(stream) = PER_THREAD_STREAMS.with(|streams| streams.borrow().get(&device).cloned()) {
+            return Ok(stream);
+        }
+        let stream = Stream::create(device, false, 0)?;
+        PER_THREAD_STREAMS.with(|streams| streams.borrow_mut().insert(device, stream.clone()));
+        return Ok(stream);
     }
     streams().get(handle)
 }

@@ -243,3 +243,21 @@ fn a_callback_synchronizing_its_own_stream_does_not_hang() {
     hip_ok!(hipDeviceSynchronize());
     hip_ok!(hipStreamDestroy(stream));
 }
+
+#[test]
+fn per_thread_streams_are_distinct_per_thread_and_ordered() {
+    init();
+    let per_thread = hipStreamPerThread as hipStream_t;
+    let gate = Box::new(Gate::default());
+    hip_ok!(hipLaunchHostFunc(per_thread, Some(wait_at_gate), as_user_data(&*gate)));
+    assert_eq!(hip_code!(hipStreamQuery(per_thread)), hipErrorNotReady);
+    // Another thread's per-thread stream is a different stream: it is idle.
+    std::thread::spawn(|| {
+        hip_ok!(hipStreamQuery(hipStreamPerThread as hipStream_t));
+    })
+    .join()
+    .unwrap();
+    gate.open();
+    hip_ok!(hipStreamSynchronize(per_thread));
+    assert!(gate.has_passed());
+}
