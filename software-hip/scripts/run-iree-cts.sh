@@ -32,4 +32,8 @@ for test in "$bin_dir"/*; do
   fi
 done
 echo "$passed passed, $failed failed"
+if [[ $((passed + failed)) -eq 0 ]]; then
+  echo "no test binaries matching '$pattern' in $bin_dir" >&2
+  exit 1
+fi
 [[ $failed -eq 0 ]]
