@@ -22,6 +22,7 @@ pub mod launch;
 pub mod memory;
 pub mod module;
 pub mod pool;
+pub mod rccl;
 pub mod runtime;
 pub mod stream;
 pub mod types;
@@ -32,6 +33,7 @@ pub use api::graph::*;
 pub use api::memory::*;
 pub use api::misc::*;
 pub use api::module::*;
+pub use api::rccl::*;
 pub use api::stream::*;
 
 /// Rust-side accounting queries for tests in other crates.

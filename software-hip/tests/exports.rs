@@ -132,3 +132,32 @@ fn hide_tool_takes_names_from_the_environment() {
     drop(library);
     let _ = std::fs::remove_dir_all(output.parent().unwrap());
 }
+
+const RCCL_SYMBOLS: &[&str] = &[
+    "ncclGetVersion", "ncclGetUniqueId", "ncclCommInitRankConfig", "ncclCommInitRank", "ncclCommInitAll",
+    "ncclCommSplit", "ncclCommFinalize", "ncclCommDestroy", "ncclCommAbort", "ncclGetErrorString",
+    "ncclGetLastError", "ncclCommGetAsyncError", "ncclCommCount", "ncclCommCuDevice", "ncclCommUserRank",
+    "ncclRedOpCreatePreMulSum", "ncclRedOpDestroy", "ncclReduce", "ncclBcast", "ncclBroadcast", "ncclAllReduce",
+    "ncclReduceScatter", "ncclAllGather", "ncclSend", "ncclRecv", "ncclGroupStart", "ncclGroupEnd",
+];
+
+#[test]
+fn librccl_symlink_loads_the_same_runtime_with_iree_rccl_table() {
+    let dir = scratch_dir("rccl");
+    let link = dir.join("librccl.so");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(built_library(), &link).unwrap();
+    // SAFETY: our own library, loaded twice under two names.
+    let hip = unsafe { libloading::Library::new(built_library()) }.unwrap();
+    let rccl = unsafe { libloading::Library::new(&link) }.unwrap();
+    let missing: Vec<&str> = RCCL_SYMBOLS.iter().copied().filter(|name| !exported(&rccl, name)).collect();
+    assert!(missing.is_empty(), "missing RCCL exports: {missing:?}");
+    // One loaded object: the same function address through either name.
+    unsafe {
+        let a: libloading::Symbol<*const ()> = hip.get(b"ncclAllReduce").unwrap();
+        let b: libloading::Symbol<*const ()> = rccl.get(b"ncclAllReduce").unwrap();
+        assert_eq!(*a, *b);
+    }
+    drop((hip, rccl));
+    let _ = std::fs::remove_dir_all(dir);
+}

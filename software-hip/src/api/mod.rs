@@ -21,6 +21,7 @@ pub mod graph;
 pub mod memory;
 pub mod misc;
 pub mod module;
+pub mod rccl;
 pub mod stream;
 
 /// Runs one entry point's body under the common rules and converts its result to a code.

@@ -8,6 +8,7 @@ use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
 /// Asserts a HIP call succeeded, naming the error otherwise.
+#[allow(unused_macros)]
 macro_rules! hip_ok {
     ($call:expr) => {{
         // SAFETY (tests): arguments are valid per the HIP contract.
@@ -17,6 +18,7 @@ macro_rules! hip_ok {
 }
 
 /// Runs a HIP call and returns its code.
+#[allow(unused_macros)]
 macro_rules! hip_code {
     ($call:expr) => {{
         // SAFETY (tests): arguments are valid per the HIP contract or deliberately bad scalars.
