@@ -534,6 +534,8 @@ pub fn comms() -> &'static HandleTable<Comm> {
 type Task = Box<dyn FnOnce() + Send>;
 /// Work held by an open group: its stream, whether it is a send, and the work.
 type GroupedWork = (Arc<Stream>, bool, Task);
+/// One stream's share of a closed group: (is a send, work) in call order.
+type StreamShare = (Arc<Stream>, Vec<(bool, Task)>);
 
 thread_local! {
     static GROUP: RefCell<(usize, Vec<GroupedWork>)> = const { RefCell::new((0, Vec::new())) };
@@ -571,7 +573,7 @@ pub fn group_end() -> NcclResult<()> {
         group.0 -= 1;
         Ok(if group.0 == 0 { std::mem::take(&mut group.1) } else { Vec::new() })
     })?;
-    let mut per_stream: Vec<(Arc<Stream>, Vec<(bool, Task)>)> = Vec::new();
+    let mut per_stream: Vec<StreamShare> = Vec::new();
     for (stream, is_send, work) in pending {
         match per_stream.iter_mut().find(|(s, _)| Arc::ptr_eq(s, &stream)) {
             Some((_, items)) => items.push((is_send, work)),
