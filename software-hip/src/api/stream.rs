@@ -1,0 +1,132 @@
+//! Stream entry points.
+
+use super::{hip_export, write_out};
+use crate::context;
+use crate::stream::{self, Stream};
+use crate::types::*;
+use core::ffi::{c_int, c_uint, c_void};
+
+fn create_stream(out: *mut hipStream_t, flags: c_uint, priority: c_int) -> crate::errors::HipResult<()> {
+    if out.is_null() || flags & !hipStreamNonBlocking != 0 {
+        return Err(hipErrorInvalidValue);
+    }
+    let device = context::current_device()?;
+    let created = Stream::create(device.index, flags & hipStreamNonBlocking != 0, priority)?;
+    let handle = stream::streams().insert(created);
+    // SAFETY: `out` checked non-null above; the caller provides a writable hipStream_t.
+    unsafe { write_out(out, handle as hipStream_t) }
+}
+
+hip_export!(
+    fn hipStreamCreate(out: *mut hipStream_t) {
+        create_stream(out, hipStreamDefault, 0)
+    }
+);
+
+hip_export!(
+    fn hipStreamCreateWithFlags(out: *mut hipStream_t, flags: c_uint) {
+        create_stream(out, flags, 0)
+    }
+);
+
+hip_export!(
+    fn hipStreamCreateWithPriority(out: *mut hipStream_t, flags: c_uint, priority: c_int) {
+        create_stream(out, flags, priority)
+    }
+);
+
+hip_export!(
+    fn hipDeviceGetStreamPriorityRange(least: *mut c_int, greatest: *mut c_int) {
+        if !least.is_null() {
+            write_out(least, 0)?;
+        }
+        if !greatest.is_null() {
+            write_out(greatest, -1)?;
+        }
+        Ok(())
+    }
+);
+
+hip_export!(
+    /// Work already queued still runs; the worker exits once it is done, as in HIP.
+    fn hipStreamDestroy(handle: hipStream_t) {
+        if handle.is_null() {
+            return Err(hipErrorInvalidHandle);
+        }
+        stream::streams().remove(handle as usize).map(drop)
+    }
+);
+
+hip_export!(
+    fn hipStreamSynchronize(handle: hipStream_t) {
+        stream::resolve(handle as usize)?.synchronize()
+    }
+);
+
+hip_export!(
+    fn hipStreamQuery(handle: hipStream_t) {
+        let target = stream::resolve(handle as usize)?;
+        crate::runtime::device(target.device as i64)?.check_sticky_error()?;
+        if target.is_idle() {
+            Ok(())
+        } else {
+            Err(hipErrorNotReady)
+        }
+    }
+);
+
+hip_export!(
+    fn hipStreamGetFlags(handle: hipStream_t, flags: *mut c_uint) {
+        let target = stream::resolve(handle as usize)?;
+        write_out(flags, target.flags)
+    }
+);
+
+hip_export!(
+    fn hipStreamGetPriority(handle: hipStream_t, priority: *mut c_int) {
+        let target = stream::resolve(handle as usize)?;
+        write_out(priority, target.priority)
+    }
+);
+
+hip_export!(
+    fn hipStreamGetDevice(handle: hipStream_t, device: *mut hipDevice_t) {
+        let target = stream::resolve(handle as usize)?;
+        write_out(device, target.device as hipDevice_t)
+    }
+);
+
+hip_export!(
+    fn hipStreamWaitEvent(handle: hipStream_t, event: hipEvent_t, flags: c_uint) {
+        if flags != 0 {
+            return Err(hipErrorInvalidValue);
+        }
+        let target = stream::resolve(handle as usize)?;
+        let event = crate::event::events().get(event as usize)?;
+        event.make_stream_wait(&target)
+    }
+);
+
+/// Carries the C callback and its argument to the stream worker.
+struct HostCallback {
+    function: unsafe extern "C" fn(*mut c_void),
+    user_data: usize,
+}
+
+hip_export!(
+    /// The callback runs on the stream's worker thread in stream order; it may call HIP
+    /// (enqueue onto other streams, record events) but must not wait on its own stream.
+    fn hipLaunchHostFunc(handle: hipStream_t, function: hipHostFn_t, user_data: *mut c_void) {
+        let function = function.ok_or(hipErrorInvalidValue)?;
+        let target = stream::resolve(handle as usize)?;
+        let callback = HostCallback { function, user_data: user_data as usize };
+        target
+            .enqueue(Box::new(move || {
+                let callback = callback;
+                // SAFETY: the caller registered this function with this argument for
+                // exactly one call on the stream (hipLaunchHostFunc's contract).
+                unsafe { (callback.function)(callback.user_data as *mut c_void) }
+            }))
+            .map(|_| ())
+    }
+);

@@ -1,0 +1,97 @@
+//! Fault injection: `SOFTWARE_HIP_FAIL=hipMalloc:3:hipErrorOutOfMemory[,name:N:error...]`
+//! makes the Nth call (1-based) of the named entry point fail with the given error.
+//!
+//! The variable is read once, the first time any entry point runs.
+
+use crate::errors::{parse_error, HipResult};
+use crate::types::hipError_t;
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+/// One `name:N:error` rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailRule {
+    pub function: String,
+    pub call_number: u64,
+    pub error: hipError_t,
+}
+
+/// Parses the `SOFTWARE_HIP_FAIL` syntax; malformed rules are reported, not ignored silently.
+pub fn parse_fail_rules(spec: &str) -> Result<Vec<FailRule>, String> {
+    spec.split(',')
+        .map(str::trim)
+        .filter(|rule| !rule.is_empty())
+        .map(|rule| {
+            let parts: Vec<&str> = rule.split(':').collect();
+            let [function, nth, error] = parts[..] else {
+                return Err(format!("rule '{rule}' is not name:N:error"));
+            };
+            let call_number: u64 = nth
+                .trim()
+                .parse()
+                .ok()
+                .filter(|n| *n >= 1)
+                .ok_or_else(|| format!("rule '{rule}': N must be a number >= 1"))?;
+            let error = parse_error(error).ok_or_else(|| format!("rule '{rule}': unknown error '{error}'"))?;
+            Ok(FailRule { function: function.trim().to_string(), call_number, error })
+        })
+        .collect()
+}
+
+struct FaultState {
+    rules: Vec<FailRule>,
+    calls: Mutex<HashMap<&'static str, u64>>,
+}
+
+fn state() -> &'static FaultState {
+    static STATE: OnceLock<FaultState> = OnceLock::new();
+    STATE.get_or_init(|| {
+        let rules = match std::env::var("SOFTWARE_HIP_FAIL") {
+            Ok(spec) => parse_fail_rules(&spec).unwrap_or_else(|message| {
+                eprintln!("software-hip: ignoring SOFTWARE_HIP_FAIL: {message}");
+                Vec::new()
+            }),
+            Err(_) => Vec::new(),
+        };
+        FaultState { rules, calls: Mutex::new(HashMap::new()) }
+    })
+}
+
+/// Counts a call of `function` and fails it when a rule names this call.
+pub fn check(function: &'static str) -> HipResult<()> {
+    let state = state();
+    if state.rules.is_empty() || !state.rules.iter().any(|rule| rule.function == function) {
+        return Ok(());
+    }
+    let call_number = {
+        let mut calls = state.calls.lock();
+        let count = calls.entry(function).or_insert(0);
+        *count += 1;
+        *count
+    };
+    match state.rules.iter().find(|rule| rule.function == function && rule.call_number == call_number) {
+        Some(rule) => Err(rule.error),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::*;
+
+    #[test]
+    fn parses_rules_with_names_and_numbers() {
+        let rules = parse_fail_rules("hipMalloc:3:hipErrorOutOfMemory, hipFree:1:1").unwrap();
+        assert_eq!(rules[0], FailRule { function: "hipMalloc".into(), call_number: 3, error: hipErrorOutOfMemory });
+        assert_eq!(rules[1].error, hipErrorInvalidValue);
+    }
+
+    #[test]
+    fn rejects_malformed_rules() {
+        assert!(parse_fail_rules("hipMalloc:0:hipErrorOutOfMemory").is_err());
+        assert!(parse_fail_rules("hipMalloc:2").is_err());
+        assert!(parse_fail_rules("hipMalloc:2:hipErrorNoSuchThing").is_err());
+    }
+}

@@ -1,0 +1,147 @@
+//! Kernel launch plumbing: module and function handle tables, launch validation and
+//! enqueueing. Code objects themselves are the module layer's business (`module.rs`).
+
+use crate::errors::HipResult;
+use crate::handles::HandleTable;
+use crate::module::{Function, KernelArgs, LaunchDims, Module};
+use crate::stream::Stream;
+use crate::types::*;
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::ffi::CStr;
+use std::sync::{Arc, OnceLock};
+
+/// A loaded module plus the function handles handed out for it (one per name).
+pub struct LoadedModule {
+    pub module: Arc<Module>,
+    functions: Mutex<HashMap<String, usize>>,
+}
+
+/// A function handle's target, tagged with its module's handle for unloading.
+pub struct FunctionEntry {
+    pub function: Function,
+    pub module_handle: usize,
+    pub max_dynamic_shared_bytes: Mutex<Option<i32>>,
+}
+
+pub fn modules() -> &'static HandleTable<LoadedModule> {
+    static TABLE: OnceLock<HandleTable<LoadedModule>> = OnceLock::new();
+    TABLE.get_or_init(|| HandleTable::new(hipErrorInvalidHandle))
+}
+
+pub fn functions() -> &'static HandleTable<FunctionEntry> {
+    static TABLE: OnceLock<HandleTable<FunctionEntry>> = OnceLock::new();
+    TABLE.get_or_init(|| HandleTable::new(hipErrorInvalidDeviceFunction))
+}
+
+/// `hipModuleLoadData`.
+///
+/// # Safety
+/// `image` must point to readable memory holding a code object (or at least its headers).
+pub unsafe fn load_module(image: *const core::ffi::c_void) -> HipResult<usize> {
+    if image.is_null() {
+        return Err(hipErrorInvalidValue);
+    }
+    // SAFETY: forwarded caller guarantee.
+    let module = unsafe { Module::load(image) }?;
+    Ok(modules().insert(Arc::new(LoadedModule { module, functions: Mutex::new(HashMap::new()) })))
+}
+
+/// `hipModuleUnload`: the module's function handles become invalid too.
+pub fn unload_module(handle: usize) -> HipResult<()> {
+    modules().remove(handle)?;
+    functions().remove_where(|entry| entry.module_handle == handle);
+    Ok(())
+}
+
+/// `hipModuleGetFunction`: the same name gives the same handle.
+pub fn get_function(module_handle: usize, name: &CStr) -> HipResult<usize> {
+    let loaded = modules().get(module_handle)?;
+    let key = name.to_string_lossy().into_owned();
+    let mut handles = loaded.functions.lock();
+    if let Some(handle) = handles.get(&key) {
+        return Ok(*handle);
+    }
+    let function = loaded.module.function(name)?;
+    let handle = functions().insert(Arc::new(FunctionEntry {
+        function,
+        module_handle,
+        max_dynamic_shared_bytes: Mutex::new(None),
+    }));
+    handles.insert(key, handle);
+    Ok(handle)
+}
+
+/// A kernel launch whose arguments have been captured, ready to run on a stream or in a graph.
+#[derive(Clone)]
+pub struct PreparedLaunch {
+    pub function: Function,
+    pub dims: LaunchDims,
+    pub args: Arc<KernelArgs>,
+}
+
+impl PreparedLaunch {
+    /// Validates the dimensions and copies the arguments now, as HIP does at launch/add time.
+    ///
+    /// # Safety
+    /// `kernel_params`/`extra` must follow HIP's launch-argument conventions.
+    pub unsafe fn prepare(
+        function_handle: usize,
+        grid: dim3,
+        block: dim3,
+        dynamic_shared_bytes: u32,
+        kernel_params: *mut *mut core::ffi::c_void,
+        extra: *mut *mut core::ffi::c_void,
+    ) -> HipResult<PreparedLaunch> {
+        let entry = functions().get(function_handle)?;
+        let dims = LaunchDims {
+            grid: [grid.x, grid.y, grid.z],
+            block: [block.x, block.y, block.z],
+            dynamic_shared_bytes,
+        };
+        // Dynamic shared memory is bounded by the device, or by a lower per-function limit
+        // set through hipFuncSetAttribute.
+        let limit = entry
+            .max_dynamic_shared_bytes
+            .lock()
+            .map_or(crate::device::SHARED_MEMORY_PER_BLOCK as i64, |limit| limit as i64);
+        if dynamic_shared_bytes as i64 > limit {
+            return Err(hipErrorInvalidValue);
+        }
+        entry.function.validate(&dims)?;
+        // SAFETY: forwarded caller guarantee.
+        let args = unsafe { entry.function.capture_args(kernel_params, extra) }?;
+        Ok(PreparedLaunch { function: entry.function.clone(), dims, args: Arc::new(args) })
+    }
+
+    pub fn run(&self) -> HipResult<()> {
+        self.function.run(&self.dims, &self.args)
+    }
+
+    /// Queues the kernel; a failure while running becomes the device's sticky error.
+    pub fn enqueue(self, stream: &Stream) -> HipResult<()> {
+        stream.enqueue_fallible(move || self.run()).map(|_| ())
+    }
+}
+
+/// `hipFuncSetAttribute`.
+pub fn set_function_attribute(function_handle: usize, attribute: hipFuncAttribute, value: i32) -> HipResult<()> {
+    let entry = functions().get(function_handle)?;
+    match attribute {
+        hipFuncAttributeMaxDynamicSharedMemorySize => {
+            if value < 0 || value as usize > crate::device::SHARED_MEMORY_PER_BLOCK {
+                return Err(hipErrorInvalidValue);
+            }
+            *entry.max_dynamic_shared_bytes.lock() = Some(value);
+            Ok(())
+        }
+        hipFuncAttributePreferredSharedMemoryCarveout => {
+            if (-1..=100).contains(&value) {
+                Ok(())
+            } else {
+                Err(hipErrorInvalidValue)
+            }
+        }
+        _ => Err(hipErrorInvalidValue),
+    }
+}

@@ -1,0 +1,596 @@
+//! A single-process RCCL (NCCL API) subset over the software HIP streams.
+//!
+//! All ranks of a communicator live in this process (one per device or thread). A
+//! collective is queued on the caller's stream like a kernel; when it runs, the rank waits
+//! at a rendezvous until every rank's matching call has arrived, the last arrival computes
+//! the result for all of them (device memory is host memory), and everyone continues.
+//! Sends copy eagerly into a mailbox so send/recv pairs cannot deadlock.
+//!
+//! The NCCL entry points are exported from libamdhip64.so itself; `librccl.so` is a symlink
+//! to it, so both names load one runtime (see README).
+
+pub mod reduce;
+pub mod types;
+
+use crate::handles::HandleTable;
+use crate::stream::Stream;
+use parking_lot::{Condvar, Mutex};
+use reduce::Reduction;
+use std::cell::RefCell;
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use types::*;
+
+pub type NcclResult<T> = Result<T, ncclResult_t>;
+
+/// A reduction operator as a collective uses it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Operator {
+    Builtin(Reduction),
+    /// Scale by a factor read now (host scalar) or when the collective runs (device scalar).
+    PreMulSum { factor: ScalarSource },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ScalarSource {
+    Value(f64),
+    /// Address of a device-resident scalar of the collective's data type.
+    Address(usize),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CollectiveKind {
+    AllReduce,
+    Reduce,
+    Broadcast,
+    AllGather,
+    ReduceScatter,
+}
+
+/// One rank's part of a collective call.
+#[derive(Debug, Clone, Copy)]
+pub struct Part {
+    pub kind: CollectiveKind,
+    pub send: usize,
+    pub recv: usize,
+    /// Elements per rank (AllGather: sent; ReduceScatter: received; others: the buffer).
+    pub count: usize,
+    pub data_type: ncclDataType_t,
+    pub operator: Operator,
+    pub root: usize,
+}
+
+struct Rendezvous {
+    parts: Vec<Option<Part>>,
+    arrived: usize,
+    done: bool,
+    left: usize,
+    result: NcclResult<()>,
+}
+
+struct CliqueState {
+    collectives: HashMap<u64, Rendezvous>,
+    /// Messages from (source rank, destination rank), in send order.
+    mailboxes: HashMap<(usize, usize), VecDeque<Vec<u8>>>,
+    splits: HashMap<u64, SplitRendezvous>,
+    aborted: bool,
+}
+
+/// Per old rank: (new clique, new rank), or None for NCCL_SPLIT_NOCOLOR.
+type SplitOutcome = Vec<Option<(Arc<Clique>, usize)>>;
+
+struct SplitRendezvous {
+    requests: Vec<Option<(i32, i32)>>,
+    arrived: usize,
+    outcome: Option<SplitOutcome>,
+    left: usize,
+}
+
+/// The ranks of one communicator.
+pub struct Clique {
+    pub size: usize,
+    state: Mutex<CliqueState>,
+    changed: Condvar,
+}
+
+impl Clique {
+    fn new(size: usize) -> Arc<Clique> {
+        Arc::new(Clique {
+            size,
+            state: Mutex::new(CliqueState {
+                collectives: HashMap::new(),
+                mailboxes: HashMap::new(),
+                splits: HashMap::new(),
+                aborted: false,
+            }),
+            changed: Condvar::new(),
+        })
+    }
+
+    /// Runs rank `rank`'s part of collective number `sequence` (called on its stream).
+    fn run_collective(&self, sequence: u64, rank: usize, part: Part) -> NcclResult<()> {
+        let mut state = self.state.lock();
+        let size = self.size;
+        let rendezvous = state.collectives.entry(sequence).or_insert_with(|| Rendezvous {
+            parts: vec![None; size],
+            arrived: 0,
+            done: false,
+            left: 0,
+            result: Ok(()),
+        });
+        rendezvous.parts[rank] = Some(part);
+        rendezvous.arrived += 1;
+        if rendezvous.arrived == size {
+            let parts: Vec<Part> = rendezvous.parts.iter().map(|p| p.expect("all arrived")).collect();
+            rendezvous.result = execute_collective(&parts);
+            rendezvous.done = true;
+            self.changed.notify_all();
+        }
+        loop {
+            if state.aborted {
+                return Err(ncclRemoteError);
+            }
+            if state.collectives.get(&sequence).is_some_and(|r| r.done) {
+                break;
+            }
+            self.changed.wait(&mut state);
+        }
+        let rendezvous = state.collectives.get_mut(&sequence).expect("present until all left");
+        rendezvous.left += 1;
+        let result = rendezvous.result;
+        if rendezvous.left == size {
+            state.collectives.remove(&sequence);
+        }
+        result
+    }
+
+    fn post(&self, from: usize, to: usize, message: Vec<u8>) {
+        self.state.lock().mailboxes.entry((from, to)).or_default().push_back(message);
+        self.changed.notify_all();
+    }
+
+    fn take(&self, from: usize, to: usize) -> NcclResult<Vec<u8>> {
+        let mut state = self.state.lock();
+        loop {
+            if state.aborted {
+                return Err(ncclRemoteError);
+            }
+            if let Some(message) = state.mailboxes.get_mut(&(from, to)).and_then(VecDeque::pop_front) {
+                return Ok(message);
+            }
+            self.changed.wait(&mut state);
+        }
+    }
+
+    fn abort(&self) {
+        self.state.lock().aborted = true;
+        self.changed.notify_all();
+    }
+
+    /// ncclCommSplit rendezvous: blocks until every rank of this clique has asked.
+    fn split(&self, sequence: u64, rank: usize, color: i32, key: i32) -> NcclResult<Option<(Arc<Clique>, usize)>> {
+        let mut state = self.state.lock();
+        let size = self.size;
+        let split = state.splits.entry(sequence).or_insert_with(|| SplitRendezvous {
+            requests: vec![None; size],
+            arrived: 0,
+            outcome: None,
+            left: 0,
+        });
+        split.requests[rank] = Some((color, key));
+        split.arrived += 1;
+        if split.arrived == size {
+            let requests: Vec<(i32, i32)> = split.requests.iter().map(|r| r.expect("all arrived")).collect();
+            let mut outcome: SplitOutcome = vec![None; size];
+            let mut colors: Vec<i32> = requests.iter().map(|r| r.0).filter(|c| *c != NCCL_SPLIT_NOCOLOR).collect();
+            colors.sort();
+            colors.dedup();
+            for color in colors {
+                let mut members: Vec<usize> = (0..size).filter(|r| requests[*r].0 == color).collect();
+                members.sort_by_key(|r| (requests[*r].1, *r));
+                let clique = Clique::new(members.len());
+                for (new_rank, old_rank) in members.into_iter().enumerate() {
+                    outcome[old_rank] = Some((clique.clone(), new_rank));
+                }
+            }
+            split.outcome = Some(outcome);
+            self.changed.notify_all();
+        }
+        loop {
+            if state.aborted {
+                return Err(ncclRemoteError);
+            }
+            if state.splits.get(&sequence).is_some_and(|s| s.outcome.is_some()) {
+                break;
+            }
+            self.changed.wait(&mut state);
+        }
+        let split = state.splits.get_mut(&sequence).expect("present until all left");
+        let mine = split.outcome.as_ref().expect("decided")[rank].clone();
+        split.left += 1;
+        if split.left == size {
+            state.splits.remove(&sequence);
+        }
+        Ok(mine)
+    }
+}
+
+/// One rank's handle on a clique (`ncclComm_t`).
+pub struct Comm {
+    pub clique: Arc<Clique>,
+    pub rank: usize,
+    pub device: usize,
+    next_collective: AtomicU64,
+    next_split: AtomicU64,
+    async_error: AtomicU32,
+    operators: Mutex<HashMap<ncclRedOp_t, ScalarSource>>,
+    next_operator: AtomicU32,
+}
+
+impl Comm {
+    fn new(clique: Arc<Clique>, rank: usize, device: usize) -> Arc<Comm> {
+        Arc::new(Comm {
+            clique,
+            rank,
+            device,
+            next_collective: AtomicU64::new(0),
+            next_split: AtomicU64::new(0),
+            async_error: AtomicU32::new(ncclSuccess),
+            operators: Mutex::new(HashMap::new()),
+            next_operator: AtomicU32::new(ncclNumOps),
+        })
+    }
+
+    pub fn async_error(&self) -> ncclResult_t {
+        self.async_error.load(Ordering::Acquire)
+    }
+
+    fn record_error(&self, error: ncclResult_t) {
+        let _ = self.async_error.compare_exchange(ncclSuccess, error, Ordering::AcqRel, Ordering::Acquire);
+    }
+
+    /// Resolves a reduction operator handle of this communicator.
+    pub fn operator(&self, op: ncclRedOp_t) -> NcclResult<Operator> {
+        Ok(match op {
+            ncclSum => Operator::Builtin(Reduction::Sum),
+            ncclProd => Operator::Builtin(Reduction::Prod),
+            ncclMax => Operator::Builtin(Reduction::Max),
+            ncclMin => Operator::Builtin(Reduction::Min),
+            ncclAvg => Operator::Builtin(Reduction::Avg),
+            _ => Operator::PreMulSum { factor: *self.operators.lock().get(&op).ok_or(ncclInvalidArgument)? },
+        })
+    }
+
+    pub fn create_premul_sum(&self, factor: ScalarSource) -> ncclRedOp_t {
+        let op = self.next_operator.fetch_add(1, Ordering::Relaxed);
+        self.operators.lock().insert(op, factor);
+        op
+    }
+
+    pub fn destroy_operator(&self, op: ncclRedOp_t) -> NcclResult<()> {
+        self.operators.lock().remove(&op).map(|_| ()).ok_or(ncclInvalidArgument)
+    }
+
+    pub fn abort(&self) {
+        self.clique.abort();
+    }
+
+    /// `ncclCommSplit`: returns this rank's new communicator, or None for NCCL_SPLIT_NOCOLOR.
+    pub fn split(&self, color: i32, key: i32) -> NcclResult<Option<Arc<Comm>>> {
+        if color < NCCL_SPLIT_NOCOLOR {
+            return Err(ncclInvalidArgument);
+        }
+        let sequence = self.next_split.fetch_add(1, Ordering::Relaxed);
+        let outcome = self.clique.split(sequence, self.rank, color, key)?;
+        Ok(outcome.map(|(clique, rank)| Comm::new(clique, rank, self.device)))
+    }
+
+    /// Queues this rank's part of the next collective on `stream`.
+    pub fn collective(self: &Arc<Self>, stream: Arc<Stream>, part: Part) -> NcclResult<()> {
+        validate_part(&part, self.clique.size)?;
+        let sequence = self.next_collective.fetch_add(1, Ordering::Relaxed);
+        let comm = self.clone();
+        submit(stream, false, Box::new(move || {
+            if let Err(error) = comm.clique.run_collective(sequence, comm.rank, part) {
+                comm.record_error(error);
+            }
+        }))
+    }
+
+    /// `ncclSend`: the data is copied when the send runs, so it never waits for the receiver.
+    pub fn send(self: &Arc<Self>, stream: Arc<Stream>, buffer: usize, bytes: usize, peer: usize) -> NcclResult<()> {
+        if peer >= self.clique.size || (buffer == 0 && bytes > 0) {
+            return Err(ncclInvalidArgument);
+        }
+        let comm = self.clone();
+        submit(stream, true, Box::new(move || {
+            let mut message = vec![0u8; bytes];
+            // SAFETY: the caller guaranteed `buffer` holds `bytes` readable bytes until the
+            // send has run (NCCL's contract).
+            unsafe { std::ptr::copy_nonoverlapping(buffer as *const u8, message.as_mut_ptr(), bytes) };
+            comm.clique.post(comm.rank, peer, message);
+        }))
+    }
+
+    /// `ncclRecv`: waits in stream order for the peer's next message.
+    pub fn recv(self: &Arc<Self>, stream: Arc<Stream>, buffer: usize, bytes: usize, peer: usize) -> NcclResult<()> {
+        if peer >= self.clique.size || (buffer == 0 && bytes > 0) {
+            return Err(ncclInvalidArgument);
+        }
+        let comm = self.clone();
+        submit(stream, false, Box::new(move || match comm.clique.take(peer, comm.rank) {
+            Ok(message) if message.len() == bytes => {
+                // SAFETY: the caller guaranteed `buffer` holds `bytes` writable bytes.
+                unsafe { std::ptr::copy_nonoverlapping(message.as_ptr(), buffer as *mut u8, bytes) }
+            }
+            Ok(_) => comm.record_error(ncclInvalidUsage),
+            Err(error) => comm.record_error(error),
+        }))
+    }
+}
+
+fn validate_part(part: &Part, size: usize) -> NcclResult<()> {
+    let element = element_size(part.data_type).ok_or(ncclInvalidArgument)?;
+    part.count.checked_mul(element).and_then(|b| b.checked_mul(size)).ok_or(ncclInvalidArgument)?;
+    if part.count > 0 && (part.recv == 0 || (part.send == 0 && part.kind != CollectiveKind::Broadcast)) {
+        return Err(ncclInvalidArgument);
+    }
+    if matches!(part.kind, CollectiveKind::Reduce | CollectiveKind::Broadcast) && part.root >= size {
+        return Err(ncclInvalidArgument);
+    }
+    Ok(())
+}
+
+/// Computes a collective once every rank's part is known (all ranks are waiting).
+fn execute_collective(parts: &[Part]) -> NcclResult<()> {
+    let first = parts[0];
+    let consistent = parts.iter().all(|p| {
+        p.kind == first.kind && p.count == first.count && p.data_type == first.data_type && p.root == first.root
+    });
+    if !consistent {
+        return Err(ncclInvalidUsage);
+    }
+    let element = element_size(first.data_type).ok_or(ncclInvalidArgument)?;
+    let bytes = first.count * element;
+    let ranks = parts.len();
+    // SAFETY (all reads/writes below): each rank's caller guaranteed its buffers hold the
+    // sizes NCCL defines for this collective until it has run; every rank is parked at the
+    // rendezvous while this runs, so nothing else touches them.
+    let read = |address: usize, length: usize| -> Vec<u8> {
+        let mut copy = vec![0u8; length];
+        if length > 0 {
+            unsafe { std::ptr::copy_nonoverlapping(address as *const u8, copy.as_mut_ptr(), length) };
+        }
+        copy
+    };
+    let write = |address: usize, data: &[u8]| {
+        if !data.is_empty() {
+            unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), address as *mut u8, data.len()) };
+        }
+    };
+    let reduce_all = |input_bytes: usize| -> NcclResult<Vec<u8>> {
+        let inputs: Vec<Vec<u8>> = parts.iter().map(|p| read(p.send, input_bytes)).collect();
+        let slices: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
+        let (reduction, factors) = reduction_of(parts, first.data_type)?;
+        let mut output = vec![0u8; input_bytes];
+        reduce::reduce(first.data_type, reduction, &slices, &factors, &mut output)?;
+        Ok(output)
+    };
+    match first.kind {
+        CollectiveKind::AllReduce => {
+            let result = reduce_all(bytes)?;
+            parts.iter().for_each(|p| write(p.recv, &result));
+        }
+        CollectiveKind::Reduce => {
+            let result = reduce_all(bytes)?;
+            write(parts[first.root].recv, &result);
+        }
+        CollectiveKind::Broadcast => {
+            let data = read(parts[first.root].send, bytes);
+            parts.iter().for_each(|p| write(p.recv, &data));
+        }
+        CollectiveKind::AllGather => {
+            let gathered: Vec<u8> = parts.iter().flat_map(|p| read(p.send, bytes)).collect();
+            parts.iter().for_each(|p| write(p.recv, &gathered));
+        }
+        CollectiveKind::ReduceScatter => {
+            let result = reduce_all(bytes * ranks)?;
+            for (rank, part) in parts.iter().enumerate() {
+                write(part.recv, &result[rank * bytes..(rank + 1) * bytes]);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The reduction of a collective and each rank's pre-multiplication factor.
+fn reduction_of(parts: &[Part], data_type: ncclDataType_t) -> NcclResult<(Reduction, Vec<f64>)> {
+    match parts[0].operator {
+        Operator::Builtin(reduction) => {
+            if parts.iter().any(|p| p.operator != parts[0].operator) {
+                return Err(ncclInvalidUsage);
+            }
+            Ok((reduction, vec![1.0; parts.len()]))
+        }
+        Operator::PreMulSum { .. } => {
+            let factors = parts
+                .iter()
+                .map(|p| match p.operator {
+                    Operator::PreMulSum { factor: ScalarSource::Value(value) } => Ok(value),
+                    Operator::PreMulSum { factor: ScalarSource::Address(address) } => scalar_at(address, data_type),
+                    Operator::Builtin(_) => Err(ncclInvalidUsage),
+                })
+                .collect::<NcclResult<Vec<f64>>>()?;
+            Ok((Reduction::PreMulSum, factors))
+        }
+    }
+}
+
+/// Reads one element of `data_type` at `address` as f64 (for pre-multiplication factors).
+pub fn scalar_at(address: usize, data_type: ncclDataType_t) -> NcclResult<f64> {
+    let size = element_size(data_type).ok_or(ncclInvalidArgument)?;
+    if address == 0 {
+        return Err(ncclInvalidArgument);
+    }
+    let mut bytes = [0u8; 8];
+    // SAFETY: the scalar's owner guaranteed one element is readable at `address`.
+    unsafe { std::ptr::copy_nonoverlapping(address as *const u8, bytes.as_mut_ptr(), size) };
+    let half = u16::from_le_bytes([bytes[0], bytes[1]]);
+    let word: [u8; 4] = bytes[..4].try_into().expect("4 bytes");
+    Ok(match data_type {
+        ncclInt8 => bytes[0] as i8 as f64,
+        ncclUint8 => bytes[0] as f64,
+        ncclInt32 => i32::from_le_bytes(word) as f64,
+        ncclUint32 => u32::from_le_bytes(word) as f64,
+        ncclInt64 => i64::from_le_bytes(bytes) as f64,
+        ncclUint64 => u64::from_le_bytes(bytes) as f64,
+        ncclFloat16 => reduce::f16_to_f32(half) as f64,
+        ncclBfloat16 => reduce::bf16_to_f32(half) as f64,
+        ncclFloat32 => f32::from_le_bytes(word) as f64,
+        ncclFloat64 => f64::from_le_bytes(bytes),
+        _ => return Err(ncclInvalidArgument),
+    })
+}
+
+// ---- communicator creation -----------------------------------------------------------------
+
+struct PendingInit {
+    clique: Arc<Clique>,
+    joined: Vec<bool>,
+    complete: bool,
+}
+
+/// Communicators being created, by unique id, and the condition their ranks wait on.
+type PendingInits = (Mutex<HashMap<Vec<u8>, PendingInit>>, Condvar);
+
+fn pending_inits() -> &'static PendingInits {
+    static PENDING: OnceLock<PendingInits> = OnceLock::new();
+    PENDING.get_or_init(|| (Mutex::new(HashMap::new()), Condvar::new()))
+}
+
+/// `ncclGetUniqueId`: unique within this process (communicators never span processes here).
+pub fn new_unique_id() -> [u8; NCCL_UNIQUE_ID_BYTES] {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    let text = format!("softhip-nccl:{}:{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
+    let mut id = [0u8; NCCL_UNIQUE_ID_BYTES];
+    id[..text.len()].copy_from_slice(text.as_bytes());
+    id
+}
+
+/// `ncclCommInitRank`: blocks until all `ranks` ranks have joined with the same id.
+pub fn init_rank(id: &[u8; NCCL_UNIQUE_ID_BYTES], ranks: usize, rank: usize, device: usize) -> NcclResult<Arc<Comm>> {
+    if ranks == 0 || rank >= ranks {
+        return Err(ncclInvalidArgument);
+    }
+    let (pending, joined_all) = pending_inits();
+    let mut pending = pending.lock();
+    let key = id.to_vec();
+    let entry = pending.entry(key.clone()).or_insert_with(|| PendingInit {
+        clique: Clique::new(ranks),
+        joined: vec![false; ranks],
+        complete: false,
+    });
+    if entry.clique.size != ranks {
+        return Err(ncclInvalidArgument);
+    }
+    if entry.joined[rank] {
+        return Err(ncclInvalidUsage);
+    }
+    entry.joined[rank] = true;
+    let clique = entry.clique.clone();
+    if entry.joined.iter().all(|joined| *joined) {
+        entry.complete = true;
+        joined_all.notify_all();
+    }
+    // Later communicators may reuse nothing of this id; the last rank to leave removes it.
+    while !pending.get(&key).is_some_and(|e| e.complete && Arc::ptr_eq(&e.clique, &clique)) {
+        joined_all.wait(&mut pending);
+    }
+    let entry = pending.get_mut(&key).expect("present until all left");
+    entry.joined[rank] = false;
+    if entry.joined.iter().all(|joined| !*joined) {
+        pending.remove(&key);
+    }
+    Ok(Comm::new(clique, rank, device))
+}
+
+/// `ncclCommInitAll`: one communicator per listed device, in this thread.
+pub fn init_all(devices: &[usize]) -> NcclResult<Vec<Arc<Comm>>> {
+    if devices.is_empty() {
+        return Err(ncclInvalidArgument);
+    }
+    let clique = Clique::new(devices.len());
+    Ok(devices.iter().enumerate().map(|(rank, device)| Comm::new(clique.clone(), rank, *device)).collect())
+}
+
+pub fn comms() -> &'static HandleTable<Comm> {
+    static TABLE: OnceLock<HandleTable<Comm>> = OnceLock::new();
+    TABLE.get_or_init(|| HandleTable::new(ncclInvalidArgument))
+}
+
+// ---- groups --------------------------------------------------------------------------------
+
+type Task = Box<dyn FnOnce() + Send>;
+/// Work held by an open group: its stream, whether it is a send, and the work.
+type GroupedWork = (Arc<Stream>, bool, Task);
+/// One stream's share of a closed group: (is a send, work) in call order.
+type StreamShare = (Arc<Stream>, Vec<(bool, Task)>);
+
+thread_local! {
+    static GROUP: RefCell<(usize, Vec<GroupedWork>)> = const { RefCell::new((0, Vec::new())) };
+}
+
+/// Queues work now, or holds it until the outermost ncclGroupEnd of this thread.
+fn submit(stream: Arc<Stream>, is_send: bool, work: Task) -> NcclResult<()> {
+    let held = GROUP.with(|group| {
+        let mut group = group.borrow_mut();
+        if group.0 > 0 {
+            group.1.push((stream.clone(), is_send, work));
+            None
+        } else {
+            Some(work)
+        }
+    });
+    match held {
+        Some(work) => stream.enqueue(work).map(|_| ()).map_err(|_| ncclUnhandledCudaError),
+        None => Ok(()),
+    }
+}
+
+pub fn group_start() {
+    GROUP.with(|group| group.borrow_mut().0 += 1);
+}
+
+/// Ends a group; at the outermost end each stream gets one item running its sends first
+/// (they never block), then the rest in call order, so grouped send/recv pairs complete.
+pub fn group_end() -> NcclResult<()> {
+    let pending = GROUP.with(|group| {
+        let mut group = group.borrow_mut();
+        if group.0 == 0 {
+            return Err(ncclInvalidUsage);
+        }
+        group.0 -= 1;
+        Ok(if group.0 == 0 { std::mem::take(&mut group.1) } else { Vec::new() })
+    })?;
+    let mut per_stream: Vec<StreamShare> = Vec::new();
+    for (stream, is_send, work) in pending {
+        match per_stream.iter_mut().find(|(s, _)| Arc::ptr_eq(s, &stream)) {
+            Some((_, items)) => items.push((is_send, work)),
+            None => per_stream.push((stream, vec![(is_send, work)])),
+        }
+    }
+    let mut result = Ok(());
+    for (stream, items) in per_stream {
+        let (sends, others): (Vec<_>, Vec<_>) = items.into_iter().partition(|(is_send, _)| *is_send);
+        let queued = stream.enqueue(Box::new(move || {
+            for (_, work) in sends.into_iter().chain(others) {
+                work();
+            }
+        }));
+        if queued.is_err() {
+            result = Err(ncclUnhandledCudaError);
+        }
+    }
+    result
+}

@@ -1,0 +1,312 @@
+//! Streams: each one runs its work in submission order on its own worker thread.
+//!
+//! Work never runs inside the call that submits it. The legacy null stream of a device
+//! waits for all blocking streams of that device and they wait for it, as in HIP; streams
+//! created with `hipStreamNonBlocking` skip that.
+
+use crate::errors::HipResult;
+use crate::runtime;
+use parking_lot::{Condvar, Mutex};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+const WORKER_STACK_BYTES: usize = 8 << 20;
+
+thread_local! {
+    /// The queue whose worker is the current thread (0 on other threads).
+    static CURRENT_WORKER_QUEUE: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// A unit of stream work. Failures are reported through the device's sticky error.
+pub type Work = Box<dyn FnOnce() + Send + 'static>;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamKind {
+    /// The device's legacy default stream (handle 0).
+    Null,
+    /// A created stream that synchronizes with the null stream.
+    Blocking,
+    /// Created with `hipStreamNonBlocking`.
+    NonBlocking,
+}
+
+struct QueueState {
+    pending: VecDeque<Work>,
+    /// Number of items ever submitted; the sequence number of the newest one.
+    submitted: u64,
+    /// Number of items finished; they finish in order.
+    completed: u64,
+    closing: bool,
+}
+
+/// The ordered work queue and its worker thread.
+pub struct StreamQueue {
+    state: Mutex<QueueState>,
+    work_ready: Condvar,
+    progress: Condvar,
+}
+
+impl StreamQueue {
+    fn start(thread_name: String) -> Arc<Self> {
+        let queue = Arc::new(StreamQueue {
+            state: Mutex::new(QueueState { pending: VecDeque::new(), submitted: 0, completed: 0, closing: false }),
+            work_ready: Condvar::new(),
+            progress: Condvar::new(),
+        });
+        let worker_queue = queue.clone();
+        std::thread::Builder::new()
+            .name(thread_name)
+            // Kernels run on this thread; give them room like a main thread has.
+            .stack_size(WORKER_STACK_BYTES)
+            .spawn(move || worker_queue.run_worker())
+            .expect("software-hip: cannot start a stream worker thread");
+        queue
+    }
+
+    fn run_worker(&self) {
+        CURRENT_WORKER_QUEUE.with(|current| current.set(self as *const StreamQueue as usize));
+        loop {
+            let work = {
+                let mut state = self.state.lock();
+                loop {
+                    if let Some(work) = state.pending.pop_front() {
+                        break work;
+                    }
+                    if state.closing {
+                        return;
+                    }
+                    self.work_ready.wait(&mut state);
+                }
+            };
+            // A panicking item must not kill the worker: later items and waiters depend on it.
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work));
+            let mut state = self.state.lock();
+            state.completed += 1;
+            self.progress.notify_all();
+        }
+    }
+
+    /// Appends work and returns its sequence number.
+    pub fn submit(&self, work: Work) -> u64 {
+        let mut state = self.state.lock();
+        state.pending.push_back(work);
+        state.submitted += 1;
+        self.work_ready.notify_one();
+        state.submitted
+    }
+
+    pub fn submitted(&self) -> u64 {
+        self.state.lock().submitted
+    }
+
+    pub fn is_complete(&self, sequence: u64) -> bool {
+        self.state.lock().completed >= sequence
+    }
+
+    pub fn is_idle(&self) -> bool {
+        let state = self.state.lock();
+        state.completed == state.submitted
+    }
+
+    /// Blocks (on a condition variable, not spinning) until item `sequence` has run.
+    ///
+    /// Called from this queue's own worker (a host callback synchronizing its own stream,
+    /// or calling hipFree), waiting could never end; it returns at once instead of hanging.
+    pub fn wait_for(&self, sequence: u64) {
+        if CURRENT_WORKER_QUEUE.with(|current| current.get()) == self as *const StreamQueue as usize {
+            return;
+        }
+        let mut state = self.state.lock();
+        while state.completed < sequence {
+            self.progress.wait(&mut state);
+        }
+    }
+
+    pub fn wait_for_all_submitted(&self) {
+        let target = self.submitted();
+        self.wait_for(target);
+    }
+
+    /// Lets the worker finish what is queued and exit.
+    fn close(&self) {
+        let mut state = self.state.lock();
+        state.closing = true;
+        self.work_ready.notify_all();
+    }
+}
+
+pub struct Stream {
+    pub id: u64,
+    pub device: usize,
+    pub kind: StreamKind,
+    pub flags: u32,
+    pub priority: i32,
+    pub queue: Arc<StreamQueue>,
+}
+
+impl Stream {
+    pub fn start(device: usize, kind: StreamKind, priority: i32) -> Arc<Stream> {
+        static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+        let queue = StreamQueue::start(format!("softhip-d{device}-s{id}"));
+        let flags = if kind == StreamKind::NonBlocking { crate::types::hipStreamNonBlocking } else { 0 };
+        Arc::new(Stream { id, device, kind, flags, priority, queue })
+    }
+
+    /// Creates a stream (`hipStreamCreate*`) and registers it with its device.
+    pub fn create(device: usize, non_blocking: bool, priority: i32) -> HipResult<Arc<Stream>> {
+        let owner = runtime::device(device as i64)?;
+        let kind = if non_blocking { StreamKind::NonBlocking } else { StreamKind::Blocking };
+        let stream = Stream::start(device, kind, priority);
+        owner.register_stream(&stream);
+        Ok(stream)
+    }
+
+    /// Submits work behind everything the stream must wait for; returns its sequence number.
+    pub fn enqueue(&self, work: Work) -> HipResult<u64> {
+        let device = runtime::device(self.device as i64)?;
+        device.check_sticky_error()?;
+        match self.kind {
+            StreamKind::Null => {
+                for other in device.live_streams() {
+                    if other.kind == StreamKind::Blocking {
+                        self.wait_for_current_work_of(&other.queue);
+                    }
+                }
+            }
+            StreamKind::Blocking => {
+                if let Some(null) = device.null_stream_if_started() {
+                    self.wait_for_current_work_of(&null.queue);
+                }
+            }
+            StreamKind::NonBlocking => {}
+        }
+        Ok(self.queue.submit(work))
+    }
+
+    /// Like `enqueue` for work that can fail: a failure becomes the device's sticky error.
+    pub fn enqueue_fallible(&self, work: impl FnOnce() -> HipResult<()> + Send + 'static) -> HipResult<u64> {
+        let device = self.device;
+        self.enqueue(Box::new(move || {
+            if let Err(error) = work() {
+                if let Ok(device) = runtime::device(device as i64) {
+                    device.set_sticky_error(error);
+                }
+            }
+        }))
+    }
+
+    /// Orders this stream after what `other` has been given so far.
+    fn wait_for_current_work_of(&self, other: &Arc<StreamQueue>) {
+        if Arc::ptr_eq(other, &self.queue) {
+            return;
+        }
+        let target = other.submitted();
+        if !other.is_complete(target) {
+            let other = other.clone();
+            self.queue.submit(Box::new(move || other.wait_for(target)));
+        }
+    }
+
+    /// `hipStreamSynchronize`. For the legacy null stream that includes the blocking streams.
+    pub fn synchronize(&self) -> HipResult<()> {
+        let device = runtime::device(self.device as i64)?;
+        self.queue.wait_for_all_submitted();
+        if self.kind == StreamKind::Null {
+            for other in device.live_streams() {
+                if other.kind == StreamKind::Blocking {
+                    other.queue.wait_for_all_submitted();
+                }
+            }
+        }
+        device.check_sticky_error()
+    }
+
+    /// `hipStreamQuery`: has everything submitted so far run? For the legacy null stream
+    /// that includes the blocking streams it synchronizes with.
+    pub fn is_idle(&self) -> bool {
+        if !self.queue.is_idle() {
+            return false;
+        }
+        if self.kind != StreamKind::Null {
+            return true;
+        }
+        runtime::device(self.device as i64).map_or(true, |device| {
+            device.live_streams().iter().filter(|s| s.kind == StreamKind::Blocking).all(|s| s.queue.is_idle())
+        })
+    }
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        self.queue.close();
+    }
+}
+
+/// Created streams by handle.
+pub fn streams() -> &'static crate::handles::HandleTable<Stream> {
+    static TABLE: std::sync::OnceLock<crate::handles::HandleTable<Stream>> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| crate::handles::HandleTable::new(crate::types::hipErrorInvalidHandle))
+}
+
+thread_local! {
+    /// This thread's `hipStreamPerThread` stream for each device, created on first use.
+    static PER_THREAD_STREAMS: std::cell::RefCell<std::collections::HashMap<usize, Arc<Stream>>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+}
+
+/// Maps a `hipStream_t` to its stream: NULL is the current device's legacy default stream;
+/// `hipStreamPerThread` is this thread's own blocking stream on the current device.
+pub fn resolve(handle: usize) -> HipResult<Arc<Stream>> {
+    if handle == 0 {
+        let device = crate::context::current_device()?;
+        return Ok(device.null_stream().clone());
+    }
+    if handle == crate::types::hipStreamPerThread {
+        let device = crate::context::current_device()?.index;
+        if let Some(stream) = PER_THREAD_STREAMS.with(|streams| streams.borrow().get(&device).cloned()) {
+            return Ok(stream);
+        }
+        let stream = Stream::create(device, false, 0)?;
+        PER_THREAD_STREAMS.with(|streams| streams.borrow_mut().insert(device, stream.clone()));
+        return Ok(stream);
+    }
+    streams().get(handle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::*;
+
+    /// A failed kernel (any failing stream work) becomes the device's sticky error, as on
+    /// real HIP: later calls on that device report it, other devices are unaffected.
+    #[test]
+    fn failing_work_leaves_a_sticky_error_on_its_device_only() {
+        runtime::init(0).unwrap();
+        let stream = Stream::create(1, false, 0).unwrap();
+        stream.enqueue_fallible(|| Err(hipErrorLaunchFailure)).unwrap();
+        assert_eq!(stream.synchronize(), Err(hipErrorLaunchFailure));
+        assert_eq!(stream.enqueue(Box::new(|| {})).unwrap_err(), hipErrorLaunchFailure);
+        assert_eq!(crate::memory::allocate_device(1, 64, false, 0).unwrap_err(), hipErrorLaunchFailure);
+        // A record that cannot be queued leaves the event complete rather than pending forever.
+        let event = crate::event::Event::new(0).unwrap();
+        assert_eq!(event.record(&stream), Err(hipErrorLaunchFailure));
+        event.synchronize();
+        assert_eq!(event.query(), Ok(()));
+        let healthy = Stream::create(0, false, 0).unwrap();
+        healthy.enqueue(Box::new(|| {})).unwrap();
+        assert_eq!(healthy.synchronize(), Ok(()));
+        std::thread::spawn(|| {
+            // SAFETY: scalar arguments only.
+            assert_eq!(unsafe { crate::hipSetDevice(1) }, hipSuccess);
+            assert_eq!(unsafe { crate::hipDeviceSynchronize() }, hipErrorLaunchFailure);
+            let mut pointer = std::ptr::null_mut();
+            // SAFETY: valid out pointer.
+            assert_eq!(unsafe { crate::hipMalloc(&mut pointer, 16) }, hipErrorLaunchFailure);
+        })
+        .join()
+        .unwrap();
+    }
+}

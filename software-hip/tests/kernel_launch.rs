@@ -1,0 +1,126 @@
+//! End-to-end kernel launches through the C API: module load, function lookup, stream
+//! launch, graph kernel node, and the sticky error of a failing kernel.
+//!
+//! Needs the kernel/module layer (`include/software_hip_kernel.h`, `kernels/test_kernels.c`,
+//! merged from the kernels work); with the placeholder module it is skipped with a message.
+#[macro_use]
+mod common;
+use common::*;
+use std::ffi::CString;
+use std::path::{Path, PathBuf};
+
+/// Builds kernels/test_kernels.c into a code object, or None when the kernel layer is absent.
+fn test_code_object() -> Option<Vec<u8>> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let source = root.join("kernels/test_kernels.c");
+    if !source.exists() || !root.join("include/software_hip_kernel.h").exists() {
+        eprintln!("kernel layer not present; kernel launch tests skipped");
+        return None;
+    }
+    let output: PathBuf = std::env::temp_dir().join(format!("softhip-launch-{}.so", std::process::id()));
+    let status = std::process::Command::new("cc")
+        .args(["-shared", "-fPIC", "-O2", "-std=c11", "-I"])
+        .arg(root.join("include"))
+        .arg(&source)
+        .arg("-o")
+        .arg(&output)
+        .status()
+        .expect("a C compiler (cc) is needed");
+    assert!(status.success());
+    let bytes = std::fs::read(&output).unwrap();
+    let _ = std::fs::remove_file(&output);
+    Some(bytes)
+}
+
+fn function(module: hipModule_t, name: &str) -> hipFunction_t {
+    let name = CString::new(name).unwrap();
+    let mut function = std::ptr::null_mut();
+    hip_ok!(hipModuleGetFunction(&mut function, module, name.as_ptr()));
+    function
+}
+
+#[test]
+fn kernels_run_on_streams_and_in_graphs_and_failures_stick() {
+    let Some(image) = test_code_object() else { return };
+    init();
+    // Device 1 takes the deliberate failure at the end; the rest runs there too.
+    std::thread::spawn(move || {
+        hip_ok!(hipSetDevice(1));
+        let mut module = std::ptr::null_mut();
+        hip_ok!(hipModuleLoadData(&mut module, image.as_ptr().cast()));
+        let write_ids = function(module, "write_ids");
+        assert_eq!(write_ids, function(module, "write_ids"), "one handle per name");
+        let missing = CString::new("no_such_kernel").unwrap();
+        assert_eq!(hip_code!(hipModuleGetFunction(&mut std::ptr::null_mut(), module, missing.as_ptr())), hipErrorNotFound);
+
+        // 2 blocks of 4 threads, 8 u32 per thread.
+        let bytes = 2 * 4 * 8 * 4;
+        let output = device_malloc(bytes);
+        let stream = create_stream(hipStreamNonBlocking);
+        let gate = Box::new(Gate::default());
+        hip_ok!(hipLaunchHostFunc(stream, Some(wait_at_gate), as_user_data(&*gate)));
+        let mut argument = output;
+        let mut params = [(&mut argument as *mut *mut c_void).cast::<c_void>()];
+        hip_ok!(hipModuleLaunchKernel(write_ids, 2, 1, 1, 4, 1, 1, 0, stream, params.as_mut_ptr(), std::ptr::null_mut()));
+        // Arguments were captured at launch: changing the variable now has no effect.
+        argument = std::ptr::null_mut();
+        let _ = argument;
+        assert_eq!(hip_code!(hipStreamQuery(stream)), hipErrorNotReady);
+        gate.open();
+        hip_ok!(hipStreamSynchronize(stream));
+        let words: Vec<u32> = read_back(output, bytes).chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+        // Thread 5 = block 1, thread 1.
+        assert_eq!(&words[5 * 8..5 * 8 + 6], &[1, 0, 0, 1, 0, 0]);
+
+        // The same kernel as a graph node after a memset.
+        hip_ok!(hipMemset(output, 0, bytes));
+        let mut graph = std::ptr::null_mut();
+        hip_ok!(hipGraphCreate(&mut graph, 0));
+        let fill = hipMemsetParams { dst: output, elementSize: 4, height: 1, pitch: 0, value: 0xFFFF_FFFF, width: bytes / 4 };
+        let mut fill_node = std::ptr::null_mut();
+        hip_ok!(hipGraphAddMemsetNode(&mut fill_node, graph, std::ptr::null(), 0, &fill));
+        let mut node_argument = output;
+        let mut node_params = [(&mut node_argument as *mut *mut c_void).cast::<c_void>()];
+        let kernel = hipKernelNodeParams {
+            blockDim: dim3 { x: 4, y: 1, z: 1 },
+            extra: std::ptr::null_mut(),
+            func: write_ids,
+            gridDim: dim3 { x: 2, y: 1, z: 1 },
+            kernelParams: node_params.as_mut_ptr(),
+            sharedMemBytes: 0,
+        };
+        let mut kernel_node = std::ptr::null_mut();
+        hip_ok!(hipGraphAddKernelNode(&mut kernel_node, graph, &fill_node, 1, &kernel));
+        let mut exec = std::ptr::null_mut();
+        hip_ok!(hipGraphInstantiate(&mut exec, graph, std::ptr::null_mut(), std::ptr::null_mut(), 0));
+        hip_ok!(hipGraphLaunch(exec, stream));
+        hip_ok!(hipStreamSynchronize(stream));
+        let graph_words: Vec<u32> = read_back(output, bytes).chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+        assert_eq!(graph_words, words, "the kernel node overwrote the fill in dependency order");
+        hip_ok!(hipGraphExecDestroy(exec));
+        hip_ok!(hipGraphDestroy(graph));
+
+        // Bad configurations are rejected at launch.
+        assert_eq!(
+            hip_code!(hipModuleLaunchKernel(write_ids, 1, 1, 1, 2048, 1, 1, 0, stream, params.as_mut_ptr(), std::ptr::null_mut())),
+            hipErrorInvalidConfiguration
+        );
+
+        // A kernel that fails leaves a sticky error on this device.
+        let fail_in_block = function(module, "fail_in_block");
+        let mut failing_block = 0u32;
+        let mut fail_params = [(&mut failing_block as *mut u32).cast::<c_void>()];
+        hip_ok!(hipModuleLaunchKernel(fail_in_block, 1, 1, 1, 1, 1, 1, 0, stream, fail_params.as_mut_ptr(), std::ptr::null_mut()));
+        assert_eq!(hip_code!(hipStreamSynchronize(stream)), hipErrorLaunchFailure);
+        let mut more = std::ptr::null_mut();
+        assert_eq!(hip_code!(hipMalloc(&mut more, 16)), hipErrorLaunchFailure);
+        hip_ok!(hipModuleUnload(module));
+        assert_eq!(
+            hip_code!(hipModuleLaunchKernel(write_ids, 1, 1, 1, 1, 1, 1, 0, stream, params.as_mut_ptr(), std::ptr::null_mut())),
+            hipErrorInvalidDeviceFunction,
+            "function handles die with their module"
+        );
+    })
+    .join()
+    .unwrap();
+}

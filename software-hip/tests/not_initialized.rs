@@ -1,0 +1,20 @@
+//! Before hipInit, calls fail with hipErrorNotInitialized (own process: nothing initializes).
+#[macro_use]
+mod common;
+use common::*;
+
+#[test]
+fn calls_before_hip_init_report_not_initialized() {
+    let mut count = 0;
+    assert_eq!(hip_code!(hipGetDeviceCount(&mut count)), hipErrorNotInitialized);
+    let mut pointer = std::ptr::null_mut();
+    assert_eq!(hip_code!(hipMalloc(&mut pointer, 16)), hipErrorNotInitialized);
+    let mut stream = std::ptr::null_mut();
+    assert_eq!(hip_code!(hipStreamCreate(&mut stream)), hipErrorNotInitialized);
+    // Versions and error strings work without it.
+    hip_ok!(hipRuntimeGetVersion(&mut count));
+    assert_eq!(hipGetLastError(), hipErrorNotInitialized);
+    init();
+    hip_ok!(hipGetDeviceCount(&mut count));
+    assert_eq!(count, 2);
+}
