@@ -3,6 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 .ci/install
+cargo build --workspace --release  # the shared libraries the tests load
 cargo test --workspace --release
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Debug
 cmake --build build
