@@ -134,9 +134,9 @@ int main(int argc, char** argv) {
   // malformed paths stop earlier.
   iree_hal_device_t* device = NULL;
   expect_status(test_create_by_path(driver, uuid_path, &device), IREE_STATUS_UNIMPLEMENTED,
-                "Software HIP Device 1)");
+                "GPU(s): Software HIP Device 1");
   expect_status(test_create_by_path(driver, "1,0", &device), IREE_STATUS_UNIMPLEMENTED,
-                "Software HIP Device 1, Software HIP Device 0)");
+                "2 GPU(s): Software HIP Device 1");
   expect_status(test_create_by_path(driver, "7", &device), IREE_STATUS_NOT_FOUND,
                 "device 7 not found (of 2 enumerated)");
   expect_status(test_create_by_path(driver, "0,,1", &device), IREE_STATUS_INVALID_ARGUMENT,

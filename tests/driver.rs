@@ -259,21 +259,29 @@ fn open_fds() -> usize {
     std::fs::read_dir("/proc/self/fd").unwrap().count()
 }
 
+/// Alone in a child process, so no other test's memory moves the numbers: after a warm-up,
+/// 1000 more drivers may not grow resident memory by 1 MiB (a 1 KiB leak per driver would).
 #[test]
 fn create_and_destroy_in_a_loop_does_not_leak() {
+    run_in_child("create_and_destroy_child", &[]);
+}
+
+#[test]
+#[ignore = "run by create_and_destroy_in_a_loop_does_not_leak in a child process"]
+fn create_and_destroy_child() {
     let library = software_hip_library().display().to_string();
-    for _ in 0..20 {
+    for _ in 0..100 {
         release(create_driver_from(&library, 0).unwrap());
     }
     let (rss, fds) = (resident_kib(), open_fds());
-    for _ in 0..500 {
+    for _ in 0..1000 {
         let driver = create_driver_from(&library, 0).unwrap();
         assert_eq!(query_devices(driver).len(), 2);
         release(driver);
     }
     let grown = resident_kib().saturating_sub(rss);
-    assert!(grown < 2048, "resident memory grew by {grown} KiB over 500 drivers");
-    assert!(open_fds() <= fds + 2, "file descriptors leaked");
+    assert!(grown < 1024, "resident memory grew by {grown} KiB over 1000 drivers");
+    assert!(open_fds() <= fds, "file descriptors leaked");
 }
 
 #[test]
