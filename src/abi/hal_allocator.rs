@@ -124,7 +124,10 @@ pub struct iree_hal_allocator_vtable_t {
     pub host_allocator: Option<unsafe extern "C" fn(allocator: *const iree_hal_allocator_t) -> iree_allocator_t>,
     pub trim: Option<unsafe extern "C" fn(allocator: *mut iree_hal_allocator_t) -> iree_status_t>,
     pub query_statistics: Option<
-        unsafe extern "C" fn(allocator: *mut iree_hal_allocator_t, out_statistics: *mut iree_hal_allocator_statistics_t),
+        unsafe extern "C" fn(
+            allocator: *mut iree_hal_allocator_t,
+            out_statistics: *mut iree_hal_allocator_statistics_t,
+        ),
     >,
     pub query_memory_heaps: Option<
         unsafe extern "C" fn(

@@ -163,7 +163,8 @@ pub struct iree_hal_buffer_mapping_t {
 }
 
 /// `iree_hal_buffer_release_fn_t`: called when a wrapped allocation is released.
-pub type iree_hal_buffer_release_fn_t = Option<unsafe extern "C" fn(user_data: *mut c_void, buffer: *mut iree_hal_buffer_t)>;
+pub type iree_hal_buffer_release_fn_t =
+    Option<unsafe extern "C" fn(user_data: *mut c_void, buffer: *mut iree_hal_buffer_t)>;
 
 /// `iree_hal_buffer_release_callback_t`.
 ///
@@ -243,3 +244,19 @@ const _: () = assert!(core::mem::size_of::<iree_hal_buffer_mapping_t>() == 48);
 const _: () = assert!(core::mem::size_of::<iree_hal_buffer_release_callback_t>() == 16);
 const _: () = assert!(core::mem::size_of::<iree_hal_buffer_vtable_t>() == 48);
 const _: () = assert!(core::mem::size_of::<iree_hal_buffer_t>() == 96);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn persistent_bit_is_bit_zero_and_keeps_the_others() {
+        let mut mapping_impl = iree_hal_buffer_mapping_impl_t { is_persistent_bits: 0x8000, ..Default::default() };
+        assert!(!mapping_impl.is_persistent());
+        mapping_impl.set_persistent(true);
+        assert_eq!(mapping_impl.is_persistent_bits, 0x8001);
+        assert!(mapping_impl.is_persistent());
+        mapping_impl.set_persistent(false);
+        assert_eq!(mapping_impl.is_persistent_bits, 0x8000);
+    }
+}

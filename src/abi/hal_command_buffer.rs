@@ -442,3 +442,57 @@ const _: () = assert!(core::mem::size_of::<iree_hal_command_buffer_vtable_t>() =
 const _: () = assert!(core::mem::size_of::<iree_hal_command_buffer_t>() == 48);
 const _: () = assert!(core::mem::size_of::<iree_hal_buffer_binding_requirements_t>() == 32);
 const _: () = assert!(core::mem::size_of::<iree_hal_command_buffer_validation_state_t>() == 16);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // The expected words are the ones c_tests/layout_images.h proves equal to IREE's
+    // bit-field and union members.
+    #[test]
+    fn buffer_slot_occupies_the_upper_24_bits() {
+        let mut buffer_ref = iree_hal_buffer_ref_t {
+            reserved_and_buffer_slot: 0x5A,
+            buffer: core::ptr::null_mut(),
+            offset: 0,
+            length: 0,
+        };
+        buffer_ref.set_buffer_slot(0xABCDEF);
+        assert_eq!(buffer_ref.reserved_and_buffer_slot, 0xABCD_EF5A);
+        assert_eq!(buffer_ref.buffer_slot(), 0xABCDEF);
+        assert_eq!(buffer_ref.reserved(), 0x5A);
+        buffer_ref.set_buffer_slot(0x1_000_001);
+        assert_eq!(buffer_ref.buffer_slot(), 1, "slots wrap at 24 bits as the C bit-field does");
+    }
+
+    #[test]
+    fn collective_op_bytes_are_kind_reduction_element_type() {
+        let op = iree_hal_collective_op_t::new(
+            IREE_HAL_COLLECTIVE_KIND_REDUCE_SCATTER,
+            IREE_HAL_COLLECTIVE_REDUCTION_MAXIMUM,
+            IREE_HAL_COLLECTIVE_ELEMENT_TYPE_FLOAT_16,
+        );
+        if cfg!(target_endian = "little") {
+            assert_eq!(op.packed, 0x0008_0405);
+        }
+        assert_eq!(op.kind(), IREE_HAL_COLLECTIVE_KIND_REDUCE_SCATTER);
+        assert_eq!(op.reduction(), IREE_HAL_COLLECTIVE_REDUCTION_MAXIMUM);
+        assert_eq!(op.element_type(), IREE_HAL_COLLECTIVE_ELEMENT_TYPE_FLOAT_16);
+    }
+
+    #[test]
+    fn label_color_bytes_are_rgba() {
+        let color = iree_hal_label_color_t::from_rgba(0x11, 0x22, 0x33, 0x44);
+        if cfg!(target_endian = "little") {
+            assert_eq!(color.value, 0x4433_2211);
+        }
+        assert_eq!(color.rgba(), [0x11, 0x22, 0x33, 0x44]);
+    }
+
+    #[test]
+    fn validation_state_size_matches_iree_formula() {
+        assert_eq!(iree_hal_command_buffer_validation_state_t::size_for(0), 16);
+        assert_eq!(iree_hal_command_buffer_validation_state_t::size_for(3), 16 + 3 * 32);
+        assert_eq!(core::mem::offset_of!(iree_hal_command_buffer_validation_state_t, binding_requirements), 16);
+    }
+}

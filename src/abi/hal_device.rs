@@ -257,7 +257,10 @@ pub struct iree_hal_device_vtable_t {
         ) -> iree_status_t,
     >,
     pub queue_flush: Option<
-        unsafe extern "C" fn(device: *mut iree_hal_device_t, queue_affinity: iree_hal_queue_affinity_t) -> iree_status_t,
+        unsafe extern "C" fn(
+            device: *mut iree_hal_device_t,
+            queue_affinity: iree_hal_queue_affinity_t,
+        ) -> iree_status_t,
     >,
     pub wait_semaphores: Option<
         unsafe extern "C" fn(

@@ -41,7 +41,11 @@ pub struct iree_hal_semaphore_vtable_t {
     /// Takes ownership of `status`.
     pub fail: Option<unsafe extern "C" fn(semaphore: *mut iree_hal_semaphore_t, status: iree_status_t)>,
     pub wait: Option<
-        unsafe extern "C" fn(semaphore: *mut iree_hal_semaphore_t, value: u64, timeout: iree_timeout_t) -> iree_status_t,
+        unsafe extern "C" fn(
+            semaphore: *mut iree_hal_semaphore_t,
+            value: u64,
+            timeout: iree_timeout_t,
+        ) -> iree_status_t,
     >,
 }
 
