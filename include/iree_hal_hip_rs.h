@@ -983,10 +983,6 @@ typedef struct iree_hal_buffer_ref_t {
   iree_device_size_t offset;
   iree_device_size_t length;
 } iree_hal_buffer_ref_t;
-/*
- Largest slot the 24-bit field holds.
- */
-#define iree_hal_buffer_ref_t_MAX_BUFFER_SLOT ((1 << 24) - 1)
 
 /*
  `iree_hal_buffer_barrier_t`.

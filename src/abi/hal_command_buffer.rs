@@ -46,10 +46,10 @@ pub struct iree_hal_buffer_ref_t {
     pub length: iree_device_size_t,
 }
 
-impl iree_hal_buffer_ref_t {
-    /// Largest slot the 24-bit field holds.
-    pub const MAX_BUFFER_SLOT: u32 = (1 << 24) - 1;
+/// Largest slot the 24-bit `buffer_slot` bit-field holds (Rust only).
+const MAX_BUFFER_SLOT: u32 = (1 << 24) - 1;
 
+impl iree_hal_buffer_ref_t {
     /// IREE's `buffer_slot`: the binding table slot used when `buffer` is NULL.
     pub fn buffer_slot(&self) -> u32 {
         self.reserved_and_buffer_slot >> 8
@@ -62,7 +62,7 @@ impl iree_hal_buffer_ref_t {
 
     /// Sets `buffer_slot` (truncated to 24 bits as C does), keeping `reserved`.
     pub fn set_buffer_slot(&mut self, slot: u32) {
-        self.reserved_and_buffer_slot = (self.reserved_and_buffer_slot & 0xFF) | ((slot & Self::MAX_BUFFER_SLOT) << 8);
+        self.reserved_and_buffer_slot = (self.reserved_and_buffer_slot & 0xFF) | ((slot & MAX_BUFFER_SLOT) << 8);
     }
 }
 

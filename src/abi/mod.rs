@@ -1,7 +1,9 @@
 //! The C ABI shared with IREE v3.3.0: `#[repr(C)]` mirrors of the IREE types this library
 //! hands to, or receives from, IREE's C code. Everything here is plain data and function
-//! pointer types; the layouts are checked against IREE's own headers by the C layout test
-//! (`c_tests/layout_test.c`) and by the size assertions at the bottom of each file.
+//! pointer types, checked against IREE's own headers: sizes, offsets and constant values by
+//! the C layout test (`c_tests/layout_test.c`, table in `c_tests/layout_fields.h`), field
+//! and vtable entry types by `c_tests/check_signatures.py`, and sizes again by the
+//! assertions at the bottom of each file.
 //!
 //! Names are IREE's C names so that cbindgen emits a header C users can read side by side
 //! with IREE's. C enums and bit sets are integer aliases with `pub const` values (C may
