@@ -13,6 +13,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+/* Declared ahead of its definition: its control function takes it by value. */
+typedef struct iree_wait_source_t iree_wait_source_t;
 
 /*
  Bits of an `iree_status_t` that hold the code.
@@ -20,14 +22,45 @@
 #define IREE_STATUS_CODE_MASK 31
 
 /*
- `iree_hal_device_t`: opaque here until the device joins.
+ `IREE_HAL_CHANNEL_RANK_DEFAULT`: take the rank from the channel provider.
  */
-typedef struct iree_hal_device_t iree_hal_device_t;
+#define IREE_HAL_CHANNEL_RANK_DEFAULT -1
+
+/*
+ `IREE_HAL_CHANNEL_COUNT_DEFAULT`: take the count from the channel provider.
+ */
+#define IREE_HAL_CHANNEL_COUNT_DEFAULT -1
+
+/*
+ `IREE_HAL_CHANNEL_NO_COLOR`: a split that leaves the participant out.
+ */
+#define IREE_HAL_CHANNEL_NO_COLOR -1
+
+/*
+ `IREE_HAL_SEMAPHORE_MAX_VALUE`: the largest payload a healthy semaphore reaches.
+ */
+#define IREE_HAL_SEMAPHORE_MAX_VALUE (2147483647 - 1)
+
+/*
+ `IREE_HAL_SEMAPHORE_FAILURE_VALUE`: payloads from here on mean the semaphore failed.
+ */
+#define IREE_HAL_SEMAPHORE_FAILURE_VALUE (IREE_HAL_SEMAPHORE_MAX_VALUE + 1)
+
+/*
+ `IREE_HAL_SEMAPHORE_FAILURE_VALUE_STATUS_BIT`: set when the remaining bits hold an
+ `iree_status_t` shifted right by one.
+ */
+#define IREE_HAL_SEMAPHORE_FAILURE_VALUE_STATUS_BIT 9223372036854775808ull
 
 /*
  `iree_hal_driver_registry_t`: opaque to C; see `crate::registry`.
  */
 typedef struct iree_hal_driver_registry_t iree_hal_driver_registry_t;
+
+/*
+ `iree_io_file_handle_t`: opaque; owned by IREE's io library.
+ */
+typedef struct iree_io_file_handle_t iree_io_file_handle_t;
 
 /*
  Opaque target of `iree_status_t`. A status is a pointer whose low five bits hold the
@@ -232,14 +265,247 @@ typedef struct iree_hal_driver_factory_t {
 } iree_hal_driver_factory_t;
 
 /*
+ `iree_hal_device_t`: opaque in IREE; every implementation starts with a resource header
+ whose vtable is an `iree_hal_device_vtable_t`.
+ */
+typedef struct iree_hal_device_t {
+  struct iree_hal_resource_t resource;
+} iree_hal_device_t;
+
+/*
  `iree_status_code_t` (a C enum, so an `int`-sized value).
  */
 typedef uint32_t iree_status_code_t;
 
 /*
+ `iree_loop_command_t`: what a loop's control function is asked to do.
+ */
+typedef uint32_t iree_loop_command_t;
+
+/*
  `iree_hal_device_id_t`: an opaque per-driver device handle.
  */
 typedef size_t iree_hal_device_id_t;
+
+/*
+ `iree_hal_allocator_pool_t`: which pool a queue-ordered allocation comes from.
+ */
+typedef uint32_t iree_hal_allocator_pool_t;
+
+/*
+ `iree_hal_buffer_compatibility_t`: what an allocator can do with buffers of some params.
+ */
+typedef uint32_t iree_hal_buffer_compatibility_t;
+
+/*
+ `iree_hal_external_buffer_type_t` (a C enum).
+ */
+typedef uint32_t iree_hal_external_buffer_type_t;
+
+/*
+ `iree_hal_external_buffer_flags_t`.
+ */
+typedef uint32_t iree_hal_external_buffer_flags_t;
+
+/*
+ `iree_hal_memory_type_t`: where memory lives and who can see it.
+ */
+typedef uint32_t iree_hal_memory_type_t;
+
+/*
+ `iree_hal_memory_access_t` (16 bits): how memory may be accessed.
+ */
+typedef uint16_t iree_hal_memory_access_t;
+
+/*
+ `iree_hal_buffer_usage_t`: what a buffer may be used for.
+ */
+typedef uint32_t iree_hal_buffer_usage_t;
+
+/*
+ `iree_hal_buffer_overlap_t` (a C enum).
+ */
+typedef uint32_t iree_hal_buffer_overlap_t;
+
+/*
+ `iree_hal_transfer_buffer_flags_t`.
+ */
+typedef uint32_t iree_hal_transfer_buffer_flags_t;
+
+/*
+ `iree_hal_mapping_mode_t`.
+ */
+typedef uint32_t iree_hal_mapping_mode_t;
+
+/*
+ `iree_hal_buffer_placement_flags_t`.
+ */
+typedef uint32_t iree_hal_buffer_placement_flags_t;
+
+/*
+ `iree_hal_channel_flags_t`.
+ */
+typedef uint32_t iree_hal_channel_flags_t;
+
+/*
+ `iree_hal_command_buffer_mode_t`.
+ */
+typedef uint32_t iree_hal_command_buffer_mode_t;
+
+/*
+ `iree_hal_command_category_t`.
+ */
+typedef uint32_t iree_hal_command_category_t;
+
+/*
+ `iree_hal_execution_stage_t`.
+ */
+typedef uint32_t iree_hal_execution_stage_t;
+
+/*
+ `iree_hal_execution_barrier_flags_t`.
+ */
+typedef uint32_t iree_hal_execution_barrier_flags_t;
+
+/*
+ `iree_hal_access_scope_t`.
+ */
+typedef uint32_t iree_hal_access_scope_t;
+
+/*
+ `iree_hal_memory_advise_flags_t`.
+ */
+typedef uint64_t iree_hal_memory_advise_flags_t;
+
+/*
+ `iree_hal_fill_flags_t`.
+ */
+typedef uint64_t iree_hal_fill_flags_t;
+
+/*
+ `iree_hal_update_flags_t`.
+ */
+typedef uint64_t iree_hal_update_flags_t;
+
+/*
+ `iree_hal_copy_flags_t`.
+ */
+typedef uint64_t iree_hal_copy_flags_t;
+
+/*
+ `iree_hal_collective_kind_t`.
+ */
+typedef uint8_t iree_hal_collective_kind_t;
+
+/*
+ `iree_hal_collective_reduction_t`.
+ */
+typedef uint8_t iree_hal_collective_reduction_t;
+
+/*
+ `iree_hal_collective_element_type_t`.
+ */
+typedef uint8_t iree_hal_collective_element_type_t;
+
+/*
+ `iree_hal_dispatch_flags_t`.
+ */
+typedef uint64_t iree_hal_dispatch_flags_t;
+
+/*
+ `iree_hal_device_feature_t`.
+ */
+typedef uint64_t iree_hal_device_feature_t;
+
+/*
+ `iree_hal_device_profiling_mode_t`.
+ */
+typedef uint64_t iree_hal_device_profiling_mode_t;
+
+/*
+ `iree_hal_semaphore_compatibility_t`: how a device can use a semaphore.
+ */
+typedef uint64_t iree_hal_semaphore_compatibility_t;
+
+/*
+ `iree_hal_read_flags_t`.
+ */
+typedef uint64_t iree_hal_read_flags_t;
+
+/*
+ `iree_hal_write_flags_t`.
+ */
+typedef uint64_t iree_hal_write_flags_t;
+
+/*
+ `iree_hal_wait_mode_t` (a C enum).
+ */
+typedef uint32_t iree_hal_wait_mode_t;
+
+/*
+ `iree_hal_event_flags_t`.
+ */
+typedef uint32_t iree_hal_event_flags_t;
+
+/*
+ `iree_hal_executable_caching_mode_t`.
+ */
+typedef uint32_t iree_hal_executable_caching_mode_t;
+
+/*
+ `iree_hal_file_mode_t`.
+ */
+typedef uint32_t iree_hal_file_mode_t;
+
+/*
+ `iree_hal_external_file_flags_t`.
+ */
+typedef uint32_t iree_hal_external_file_flags_t;
+
+/*
+ `iree_hal_queue_affinity_t`: a bit per queue a command may run on.
+ */
+typedef uint64_t iree_hal_queue_affinity_t;
+
+/*
+ `iree_hal_semaphore_flags_t`.
+ */
+typedef uint32_t iree_hal_semaphore_flags_t;
+
+/*
+ `iree_io_file_access_t`: what a handle allows.
+ */
+typedef uint32_t iree_io_file_access_t;
+
+/*
+ `iree_io_file_handle_type_t` (a C enum).
+ */
+typedef uint32_t iree_io_file_handle_type_t;
+
+/*
+ `iree_time_t`: nanoseconds on IREE's monotonic clock.
+ */
+typedef int64_t iree_time_t;
+
+/*
+ `iree_duration_t`: a span of nanoseconds.
+ */
+typedef int64_t iree_duration_t;
+
+/*
+ `iree_timeout_type_t` (a C enum): how `iree_timeout_t::nanos` is read.
+ */
+typedef uint32_t iree_timeout_type_t;
+
+/*
+ `iree_wait_primitive_type_t`: the kind of OS primitive behind a wait handle.
+ */
+typedef uint8_t iree_wait_primitive_type_t;
+
+/*
+ `iree_wait_source_command_t` (a C enum).
+ */
+typedef uint32_t iree_wait_source_command_t;
 
 /*
  `iree_hal_device_info_t`: one enumerated device.
@@ -299,6 +565,914 @@ typedef struct iree_hal_hip_nccl_id_t {
   char data[128];
 } iree_hal_hip_nccl_id_t;
 
+/*
+ `iree_byte_span_t`: a borrowed range of mutable bytes.
+ */
+typedef struct iree_byte_span_t {
+  uint8_t *data;
+  iree_host_size_t data_length;
+} iree_byte_span_t;
+
+/*
+ `iree_const_byte_span_t`: a borrowed range of read-only bytes.
+ */
+typedef struct iree_const_byte_span_t {
+  const uint8_t *data;
+  iree_host_size_t data_length;
+} iree_const_byte_span_t;
+
+/*
+ `iree_loop_ctl_fn_t`: one entry point serving every loop command.
+ */
+typedef iree_status_t (*iree_loop_ctl_fn_t)(void *self_,
+                                            iree_loop_command_t command,
+                                            const void *params,
+                                            void **inout_ptr);
+
+/*
+ `iree_loop_t`: an event loop is its state plus its control function.
+
+ */
+typedef struct iree_loop_t {
+  void *self;
+  iree_loop_ctl_fn_t ctl;
+} iree_loop_t;
+
+/*
+ `iree_timeout_t`: a deadline or a relative timeout.
+
+ */
+typedef struct iree_timeout_t {
+  iree_timeout_type_t type;
+  iree_time_t nanos;
+} iree_timeout_t;
+
+/*
+ `iree_wait_source_ctl_fn_t`: one entry point serving every wait source command.
+ */
+typedef iree_status_t (*iree_wait_source_ctl_fn_t)(struct iree_wait_source_t wait_source,
+                                                   iree_wait_source_command_t command,
+                                                   const void *params,
+                                                   void **inout_ptr);
+
+/*
+ `iree_wait_source_t`: a source's state plus its control function; a NULL `ctl` is
+ already resolved. IREE overlays `self`/`data` with `uint64_t storage[2]`; on 64-bit
+ targets the two views have the same bytes, so only the named view is mirrored.
+
+ */
+typedef struct iree_wait_source_t {
+  void *self;
+  uint64_t data;
+  iree_wait_source_ctl_fn_t ctl;
+} iree_wait_source_t;
+
+/*
+ `iree_wait_source_wait_params_t`.
+ */
+typedef struct iree_wait_source_wait_params_t {
+  struct iree_timeout_t timeout;
+} iree_wait_source_wait_params_t;
+
+/*
+ `iree_wait_source_export_params_t`.
+ */
+typedef struct iree_wait_source_export_params_t {
+  iree_wait_primitive_type_t target_type;
+  struct iree_timeout_t timeout;
+} iree_wait_source_export_params_t;
+
+/*
+ `iree_io_file_handle_primitive_value_t`: read the member `type` names.
+ */
+typedef union iree_io_file_handle_primitive_value_t {
+  struct iree_byte_span_t host_allocation;
+  int fd;
+} iree_io_file_handle_primitive_value_t;
+
+/*
+ `iree_io_file_handle_primitive_t`: what `iree_io_file_handle_primitive` returns.
+
+ */
+typedef struct iree_io_file_handle_primitive_t {
+  iree_io_file_handle_type_t type;
+  union iree_io_file_handle_primitive_value_t value;
+} iree_io_file_handle_primitive_t;
+
+/*
+ `iree_io_file_handle_release_fn_t`.
+ */
+typedef void (*iree_io_file_handle_release_fn_t)(void *user_data,
+                                                 struct iree_io_file_handle_primitive_t handle_primitive);
+
+/*
+ `iree_io_file_handle_release_callback_t`.
+
+ */
+typedef struct iree_io_file_handle_release_callback_t {
+  iree_io_file_handle_release_fn_t fn;
+  void *user_data;
+} iree_io_file_handle_release_callback_t;
+
+/*
+ `iree_hal_resource_vtable_t`: the part every HAL vtable shares; IREE's release calls
+ `destroy` (for buffers, the entry at this offset is `recycle`).
+ */
+typedef struct iree_hal_resource_vtable_t {
+  void (*destroy)(struct iree_hal_resource_t *resource);
+} iree_hal_resource_vtable_t;
+
+/*
+ `iree_hal_buffer_placement_t`: the device and queues a buffer was allocated for; a
+ NULL `device` means unknown.
+ */
+typedef struct iree_hal_buffer_placement_t {
+  struct iree_hal_device_t *device;
+  iree_hal_queue_affinity_t queue_affinity;
+  iree_hal_buffer_placement_flags_t flags;
+  uint32_t reserved;
+} iree_hal_buffer_placement_t;
+
+/*
+ `iree_hal_allocator_t`: opaque in IREE; every implementation starts with a resource
+ header whose vtable is an `iree_hal_allocator_vtable_t`.
+ */
+typedef struct iree_hal_allocator_t {
+  struct iree_hal_resource_t resource;
+} iree_hal_allocator_t;
+
+/*
+ `iree_hal_buffer_t`: the base every buffer starts with; IREE's core reads these fields
+ directly (`iree_hal_buffer_initialize` fills them).
+ */
+typedef struct iree_hal_buffer_t {
+  struct iree_hal_resource_t resource;
+  /*
+   The buffer owning the memory; the buffer itself unless it is a subspan.
+   */
+  struct iree_hal_buffer_t *allocated_buffer;
+  iree_device_size_t allocation_size;
+  iree_device_size_t byte_offset;
+  iree_device_size_t byte_length;
+  struct iree_hal_buffer_placement_t placement;
+  /*
+   Allocator to return the buffer to instead of destroying it, if any.
+   */
+  struct iree_hal_allocator_t *pooling_allocator;
+  iree_hal_memory_type_t memory_type;
+  iree_hal_buffer_usage_t allowed_usage;
+  iree_hal_memory_access_t allowed_access;
+  uint16_t reserved;
+  uint32_t flags;
+} iree_hal_buffer_t;
+
+/*
+ `iree_hal_buffer_mapping_impl_t`: the implementation's part of a mapping. IREE declares
+ `uint32_t is_persistent : 1, reserved_flags : 31` after `allowed_access`; with the
+ Itanium C ABI (GCC, Clang) `is_persistent` is bit 0 of the 16 bits right after
+ `allowed_access` and `reserved_flags` starts the next 32-bit unit, so both are mirrored
+ as plain integers (checked by the layout test's bit images).
+ */
+typedef struct iree_hal_buffer_mapping_impl_t {
+  iree_device_size_t byte_offset;
+  iree_hal_memory_access_t allowed_access;
+  /*
+   Bit 0: IREE's `is_persistent`; other bits unused.
+   */
+  uint16_t is_persistent_bits;
+  /*
+   IREE's `reserved_flags` (31 bits).
+   */
+  uint32_t reserved_flags_bits;
+  uint64_t reserved[1];
+} iree_hal_buffer_mapping_impl_t;
+
+/*
+ `iree_hal_buffer_mapping_t`: a host view of part of a buffer.
+
+ */
+typedef struct iree_hal_buffer_mapping_t {
+  struct iree_byte_span_t contents;
+  struct iree_hal_buffer_t *buffer;
+  struct iree_hal_buffer_mapping_impl_t impl;
+} iree_hal_buffer_mapping_t;
+
+/*
+ `iree_hal_buffer_vtable_t`, in IREE's order. Unlike other vtables it starts with
+ `recycle`, which IREE's resource release calls; `destroy` frees for good.
+ */
+typedef struct iree_hal_buffer_vtable_t {
+  void (*recycle)(struct iree_hal_buffer_t *buffer);
+  void (*destroy)(struct iree_hal_buffer_t *buffer);
+  iree_status_t (*map_range)(struct iree_hal_buffer_t *buffer,
+                             iree_hal_mapping_mode_t mapping_mode,
+                             iree_hal_memory_access_t memory_access,
+                             iree_device_size_t local_byte_offset,
+                             iree_device_size_t local_byte_length,
+                             struct iree_hal_buffer_mapping_t *mapping);
+  iree_status_t (*unmap_range)(struct iree_hal_buffer_t *buffer,
+                               iree_device_size_t local_byte_offset,
+                               iree_device_size_t local_byte_length,
+                               struct iree_hal_buffer_mapping_t *mapping);
+  iree_status_t (*invalidate_range)(struct iree_hal_buffer_t *buffer,
+                                    iree_device_size_t local_byte_offset,
+                                    iree_device_size_t local_byte_length);
+  iree_status_t (*flush_range)(struct iree_hal_buffer_t *buffer,
+                               iree_device_size_t local_byte_offset,
+                               iree_device_size_t local_byte_length);
+} iree_hal_buffer_vtable_t;
+
+/*
+ `iree_hal_buffer_params_t`: what a requested buffer must support. Zero fields mean
+ IREE's defaults (see `iree_hal_buffer_params_canonicalize`).
+
+ */
+typedef struct iree_hal_buffer_params_t {
+  iree_hal_buffer_usage_t usage;
+  iree_hal_memory_access_t access;
+  iree_hal_memory_type_t type;
+  iree_hal_queue_affinity_t queue_affinity;
+  iree_device_size_t min_alignment;
+} iree_hal_buffer_params_t;
+
+/*
+ `iree_hal_buffer_release_fn_t`: called when a wrapped allocation is released.
+ */
+typedef void (*iree_hal_buffer_release_fn_t)(void *user_data,
+                                             struct iree_hal_buffer_t *buffer);
+
+/*
+ `iree_hal_buffer_release_callback_t`.
+
+ */
+typedef struct iree_hal_buffer_release_callback_t {
+  iree_hal_buffer_release_fn_t fn;
+  void *user_data;
+} iree_hal_buffer_release_callback_t;
+
+/*
+ `iree_hal_allocator_statistics_t`, as laid out with `IREE_STATISTICS_ENABLE` set (IREE's
+ default); builds without statistics have a single `int reserved` instead.
+ */
+typedef struct iree_hal_allocator_statistics_t {
+  iree_device_size_t host_bytes_peak;
+  iree_device_size_t host_bytes_allocated;
+  iree_device_size_t host_bytes_freed;
+  iree_device_size_t device_bytes_peak;
+  iree_device_size_t device_bytes_allocated;
+  iree_device_size_t device_bytes_freed;
+} iree_hal_allocator_statistics_t;
+
+/*
+ `iree_hal_allocator_memory_heap_t`: one kind of memory an allocator offers.
+
+ */
+typedef struct iree_hal_allocator_memory_heap_t {
+  iree_hal_memory_type_t type;
+  iree_hal_buffer_usage_t allowed_usage;
+  iree_device_size_t max_allocation_size;
+  iree_device_size_t min_alignment;
+} iree_hal_allocator_memory_heap_t;
+
+/*
+ `handle.host_allocation` of `iree_hal_external_buffer_t` (anonymous in IREE).
+ */
+typedef struct iree_hal_external_buffer_host_allocation_t {
+  void *ptr;
+} iree_hal_external_buffer_host_allocation_t;
+
+/*
+ `handle.device_allocation` of `iree_hal_external_buffer_t` (anonymous in IREE).
+ */
+typedef struct iree_hal_external_buffer_device_allocation_t {
+  /*
+   The device pointer, as an integer.
+   */
+  uint64_t ptr;
+} iree_hal_external_buffer_device_allocation_t;
+
+/*
+ `handle.opaque_fd` of `iree_hal_external_buffer_t` (anonymous in IREE).
+ */
+typedef struct iree_hal_external_buffer_opaque_fd_t {
+  int fd;
+} iree_hal_external_buffer_opaque_fd_t;
+
+/*
+ `handle.opaque_win32` of `iree_hal_external_buffer_t` (anonymous in IREE).
+ */
+typedef struct iree_hal_external_buffer_opaque_win32_t {
+  void *handle;
+} iree_hal_external_buffer_opaque_win32_t;
+
+/*
+ The `handle` union of `iree_hal_external_buffer_t` (anonymous in IREE): read the member
+ the buffer's `type` names.
+ */
+typedef union iree_hal_external_buffer_handle_t {
+  struct iree_hal_external_buffer_host_allocation_t host_allocation;
+  struct iree_hal_external_buffer_device_allocation_t device_allocation;
+  struct iree_hal_external_buffer_opaque_fd_t opaque_fd;
+  struct iree_hal_external_buffer_opaque_win32_t opaque_win32;
+} iree_hal_external_buffer_handle_t;
+
+/*
+ `iree_hal_external_buffer_t`: memory owned outside the HAL, imported into or exported
+ from an allocator.
+
+ */
+typedef struct iree_hal_external_buffer_t {
+  iree_hal_external_buffer_type_t type;
+  iree_hal_external_buffer_flags_t flags;
+  iree_device_size_t size;
+  union iree_hal_external_buffer_handle_t handle;
+} iree_hal_external_buffer_t;
+
+/*
+ `iree_hal_allocator_vtable_t`, in IREE's order.
+ */
+typedef struct iree_hal_allocator_vtable_t {
+  void (*destroy)(struct iree_hal_allocator_t *allocator);
+  struct iree_allocator_t (*host_allocator)(const struct iree_hal_allocator_t *allocator);
+  iree_status_t (*trim)(struct iree_hal_allocator_t *allocator);
+  void (*query_statistics)(struct iree_hal_allocator_t *allocator,
+                           struct iree_hal_allocator_statistics_t *out_statistics);
+  iree_status_t (*query_memory_heaps)(struct iree_hal_allocator_t *allocator,
+                                      iree_host_size_t capacity,
+                                      struct iree_hal_allocator_memory_heap_t *heaps,
+                                      iree_host_size_t *out_count);
+  /*
+   May adjust `params` and `allocation_size` in place to what the allocator would use.
+   */
+  iree_hal_buffer_compatibility_t (*query_buffer_compatibility)(struct iree_hal_allocator_t *allocator,
+                                                                struct iree_hal_buffer_params_t *params,
+                                                                iree_device_size_t *allocation_size);
+  iree_status_t (*allocate_buffer)(struct iree_hal_allocator_t *allocator,
+                                   const struct iree_hal_buffer_params_t *params,
+                                   iree_device_size_t allocation_size,
+                                   struct iree_hal_buffer_t **out_buffer);
+  void (*deallocate_buffer)(struct iree_hal_allocator_t *allocator,
+                            struct iree_hal_buffer_t *buffer);
+  iree_status_t (*import_buffer)(struct iree_hal_allocator_t *allocator,
+                                 const struct iree_hal_buffer_params_t *params,
+                                 struct iree_hal_external_buffer_t *external_buffer,
+                                 struct iree_hal_buffer_release_callback_t release_callback,
+                                 struct iree_hal_buffer_t **out_buffer);
+  iree_status_t (*export_buffer)(struct iree_hal_allocator_t *allocator,
+                                 struct iree_hal_buffer_t *buffer,
+                                 iree_hal_external_buffer_type_t requested_type,
+                                 iree_hal_external_buffer_flags_t requested_flags,
+                                 struct iree_hal_external_buffer_t *out_external_buffer);
+} iree_hal_allocator_vtable_t;
+
+/*
+ `iree_hal_command_buffer_t`: the base every command buffer starts with; filled by
+ IREE's `iree_hal_command_buffer_initialize` and read by IREE's core.
+ */
+typedef struct iree_hal_command_buffer_t {
+  struct iree_hal_resource_t resource;
+  iree_hal_command_buffer_mode_t mode;
+  iree_hal_command_category_t allowed_categories;
+  iree_hal_queue_affinity_t queue_affinity;
+  uint32_t binding_capacity;
+  uint32_t binding_count;
+  /*
+   `iree_hal_command_buffer_validation_state_t*` owned by the implementation (sized by
+   `iree_hal_command_buffer_validation_state_size`); NULL when unvalidated.
+   */
+  void *validation_state;
+} iree_hal_command_buffer_t;
+
+/*
+ `iree_hal_label_color_t`: IREE's struct wraps a union of `uint32_t value` with the
+ bytes `r`, `g`, `b`, `a` (in memory order); mirrored as the word alone. All zero means
+ unspecified.
+ */
+typedef struct iree_hal_label_color_t {
+  uint32_t value;
+} iree_hal_label_color_t;
+
+/*
+ `iree_hal_label_location_t`: a source location attached to a debug group.
+ */
+typedef struct iree_hal_label_location_t {
+  struct iree_string_view_t file;
+  int line;
+} iree_hal_label_location_t;
+
+/*
+ `iree_hal_memory_barrier_t`.
+ */
+typedef struct iree_hal_memory_barrier_t {
+  iree_hal_access_scope_t source_scope;
+  iree_hal_access_scope_t target_scope;
+} iree_hal_memory_barrier_t;
+
+/*
+ `iree_hal_buffer_ref_t`: a buffer range, given directly (`buffer` non-NULL) or as a
+ slot of the binding table supplied at submission. IREE declares the first word as the
+ bit-fields `uint32_t reserved : 8, buffer_slot : 24`; with the Itanium C ABI that is
+ `reserved` in bits 0..8 and `buffer_slot` in bits 8..32 (checked by the layout test).
+ */
+typedef struct iree_hal_buffer_ref_t {
+  /*
+   IREE's `reserved` (bits 0..8) and `buffer_slot` (bits 8..32).
+   */
+  uint32_t reserved_and_buffer_slot;
+  struct iree_hal_buffer_t *buffer;
+  iree_device_size_t offset;
+  iree_device_size_t length;
+} iree_hal_buffer_ref_t;
+
+/*
+ `iree_hal_buffer_barrier_t`.
+ */
+typedef struct iree_hal_buffer_barrier_t {
+  iree_hal_access_scope_t source_scope;
+  iree_hal_access_scope_t target_scope;
+  struct iree_hal_buffer_ref_t buffer_ref;
+} iree_hal_buffer_barrier_t;
+
+/*
+ `iree_hal_event_t`: opaque in IREE; every implementation starts with a resource header.
+ */
+typedef struct iree_hal_event_t {
+  struct iree_hal_resource_t resource;
+} iree_hal_event_t;
+
+/*
+ `iree_hal_channel_t`: opaque in IREE; every implementation starts with a resource
+ header.
+ */
+typedef struct iree_hal_channel_t {
+  struct iree_hal_resource_t resource;
+} iree_hal_channel_t;
+
+/*
+ `iree_hal_collective_op_t`: IREE's union of `uint32_t packed` with the bytes `kind`,
+ `reduction`, `element_type`, `reserved` (in memory order). Mirrored as the packed word
+ alone: same size, alignment and calling convention; the accessors read the bytes.
+ */
+typedef struct iree_hal_collective_op_t {
+  uint32_t packed;
+} iree_hal_collective_op_t;
+
+/*
+ `iree_hal_executable_t`: opaque in IREE; every implementation starts with a resource
+ header.
+ */
+typedef struct iree_hal_executable_t {
+  struct iree_hal_resource_t resource;
+} iree_hal_executable_t;
+
+/*
+ `iree_hal_buffer_ref_list_t`.
+ */
+typedef struct iree_hal_buffer_ref_list_t {
+  iree_host_size_t count;
+  const struct iree_hal_buffer_ref_t *values;
+} iree_hal_buffer_ref_list_t;
+
+/*
+ `iree_hal_command_buffer_vtable_t`, in IREE's order.
+ */
+typedef struct iree_hal_command_buffer_vtable_t {
+  void (*destroy)(struct iree_hal_command_buffer_t *command_buffer);
+  iree_status_t (*begin)(struct iree_hal_command_buffer_t *command_buffer);
+  iree_status_t (*end)(struct iree_hal_command_buffer_t *command_buffer);
+  iree_status_t (*begin_debug_group)(struct iree_hal_command_buffer_t *command_buffer,
+                                     struct iree_string_view_t label,
+                                     struct iree_hal_label_color_t label_color,
+                                     const struct iree_hal_label_location_t *location);
+  iree_status_t (*end_debug_group)(struct iree_hal_command_buffer_t *command_buffer);
+  iree_status_t (*execution_barrier)(struct iree_hal_command_buffer_t *command_buffer,
+                                     iree_hal_execution_stage_t source_stage_mask,
+                                     iree_hal_execution_stage_t target_stage_mask,
+                                     iree_hal_execution_barrier_flags_t flags,
+                                     iree_host_size_t memory_barrier_count,
+                                     const struct iree_hal_memory_barrier_t *memory_barriers,
+                                     iree_host_size_t buffer_barrier_count,
+                                     const struct iree_hal_buffer_barrier_t *buffer_barriers);
+  iree_status_t (*signal_event)(struct iree_hal_command_buffer_t *command_buffer,
+                                struct iree_hal_event_t *event,
+                                iree_hal_execution_stage_t source_stage_mask);
+  iree_status_t (*reset_event)(struct iree_hal_command_buffer_t *command_buffer,
+                               struct iree_hal_event_t *event,
+                               iree_hal_execution_stage_t source_stage_mask);
+  iree_status_t (*wait_events)(struct iree_hal_command_buffer_t *command_buffer,
+                               iree_host_size_t event_count,
+                               const struct iree_hal_event_t **events,
+                               iree_hal_execution_stage_t source_stage_mask,
+                               iree_hal_execution_stage_t target_stage_mask,
+                               iree_host_size_t memory_barrier_count,
+                               const struct iree_hal_memory_barrier_t *memory_barriers,
+                               iree_host_size_t buffer_barrier_count,
+                               const struct iree_hal_buffer_barrier_t *buffer_barriers);
+  iree_status_t (*advise_buffer)(struct iree_hal_command_buffer_t *command_buffer,
+                                 struct iree_hal_buffer_ref_t buffer_ref,
+                                 iree_hal_memory_advise_flags_t flags,
+                                 uint64_t arg0,
+                                 uint64_t arg1);
+  iree_status_t (*fill_buffer)(struct iree_hal_command_buffer_t *command_buffer,
+                               struct iree_hal_buffer_ref_t target_ref,
+                               const void *pattern,
+                               iree_host_size_t pattern_length,
+                               iree_hal_fill_flags_t flags);
+  iree_status_t (*update_buffer)(struct iree_hal_command_buffer_t *command_buffer,
+                                 const void *source_buffer,
+                                 iree_host_size_t source_offset,
+                                 struct iree_hal_buffer_ref_t target_ref,
+                                 iree_hal_update_flags_t flags);
+  iree_status_t (*copy_buffer)(struct iree_hal_command_buffer_t *command_buffer,
+                               struct iree_hal_buffer_ref_t source_ref,
+                               struct iree_hal_buffer_ref_t target_ref,
+                               iree_hal_copy_flags_t flags);
+  iree_status_t (*collective)(struct iree_hal_command_buffer_t *command_buffer,
+                              struct iree_hal_channel_t *channel,
+                              struct iree_hal_collective_op_t op,
+                              uint32_t param,
+                              struct iree_hal_buffer_ref_t send_ref,
+                              struct iree_hal_buffer_ref_t recv_ref,
+                              iree_device_size_t element_count);
+  /*
+   `workgroup_count` points at 3 values (x, y, z).
+   */
+  iree_status_t (*dispatch)(struct iree_hal_command_buffer_t *command_buffer,
+                            struct iree_hal_executable_t *executable,
+                            int32_t entry_point,
+                            const uint32_t *workgroup_count,
+                            struct iree_const_byte_span_t constants,
+                            struct iree_hal_buffer_ref_list_t bindings,
+                            iree_hal_dispatch_flags_t flags);
+  iree_status_t (*dispatch_indirect)(struct iree_hal_command_buffer_t *command_buffer,
+                                     struct iree_hal_executable_t *executable,
+                                     int32_t entry_point,
+                                     struct iree_hal_buffer_ref_t workgroups_ref,
+                                     struct iree_const_byte_span_t constants,
+                                     struct iree_hal_buffer_ref_list_t bindings,
+                                     iree_hal_dispatch_flags_t flags);
+} iree_hal_command_buffer_vtable_t;
+
+/*
+ `iree_hal_buffer_binding_requirements_t`: what a command buffer's recorded commands
+ need from one binding table slot (validation state).
+
+ */
+typedef struct iree_hal_buffer_binding_requirements_t {
+  iree_hal_buffer_compatibility_t required_compatibility;
+  iree_hal_buffer_usage_t usage;
+  iree_hal_memory_access_t access;
+  iree_hal_memory_type_t type;
+  iree_device_size_t max_byte_offset;
+  iree_device_size_t min_byte_alignment;
+} iree_hal_buffer_binding_requirements_t;
+
+/*
+ `iree_hal_command_buffer_validation_state_t`: IREE's validation bookkeeping, which the
+ implementation allocates and IREE's core fills. IREE declares the second word as the
+ signed bit-fields `has_began : 1, has_ended : 1, debug_group_depth : 30` (Itanium C
+ ABI: bits 0, 1 and 2..32); `binding_capacity` requirements follow the header.
+ */
+typedef struct iree_hal_command_buffer_validation_state_t {
+  struct iree_hal_allocator_t *device_allocator;
+  /*
+   IREE's `has_began` (bit 0), `has_ended` (bit 1), `debug_group_depth` (bits 2..32).
+   */
+  int32_t has_began_has_ended_debug_group_depth;
+  struct iree_hal_buffer_binding_requirements_t binding_requirements[0];
+} iree_hal_command_buffer_validation_state_t;
+
+/*
+ `iree_hal_buffer_binding_t`: one slot of a binding table.
+ */
+typedef struct iree_hal_buffer_binding_t {
+  struct iree_hal_buffer_t *buffer;
+  iree_device_size_t offset;
+  /*
+   `IREE_HAL_WHOLE_BUFFER` means to the end of `buffer`.
+   */
+  iree_device_size_t length;
+} iree_hal_buffer_binding_t;
+
+/*
+ `iree_hal_buffer_binding_table_t`: the buffers behind a command buffer's slots.
+ */
+typedef struct iree_hal_buffer_binding_table_t {
+  iree_host_size_t count;
+  const struct iree_hal_buffer_binding_t *bindings;
+} iree_hal_buffer_binding_table_t;
+
+/*
+ `iree_hal_event_vtable_t`, in IREE's order.
+ */
+typedef struct iree_hal_event_vtable_t {
+  void (*destroy)(struct iree_hal_event_t *event);
+} iree_hal_event_vtable_t;
+
+/*
+ `iree_hal_executable_vtable_t`, in IREE's order.
+ */
+typedef struct iree_hal_executable_vtable_t {
+  void (*destroy)(struct iree_hal_executable_t *executable);
+} iree_hal_executable_vtable_t;
+
+/*
+ `iree_hal_executable_params_t`: what `prepare_executable` is given.
+ */
+typedef struct iree_hal_executable_params_t {
+  iree_hal_executable_caching_mode_t caching_mode;
+  /*
+   The format the data is in (e.g. `"HSACO"` for the HIP driver).
+   */
+  struct iree_string_view_t executable_format;
+  struct iree_const_byte_span_t executable_data;
+  /*
+   Executable-level constants, `constant_count` of them.
+   */
+  iree_host_size_t constant_count;
+  const uint32_t *constants;
+} iree_hal_executable_params_t;
+
+/*
+ `iree_hal_executable_cache_t`: opaque in IREE; every implementation starts with a
+ resource header.
+ */
+typedef struct iree_hal_executable_cache_t {
+  struct iree_hal_resource_t resource;
+} iree_hal_executable_cache_t;
+
+/*
+ `iree_hal_executable_cache_vtable_t`, in IREE's order.
+ */
+typedef struct iree_hal_executable_cache_vtable_t {
+  void (*destroy)(struct iree_hal_executable_cache_t *executable_cache);
+  bool (*can_prepare_format)(struct iree_hal_executable_cache_t *executable_cache,
+                             iree_hal_executable_caching_mode_t caching_mode,
+                             struct iree_string_view_t executable_format);
+  iree_status_t (*prepare_executable)(struct iree_hal_executable_cache_t *executable_cache,
+                                      const struct iree_hal_executable_params_t *executable_params,
+                                      struct iree_hal_executable_t **out_executable);
+} iree_hal_executable_cache_vtable_t;
+
+/*
+ `iree_hal_file_t`: opaque in IREE; every implementation starts with a resource header.
+ */
+typedef struct iree_hal_file_t {
+  struct iree_hal_resource_t resource;
+} iree_hal_file_t;
+
+/*
+ `iree_hal_file_vtable_t`, in IREE's order.
+ */
+typedef struct iree_hal_file_vtable_t {
+  void (*destroy)(struct iree_hal_file_t *file);
+  iree_hal_memory_access_t (*allowed_access)(struct iree_hal_file_t *file);
+  uint64_t (*length)(struct iree_hal_file_t *file);
+  /*
+   The buffer holding the file's contents when it is memory-backed, else NULL.
+   */
+  struct iree_hal_buffer_t *(*storage_buffer)(struct iree_hal_file_t *file);
+  bool (*supports_synchronous_io)(struct iree_hal_file_t *file);
+  iree_status_t (*read)(struct iree_hal_file_t *file,
+                        uint64_t file_offset,
+                        struct iree_hal_buffer_t *buffer,
+                        iree_device_size_t buffer_offset,
+                        iree_device_size_t length);
+  iree_status_t (*write)(struct iree_hal_file_t *file,
+                         uint64_t file_offset,
+                         struct iree_hal_buffer_t *buffer,
+                         iree_device_size_t buffer_offset,
+                         iree_device_size_t length);
+} iree_hal_file_vtable_t;
+
+/*
+ `iree_hal_channel_vtable_t`, in IREE's order.
+ */
+typedef struct iree_hal_channel_vtable_t {
+  void (*destroy)(struct iree_hal_channel_t *channel);
+  iree_status_t (*split)(struct iree_hal_channel_t *base_channel,
+                         int32_t color,
+                         int32_t key,
+                         iree_hal_channel_flags_t flags,
+                         struct iree_hal_channel_t **out_split_channel);
+  void (*query_rank_and_count)(const struct iree_hal_channel_t *channel,
+                               int32_t *out_rank,
+                               int32_t *out_count);
+} iree_hal_channel_vtable_t;
+
+/*
+ `iree_hal_channel_params_t`.
+ */
+typedef struct iree_hal_channel_params_t {
+  iree_hal_channel_flags_t flags;
+  /*
+   Implementation-defined id shared by all participants; empty means the default.
+   */
+  struct iree_const_byte_span_t id;
+  struct iree_string_view_t group;
+  int32_t rank;
+  int32_t count;
+} iree_hal_channel_params_t;
+
+/*
+ `iree_hal_channel_provider_t`: opaque in IREE; supplied by the application and
+ starting with a resource header.
+ */
+typedef struct iree_hal_channel_provider_t {
+  struct iree_hal_resource_t resource;
+} iree_hal_channel_provider_t;
+
+/*
+ `iree_hal_channel_provider_vtable_t`, in IREE's order.
+ */
+typedef struct iree_hal_channel_provider_vtable_t {
+  void (*destroy)(struct iree_hal_channel_provider_t *channel_provider);
+  iree_status_t (*query_default_rank_and_count)(struct iree_hal_channel_provider_t *channel_provider,
+                                                int32_t *out_rank,
+                                                int32_t *out_count);
+  iree_status_t (*exchange_default_id)(struct iree_hal_channel_provider_t *channel_provider,
+                                       struct iree_byte_span_t id);
+} iree_hal_channel_provider_vtable_t;
+
+/*
+ `iree_hal_semaphore_t`: opaque in IREE; every implementation starts with a resource
+ header.
+ */
+typedef struct iree_hal_semaphore_t {
+  struct iree_hal_resource_t resource;
+} iree_hal_semaphore_t;
+
+/*
+ `iree_hal_semaphore_vtable_t`, in IREE's order.
+ */
+typedef struct iree_hal_semaphore_vtable_t {
+  void (*destroy)(struct iree_hal_semaphore_t *semaphore);
+  iree_status_t (*query)(struct iree_hal_semaphore_t *semaphore,
+                         uint64_t *out_value);
+  iree_status_t (*signal)(struct iree_hal_semaphore_t *semaphore,
+                          uint64_t new_value);
+  /*
+   Takes ownership of `status`.
+   */
+  void (*fail)(struct iree_hal_semaphore_t *semaphore,
+               iree_status_t status);
+  iree_status_t (*wait)(struct iree_hal_semaphore_t *semaphore,
+                        uint64_t value,
+                        struct iree_timeout_t timeout);
+} iree_hal_semaphore_vtable_t;
+
+/*
+ `iree_hal_semaphore_list_t`: `count` semaphores with one payload value each.
+ */
+typedef struct iree_hal_semaphore_list_t {
+  iree_host_size_t count;
+  struct iree_hal_semaphore_t **semaphores;
+  uint64_t *payload_values;
+} iree_hal_semaphore_list_t;
+
+/*
+ `iree_hal_device_profiling_options_t`.
+ */
+typedef struct iree_hal_device_profiling_options_t {
+  iree_hal_device_profiling_mode_t mode;
+  /*
+   Where to write the capture, if the profiler writes one; may be NULL.
+   */
+  const char *file_path;
+} iree_hal_device_profiling_options_t;
+
+/*
+ `iree_hal_device_vtable_t`, in IREE's order. (IREE's `iree_hal_device_queue_barrier`
+ has no entry: IREE's core turns it into an empty `queue_execute`.)
+ */
+typedef struct iree_hal_device_vtable_t {
+  void (*destroy)(struct iree_hal_device_t *device);
+  struct iree_string_view_t (*id)(struct iree_hal_device_t *device);
+  struct iree_allocator_t (*host_allocator)(struct iree_hal_device_t *device);
+  struct iree_hal_allocator_t *(*device_allocator)(struct iree_hal_device_t *device);
+  void (*replace_device_allocator)(struct iree_hal_device_t *device,
+                                   struct iree_hal_allocator_t *new_allocator);
+  void (*replace_channel_provider)(struct iree_hal_device_t *device,
+                                   struct iree_hal_channel_provider_t *new_provider);
+  iree_status_t (*trim)(struct iree_hal_device_t *device);
+  iree_status_t (*query_i64)(struct iree_hal_device_t *device,
+                             struct iree_string_view_t category,
+                             struct iree_string_view_t key,
+                             int64_t *out_value);
+  iree_status_t (*create_channel)(struct iree_hal_device_t *device,
+                                  iree_hal_queue_affinity_t queue_affinity,
+                                  struct iree_hal_channel_params_t params,
+                                  struct iree_hal_channel_t **out_channel);
+  iree_status_t (*create_command_buffer)(struct iree_hal_device_t *device,
+                                         iree_hal_command_buffer_mode_t mode,
+                                         iree_hal_command_category_t command_categories,
+                                         iree_hal_queue_affinity_t queue_affinity,
+                                         iree_host_size_t binding_capacity,
+                                         struct iree_hal_command_buffer_t **out_command_buffer);
+  iree_status_t (*create_event)(struct iree_hal_device_t *device,
+                                iree_hal_queue_affinity_t queue_affinity,
+                                iree_hal_event_flags_t flags,
+                                struct iree_hal_event_t **out_event);
+  iree_status_t (*create_executable_cache)(struct iree_hal_device_t *device,
+                                           struct iree_string_view_t identifier,
+                                           struct iree_loop_t loop_,
+                                           struct iree_hal_executable_cache_t **out_executable_cache);
+  iree_status_t (*import_file)(struct iree_hal_device_t *device,
+                               iree_hal_queue_affinity_t queue_affinity,
+                               iree_hal_memory_access_t access,
+                               struct iree_io_file_handle_t *handle,
+                               iree_hal_external_file_flags_t flags,
+                               struct iree_hal_file_t **out_file);
+  iree_status_t (*create_semaphore)(struct iree_hal_device_t *device,
+                                    uint64_t initial_value,
+                                    iree_hal_semaphore_flags_t flags,
+                                    struct iree_hal_semaphore_t **out_semaphore);
+  iree_hal_semaphore_compatibility_t (*query_semaphore_compatibility)(struct iree_hal_device_t *device,
+                                                                      struct iree_hal_semaphore_t *semaphore);
+  iree_status_t (*queue_alloca)(struct iree_hal_device_t *device,
+                                iree_hal_queue_affinity_t queue_affinity,
+                                struct iree_hal_semaphore_list_t wait_semaphore_list,
+                                struct iree_hal_semaphore_list_t signal_semaphore_list,
+                                iree_hal_allocator_pool_t pool,
+                                struct iree_hal_buffer_params_t params,
+                                iree_device_size_t allocation_size,
+                                struct iree_hal_buffer_t **out_buffer);
+  iree_status_t (*queue_dealloca)(struct iree_hal_device_t *device,
+                                  iree_hal_queue_affinity_t queue_affinity,
+                                  struct iree_hal_semaphore_list_t wait_semaphore_list,
+                                  struct iree_hal_semaphore_list_t signal_semaphore_list,
+                                  struct iree_hal_buffer_t *buffer);
+  iree_status_t (*queue_fill)(struct iree_hal_device_t *device,
+                              iree_hal_queue_affinity_t queue_affinity,
+                              struct iree_hal_semaphore_list_t wait_semaphore_list,
+                              struct iree_hal_semaphore_list_t signal_semaphore_list,
+                              struct iree_hal_buffer_t *target_buffer,
+                              iree_device_size_t target_offset,
+                              iree_device_size_t length,
+                              const void *pattern,
+                              iree_host_size_t pattern_length,
+                              iree_hal_fill_flags_t flags);
+  iree_status_t (*queue_update)(struct iree_hal_device_t *device,
+                                iree_hal_queue_affinity_t queue_affinity,
+                                struct iree_hal_semaphore_list_t wait_semaphore_list,
+                                struct iree_hal_semaphore_list_t signal_semaphore_list,
+                                const void *source_buffer,
+                                iree_host_size_t source_offset,
+                                struct iree_hal_buffer_t *target_buffer,
+                                iree_device_size_t target_offset,
+                                iree_device_size_t length,
+                                iree_hal_update_flags_t flags);
+  iree_status_t (*queue_copy)(struct iree_hal_device_t *device,
+                              iree_hal_queue_affinity_t queue_affinity,
+                              struct iree_hal_semaphore_list_t wait_semaphore_list,
+                              struct iree_hal_semaphore_list_t signal_semaphore_list,
+                              struct iree_hal_buffer_t *source_buffer,
+                              iree_device_size_t source_offset,
+                              struct iree_hal_buffer_t *target_buffer,
+                              iree_device_size_t target_offset,
+                              iree_device_size_t length,
+                              iree_hal_copy_flags_t flags);
+  iree_status_t (*queue_read)(struct iree_hal_device_t *device,
+                              iree_hal_queue_affinity_t queue_affinity,
+                              struct iree_hal_semaphore_list_t wait_semaphore_list,
+                              struct iree_hal_semaphore_list_t signal_semaphore_list,
+                              struct iree_hal_file_t *source_file,
+                              uint64_t source_offset,
+                              struct iree_hal_buffer_t *target_buffer,
+                              iree_device_size_t target_offset,
+                              iree_device_size_t length,
+                              iree_hal_read_flags_t flags);
+  iree_status_t (*queue_write)(struct iree_hal_device_t *device,
+                               iree_hal_queue_affinity_t queue_affinity,
+                               struct iree_hal_semaphore_list_t wait_semaphore_list,
+                               struct iree_hal_semaphore_list_t signal_semaphore_list,
+                               struct iree_hal_buffer_t *source_buffer,
+                               iree_device_size_t source_offset,
+                               struct iree_hal_file_t *target_file,
+                               uint64_t target_offset,
+                               iree_device_size_t length,
+                               iree_hal_write_flags_t flags);
+  /*
+   A NULL `command_buffer` makes this a barrier between the waits and the signals.
+   */
+  iree_status_t (*queue_execute)(struct iree_hal_device_t *device,
+                                 iree_hal_queue_affinity_t queue_affinity,
+                                 struct iree_hal_semaphore_list_t wait_semaphore_list,
+                                 struct iree_hal_semaphore_list_t signal_semaphore_list,
+                                 struct iree_hal_command_buffer_t *command_buffer,
+                                 struct iree_hal_buffer_binding_table_t binding_table);
+  iree_status_t (*queue_flush)(struct iree_hal_device_t *device,
+                               iree_hal_queue_affinity_t queue_affinity);
+  iree_status_t (*wait_semaphores)(struct iree_hal_device_t *device,
+                                   iree_hal_wait_mode_t wait_mode,
+                                   struct iree_hal_semaphore_list_t semaphore_list,
+                                   struct iree_timeout_t timeout);
+  iree_status_t (*profiling_begin)(struct iree_hal_device_t *device,
+                                   const struct iree_hal_device_profiling_options_t *options);
+  iree_status_t (*profiling_flush)(struct iree_hal_device_t *device);
+  iree_status_t (*profiling_end)(struct iree_hal_device_t *device);
+} iree_hal_device_vtable_t;
+
 #define IREE_STATUS_OK 0
 
 #define IREE_STATUS_CANCELLED 1
@@ -345,10 +1519,378 @@ typedef struct iree_hal_hip_nccl_id_t {
 
 #define IREE_ALLOCATOR_COMMAND_FREE 3
 
+#define IREE_LOOP_COMMAND_CALL 0
+
+#define IREE_LOOP_COMMAND_DISPATCH 1
+
+#define IREE_LOOP_COMMAND_WAIT_UNTIL 2
+
+#define IREE_LOOP_COMMAND_WAIT_ONE 3
+
+#define IREE_LOOP_COMMAND_WAIT_ANY 4
+
+#define IREE_LOOP_COMMAND_WAIT_ALL 5
+
+#define IREE_LOOP_COMMAND_DRAIN 6
+
 /*
  `IREE_HAL_DEVICE_ID_DEFAULT`.
  */
 #define IREE_HAL_DEVICE_ID_DEFAULT 0
+
+#define IREE_HAL_ALLOCATOR_POOL_DEFAULT 0
+
+#define IREE_HAL_BUFFER_COMPATIBILITY_NONE 0
+
+#define IREE_HAL_BUFFER_COMPATIBILITY_ALLOCATABLE (1 << 0)
+
+#define IREE_HAL_BUFFER_COMPATIBILITY_IMPORTABLE (1 << 1)
+
+#define IREE_HAL_BUFFER_COMPATIBILITY_EXPORTABLE (1 << 2)
+
+#define IREE_HAL_BUFFER_COMPATIBILITY_QUEUE_TRANSFER (1 << 10)
+
+#define IREE_HAL_BUFFER_COMPATIBILITY_QUEUE_DISPATCH (1 << 11)
+
+#define IREE_HAL_BUFFER_COMPATIBILITY_LOW_PERFORMANCE (1 << 20)
+
+#define IREE_HAL_EXTERNAL_BUFFER_TYPE_NONE 0
+
+#define IREE_HAL_EXTERNAL_BUFFER_TYPE_HOST_ALLOCATION 1
+
+#define IREE_HAL_EXTERNAL_BUFFER_TYPE_DEVICE_ALLOCATION 2
+
+#define IREE_HAL_EXTERNAL_BUFFER_TYPE_OPAQUE_FD 3
+
+#define IREE_HAL_EXTERNAL_BUFFER_TYPE_OPAQUE_WIN32 4
+
+#define IREE_HAL_EXTERNAL_BUFFER_FLAG_NONE 0
+
+/*
+ `IREE_HAL_WHOLE_BUFFER`: a length meaning "to the end of the buffer".
+ */
+#define IREE_HAL_WHOLE_BUFFER UINT64_MAX
+
+#define IREE_HAL_MEMORY_TYPE_NONE 0
+
+#define IREE_HAL_MEMORY_TYPE_OPTIMAL (1 << 0)
+
+#define IREE_HAL_MEMORY_TYPE_HOST_VISIBLE (1 << 1)
+
+#define IREE_HAL_MEMORY_TYPE_HOST_COHERENT (1 << 2)
+
+#define IREE_HAL_MEMORY_TYPE_HOST_CACHED (1 << 3)
+
+#define IREE_HAL_MEMORY_TYPE_HOST_LOCAL ((IREE_HAL_MEMORY_TYPE_HOST_VISIBLE | IREE_HAL_MEMORY_TYPE_HOST_COHERENT) | (1 << 6))
+
+#define IREE_HAL_MEMORY_TYPE_OPTIMAL_FOR_HOST (IREE_HAL_MEMORY_TYPE_OPTIMAL | IREE_HAL_MEMORY_TYPE_HOST_LOCAL)
+
+#define IREE_HAL_MEMORY_TYPE_DEVICE_VISIBLE (1 << 4)
+
+#define IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL (IREE_HAL_MEMORY_TYPE_DEVICE_VISIBLE | (1 << 5))
+
+#define IREE_HAL_MEMORY_TYPE_OPTIMAL_FOR_DEVICE (IREE_HAL_MEMORY_TYPE_OPTIMAL | IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL)
+
+#define IREE_HAL_MEMORY_ACCESS_NONE 0
+
+#define IREE_HAL_MEMORY_ACCESS_READ (1 << 0)
+
+#define IREE_HAL_MEMORY_ACCESS_WRITE (1 << 1)
+
+#define IREE_HAL_MEMORY_ACCESS_DISCARD (1 << 2)
+
+#define IREE_HAL_MEMORY_ACCESS_DISCARD_WRITE (IREE_HAL_MEMORY_ACCESS_WRITE | IREE_HAL_MEMORY_ACCESS_DISCARD)
+
+#define IREE_HAL_MEMORY_ACCESS_MAY_ALIAS (1 << 3)
+
+#define IREE_HAL_MEMORY_ACCESS_UNALIGNED (1 << 4)
+
+#define IREE_HAL_MEMORY_ACCESS_ANY (1 << 5)
+
+#define IREE_HAL_MEMORY_ACCESS_ALL ((IREE_HAL_MEMORY_ACCESS_READ | IREE_HAL_MEMORY_ACCESS_WRITE) | IREE_HAL_MEMORY_ACCESS_DISCARD)
+
+#define IREE_HAL_BUFFER_USAGE_NONE 0
+
+#define IREE_HAL_BUFFER_USAGE_TRANSFER_SOURCE (1 << 0)
+
+#define IREE_HAL_BUFFER_USAGE_TRANSFER_TARGET (1 << 1)
+
+#define IREE_HAL_BUFFER_USAGE_TRANSFER (IREE_HAL_BUFFER_USAGE_TRANSFER_SOURCE | IREE_HAL_BUFFER_USAGE_TRANSFER_TARGET)
+
+#define IREE_HAL_BUFFER_USAGE_DISPATCH_INDIRECT_PARAMS (1 << 8)
+
+#define IREE_HAL_BUFFER_USAGE_DISPATCH_UNIFORM_READ (1 << 9)
+
+#define IREE_HAL_BUFFER_USAGE_DISPATCH_STORAGE_READ (1 << 10)
+
+#define IREE_HAL_BUFFER_USAGE_DISPATCH_STORAGE_WRITE (1 << 11)
+
+#define IREE_HAL_BUFFER_USAGE_DISPATCH_STORAGE (IREE_HAL_BUFFER_USAGE_DISPATCH_STORAGE_READ | IREE_HAL_BUFFER_USAGE_DISPATCH_STORAGE_WRITE)
+
+#define IREE_HAL_BUFFER_USAGE_DISPATCH_IMAGE_READ (1 << 12)
+
+#define IREE_HAL_BUFFER_USAGE_DISPATCH_IMAGE_WRITE (1 << 13)
+
+#define IREE_HAL_BUFFER_USAGE_DISPATCH_IMAGE (IREE_HAL_BUFFER_USAGE_DISPATCH_IMAGE_READ | IREE_HAL_BUFFER_USAGE_DISPATCH_IMAGE_WRITE)
+
+#define IREE_HAL_BUFFER_USAGE_DISPATCH (((IREE_HAL_BUFFER_USAGE_DISPATCH_INDIRECT_PARAMS | IREE_HAL_BUFFER_USAGE_DISPATCH_UNIFORM_READ) | IREE_HAL_BUFFER_USAGE_DISPATCH_STORAGE) | IREE_HAL_BUFFER_USAGE_DISPATCH_IMAGE)
+
+#define IREE_HAL_BUFFER_USAGE_SHARING_EXPORT (1 << 16)
+
+#define IREE_HAL_BUFFER_USAGE_SHARING_REPLICATE (1 << 17)
+
+#define IREE_HAL_BUFFER_USAGE_SHARING_CONCURRENT (1 << 18)
+
+#define IREE_HAL_BUFFER_USAGE_SHARING_IMMUTABLE (1 << 19)
+
+#define IREE_HAL_BUFFER_USAGE_MAPPING_SCOPED (1 << 24)
+
+#define IREE_HAL_BUFFER_USAGE_MAPPING_PERSISTENT (1 << 25)
+
+#define IREE_HAL_BUFFER_USAGE_MAPPING_OPTIONAL (1 << 26)
+
+#define IREE_HAL_BUFFER_USAGE_MAPPING_ACCESS_RANDOM (1 << 27)
+
+#define IREE_HAL_BUFFER_USAGE_MAPPING_ACCESS_SEQUENTIAL_WRITE (1 << 28)
+
+#define IREE_HAL_BUFFER_USAGE_MAPPING (IREE_HAL_BUFFER_USAGE_MAPPING_SCOPED | IREE_HAL_BUFFER_USAGE_MAPPING_ACCESS_RANDOM)
+
+#define IREE_HAL_BUFFER_USAGE_DEFAULT (IREE_HAL_BUFFER_USAGE_TRANSFER | IREE_HAL_BUFFER_USAGE_DISPATCH_STORAGE)
+
+#define IREE_HAL_BUFFER_OVERLAP_DISJOINT 0
+
+#define IREE_HAL_BUFFER_OVERLAP_PARTIAL 1
+
+#define IREE_HAL_BUFFER_OVERLAP_COMPLETE 2
+
+#define IREE_HAL_TRANSFER_BUFFER_FLAG_DEFAULT 0
+
+#define IREE_HAL_MAPPING_MODE_SCOPED (1 << 0)
+
+#define IREE_HAL_MAPPING_MODE_PERSISTENT (1 << 1)
+
+#define IREE_HAL_BUFFER_PLACEMENT_FLAG_NONE 0
+
+/*
+ The buffer was allocated in queue order and is released in queue order.
+ */
+#define IREE_HAL_BUFFER_PLACEMENT_FLAG_ASYNCHRONOUS (1 << 0)
+
+#define IREE_HAL_CHANNEL_FLAG_NONE 0
+
+#define IREE_HAL_COMMAND_BUFFER_MODE_DEFAULT 0
+
+/*
+ Submitted once and then released.
+ */
+#define IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT (1 << 0)
+
+/*
+ May run while it is recorded (requires one-shot and no binding table).
+ */
+#define IREE_HAL_COMMAND_BUFFER_MODE_ALLOW_INLINE_EXECUTION (1 << 4)
+
+/*
+ IREE's core skips validation and `validation_state` may be NULL.
+ */
+#define IREE_HAL_COMMAND_BUFFER_MODE_UNVALIDATED (1 << 5)
+
+#define IREE_HAL_COMMAND_CATEGORY_TRANSFER (1 << 0)
+
+#define IREE_HAL_COMMAND_CATEGORY_DISPATCH (1 << 1)
+
+#define IREE_HAL_COMMAND_CATEGORY_ANY (IREE_HAL_COMMAND_CATEGORY_TRANSFER | IREE_HAL_COMMAND_CATEGORY_DISPATCH)
+
+/*
+ `IREE_HAL_COMMAND_BUFFER_MAX_UPDATE_SIZE`: the largest `update_buffer` payload.
+ */
+#define IREE_HAL_COMMAND_BUFFER_MAX_UPDATE_SIZE (64 * 1024)
+
+#define IREE_HAL_EXECUTION_STAGE_COMMAND_ISSUE (1 << 0)
+
+#define IREE_HAL_EXECUTION_STAGE_COMMAND_PROCESS (1 << 1)
+
+#define IREE_HAL_EXECUTION_STAGE_DISPATCH (1 << 2)
+
+#define IREE_HAL_EXECUTION_STAGE_TRANSFER (1 << 3)
+
+#define IREE_HAL_EXECUTION_STAGE_COMMAND_RETIRE (1 << 4)
+
+#define IREE_HAL_EXECUTION_STAGE_HOST (1 << 5)
+
+#define IREE_HAL_EXECUTION_BARRIER_FLAG_NONE 0
+
+#define IREE_HAL_ACCESS_SCOPE_INDIRECT_COMMAND_READ (1 << 0)
+
+#define IREE_HAL_ACCESS_SCOPE_CONSTANT_READ (1 << 1)
+
+#define IREE_HAL_ACCESS_SCOPE_DISPATCH_READ (1 << 2)
+
+#define IREE_HAL_ACCESS_SCOPE_DISPATCH_WRITE (1 << 3)
+
+#define IREE_HAL_ACCESS_SCOPE_TRANSFER_READ (1 << 4)
+
+#define IREE_HAL_ACCESS_SCOPE_TRANSFER_WRITE (1 << 5)
+
+#define IREE_HAL_ACCESS_SCOPE_HOST_READ (1 << 6)
+
+#define IREE_HAL_ACCESS_SCOPE_HOST_WRITE (1 << 7)
+
+#define IREE_HAL_ACCESS_SCOPE_MEMORY_READ (1 << 8)
+
+#define IREE_HAL_ACCESS_SCOPE_MEMORY_WRITE (1 << 9)
+
+#define IREE_HAL_MEMORY_ADVISE_FLAG_NONE 0
+
+#define IREE_HAL_FILL_FLAG_NONE 0
+
+#define IREE_HAL_UPDATE_FLAG_NONE 0
+
+#define IREE_HAL_COPY_FLAG_NONE 0
+
+#define IREE_HAL_COLLECTIVE_KIND_ALL_GATHER 0
+
+#define IREE_HAL_COLLECTIVE_KIND_ALL_REDUCE 1
+
+#define IREE_HAL_COLLECTIVE_KIND_ALL_TO_ALL 2
+
+#define IREE_HAL_COLLECTIVE_KIND_BROADCAST 3
+
+#define IREE_HAL_COLLECTIVE_KIND_REDUCE 4
+
+#define IREE_HAL_COLLECTIVE_KIND_REDUCE_SCATTER 5
+
+#define IREE_HAL_COLLECTIVE_KIND_SEND 6
+
+#define IREE_HAL_COLLECTIVE_KIND_RECV 7
+
+#define IREE_HAL_COLLECTIVE_KIND_SEND_RECV 8
+
+#define IREE_HAL_COLLECTIVE_KIND_MAX_VALUE IREE_HAL_COLLECTIVE_KIND_SEND_RECV
+
+#define IREE_HAL_COLLECTIVE_REDUCTION_NONE 0
+
+#define IREE_HAL_COLLECTIVE_REDUCTION_SUM 1
+
+#define IREE_HAL_COLLECTIVE_REDUCTION_PRODUCT 2
+
+#define IREE_HAL_COLLECTIVE_REDUCTION_MINIMUM 3
+
+#define IREE_HAL_COLLECTIVE_REDUCTION_MAXIMUM 4
+
+#define IREE_HAL_COLLECTIVE_REDUCTION_AVERAGE 5
+
+#define IREE_HAL_COLLECTIVE_REDUCTION_MAX_VALUE IREE_HAL_COLLECTIVE_REDUCTION_AVERAGE
+
+#define IREE_HAL_COLLECTIVE_ELEMENT_TYPE_SINT_8 0
+
+#define IREE_HAL_COLLECTIVE_ELEMENT_TYPE_UINT_8 1
+
+#define IREE_HAL_COLLECTIVE_ELEMENT_TYPE_SINT_16 2
+
+#define IREE_HAL_COLLECTIVE_ELEMENT_TYPE_UINT_16 3
+
+#define IREE_HAL_COLLECTIVE_ELEMENT_TYPE_SINT_32 4
+
+#define IREE_HAL_COLLECTIVE_ELEMENT_TYPE_UINT_32 5
+
+#define IREE_HAL_COLLECTIVE_ELEMENT_TYPE_SINT_64 6
+
+#define IREE_HAL_COLLECTIVE_ELEMENT_TYPE_UINT_64 7
+
+#define IREE_HAL_COLLECTIVE_ELEMENT_TYPE_FLOAT_16 8
+
+#define IREE_HAL_COLLECTIVE_ELEMENT_TYPE_FLOAT_32 9
+
+#define IREE_HAL_COLLECTIVE_ELEMENT_TYPE_FLOAT_64 10
+
+#define IREE_HAL_COLLECTIVE_ELEMENT_TYPE_BFLOAT_16 11
+
+#define IREE_HAL_COLLECTIVE_ELEMENT_TYPE_MAX_VALUE IREE_HAL_COLLECTIVE_ELEMENT_TYPE_BFLOAT_16
+
+#define IREE_HAL_DISPATCH_FLAG_NONE 0
+
+/*
+ The indirect workgroup count is known at record time and will not change.
+ */
+#define IREE_HAL_DISPATCH_FLAG_STATIC_INDIRECT_PARAMETERS (1 << 0)
+
+#define IREE_HAL_DEVICE_FEATURE_NONE 0
+
+#define IREE_HAL_DEVICE_FEATURE_SUPPORTS_DEBUGGING (1 << 0)
+
+#define IREE_HAL_DEVICE_FEATURE_SUPPORTS_COVERAGE (1 << 1)
+
+#define IREE_HAL_DEVICE_FEATURE_SUPPORTS_PROFILING (1 << 2)
+
+#define IREE_HAL_DEVICE_PROFILING_MODE_NONE 0
+
+#define IREE_HAL_DEVICE_PROFILING_MODE_QUEUE_OPERATIONS (1 << 0)
+
+#define IREE_HAL_DEVICE_PROFILING_MODE_DISPATCH_COUNTERS (1 << 1)
+
+#define IREE_HAL_DEVICE_PROFILING_MODE_EXECUTABLE_COUNTERS (1 << 2)
+
+#define IREE_HAL_SEMAPHORE_COMPATIBILITY_NONE 0
+
+#define IREE_HAL_SEMAPHORE_COMPATIBILITY_HOST_WAIT (1 << 0)
+
+#define IREE_HAL_SEMAPHORE_COMPATIBILITY_DEVICE_WAIT (1 << 1)
+
+#define IREE_HAL_SEMAPHORE_COMPATIBILITY_HOST_SIGNAL (1 << 2)
+
+#define IREE_HAL_SEMAPHORE_COMPATIBILITY_DEVICE_SIGNAL (1 << 3)
+
+#define IREE_HAL_SEMAPHORE_COMPATIBILITY_HOST_ONLY (IREE_HAL_SEMAPHORE_COMPATIBILITY_HOST_WAIT | IREE_HAL_SEMAPHORE_COMPATIBILITY_HOST_SIGNAL)
+
+#define IREE_HAL_SEMAPHORE_COMPATIBILITY_ALL (((IREE_HAL_SEMAPHORE_COMPATIBILITY_HOST_WAIT | IREE_HAL_SEMAPHORE_COMPATIBILITY_DEVICE_WAIT) | IREE_HAL_SEMAPHORE_COMPATIBILITY_HOST_SIGNAL) | IREE_HAL_SEMAPHORE_COMPATIBILITY_DEVICE_SIGNAL)
+
+#define IREE_HAL_READ_FLAG_NONE 0
+
+#define IREE_HAL_WRITE_FLAG_NONE 0
+
+/*
+ Wait until every semaphore reaches its value.
+ */
+#define IREE_HAL_WAIT_MODE_ALL 0
+
+/*
+ Wait until at least one semaphore reaches its value.
+ */
+#define IREE_HAL_WAIT_MODE_ANY 1
+
+#define IREE_HAL_EVENT_FLAG_NONE 0
+
+/*
+ `executable_data` outlives the executable and may be referenced instead of copied.
+ */
+#define IREE_HAL_EXECUTABLE_CACHING_MODE_ALIAS_PROVIDED_DATA (1 << 0)
+
+#define IREE_HAL_EXECUTABLE_CACHING_MODE_ALLOW_PERSISTENT_CACHING (1 << 1)
+
+#define IREE_HAL_EXECUTABLE_CACHING_MODE_ALLOW_OPTIMIZATION (1 << 2)
+
+#define IREE_HAL_EXECUTABLE_CACHING_MODE_ENABLE_DEBUGGING (1 << 3)
+
+#define IREE_HAL_EXECUTABLE_CACHING_MODE_ENABLE_COVERAGE (1 << 4)
+
+#define IREE_HAL_EXECUTABLE_CACHING_MODE_ENABLE_PROFILING (1 << 5)
+
+/*
+ The data is trusted and need not be verified.
+ */
+#define IREE_HAL_EXECUTABLE_CACHING_MODE_DISABLE_VERIFICATION (1 << 6)
+
+#define IREE_HAL_FILE_MODE_OPEN (1 << 0)
+
+#define IREE_HAL_EXTERNAL_FILE_FLAG_NONE 0
+
+/*
+ `IREE_HAL_QUEUE_AFFINITY_ANY`: any queue the device picks.
+ */
+#define IREE_HAL_QUEUE_AFFINITY_ANY UINT64_MAX
+
+#define IREE_HAL_SEMAPHORE_FLAG_NONE 0
 
 /*
  Command buffers are recorded into HIP graphs.
@@ -359,6 +1901,81 @@ typedef struct iree_hal_hip_nccl_id_t {
  Command buffers are issued directly against HIP streams.
  */
 #define IREE_HAL_HIP_COMMAND_BUFFER_MODE_STREAM 1
+
+#define IREE_IO_FILE_ACCESS_READ (1 << 0)
+
+#define IREE_IO_FILE_ACCESS_WRITE (1 << 1)
+
+/*
+ The file is a range of host memory.
+ */
+#define IREE_IO_FILE_HANDLE_TYPE_HOST_ALLOCATION 0
+
+/*
+ The file is a POSIX file descriptor.
+ */
+#define IREE_IO_FILE_HANDLE_TYPE_FD 1
+
+/*
+ `IREE_TIME_INFINITE_PAST`: a deadline that has always elapsed.
+ */
+#define IREE_TIME_INFINITE_PAST INT64_MIN
+
+/*
+ `IREE_TIME_INFINITE_FUTURE`: a deadline that never elapses.
+ */
+#define IREE_TIME_INFINITE_FUTURE INT64_MAX
+
+/*
+ `IREE_DURATION_ZERO`.
+ */
+#define IREE_DURATION_ZERO 0
+
+/*
+ `IREE_DURATION_INFINITE`.
+ */
+#define IREE_DURATION_INFINITE INT64_MAX
+
+/*
+ `nanos` is a deadline (an `iree_time_t`).
+ */
+#define IREE_TIMEOUT_ABSOLUTE 0
+
+/*
+ `nanos` is a duration from now (an `iree_duration_t`).
+ */
+#define IREE_TIMEOUT_RELATIVE 1
+
+#define IREE_WAIT_PRIMITIVE_TYPE_NONE 0
+
+#define IREE_WAIT_PRIMITIVE_TYPE_EVENT_FD 1
+
+#define IREE_WAIT_PRIMITIVE_TYPE_SYNC_FILE 2
+
+#define IREE_WAIT_PRIMITIVE_TYPE_PIPE 3
+
+#define IREE_WAIT_PRIMITIVE_TYPE_WIN32_HANDLE 4
+
+#define IREE_WAIT_PRIMITIVE_TYPE_LOCAL_FUTEX 5
+
+#define IREE_WAIT_PRIMITIVE_TYPE_JAVASCRIPT_PROMISE 6
+
+#define IREE_WAIT_PRIMITIVE_TYPE_ANY 255
+
+/*
+ Report the source's status without waiting (`inout_ptr`: `iree_status_code_t*`).
+ */
+#define IREE_WAIT_SOURCE_COMMAND_QUERY 0
+
+/*
+ Wait for the source (`params`: `iree_wait_source_wait_params_t`).
+ */
+#define IREE_WAIT_SOURCE_COMMAND_WAIT_ONE 1
+
+/*
+ Export a wait primitive (`params`: `iree_wait_source_export_params_t`).
+ */
+#define IREE_WAIT_SOURCE_COMMAND_EXPORT 2
 
 #ifdef __cplusplus
 extern "C" {

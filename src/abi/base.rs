@@ -1,4 +1,4 @@
-//! `iree/base`: statuses, string views, allocators.
+//! `iree/base`: statuses, string views, byte spans, allocators, loops.
 
 use core::ffi::{c_char, c_void};
 
@@ -92,6 +92,52 @@ pub struct iree_allocator_t {
     pub ctl: iree_allocator_ctl_fn_t,
 }
 
+/// `iree_byte_span_t`: a borrowed range of mutable bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct iree_byte_span_t {
+    pub data: *mut u8,
+    pub data_length: iree_host_size_t,
+}
+
+/// `iree_const_byte_span_t`: a borrowed range of read-only bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct iree_const_byte_span_t {
+    pub data: *const u8,
+    pub data_length: iree_host_size_t,
+}
+
+/// `iree_loop_command_t`: what a loop's control function is asked to do.
+pub type iree_loop_command_t = u32;
+pub const IREE_LOOP_COMMAND_CALL: iree_loop_command_t = 0;
+pub const IREE_LOOP_COMMAND_DISPATCH: iree_loop_command_t = 1;
+pub const IREE_LOOP_COMMAND_WAIT_UNTIL: iree_loop_command_t = 2;
+pub const IREE_LOOP_COMMAND_WAIT_ONE: iree_loop_command_t = 3;
+pub const IREE_LOOP_COMMAND_WAIT_ANY: iree_loop_command_t = 4;
+pub const IREE_LOOP_COMMAND_WAIT_ALL: iree_loop_command_t = 5;
+pub const IREE_LOOP_COMMAND_DRAIN: iree_loop_command_t = 6;
+
+/// `iree_loop_ctl_fn_t`: one entry point serving every loop command.
+pub type iree_loop_ctl_fn_t = Option<
+    unsafe extern "C" fn(
+        self_: *mut c_void,
+        command: iree_loop_command_t,
+        params: *const c_void,
+        inout_ptr: *mut *mut c_void,
+    ) -> iree_status_t,
+>;
+
+/// `iree_loop_t`: an event loop is its state plus its control function.
+///
+/// cbindgen:field-names=[self, ctl]
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct iree_loop_t {
+    pub self_: *mut c_void,
+    pub ctl: iree_loop_ctl_fn_t,
+}
+
 /// `iree_status_payload_type_t`.
 pub type iree_status_payload_type_t = u32;
 pub const IREE_STATUS_PAYLOAD_TYPE_MESSAGE: iree_status_payload_type_t = 1;
@@ -139,5 +185,8 @@ pub struct iree_status_storage_t {
 const _: () = assert!(core::mem::size_of::<iree_string_view_t>() == 16);
 const _: () = assert!(core::mem::size_of::<iree_string_pair_t>() == 32);
 const _: () = assert!(core::mem::size_of::<iree_allocator_t>() == 16);
+const _: () = assert!(core::mem::size_of::<iree_byte_span_t>() == 16);
+const _: () = assert!(core::mem::size_of::<iree_const_byte_span_t>() == 16);
+const _: () = assert!(core::mem::size_of::<iree_loop_t>() == 16);
 const _: () = assert!(core::mem::size_of::<iree_status_payload_t>() == 40);
 const _: () = assert!(core::mem::size_of::<iree_status_storage_t>() == 48);

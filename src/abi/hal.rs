@@ -1,6 +1,8 @@
 //! `iree/hal`: resources, drivers, device infos, driver factories.
+//! Each other HAL object has its own `hal_*` module.
 
 use super::base::*;
+use super::hal_device::iree_hal_device_t;
 use core::ffi::c_void;
 use core::sync::atomic::AtomicI32;
 
@@ -8,6 +10,13 @@ use core::sync::atomic::AtomicI32;
 pub type iree_hal_device_id_t = usize;
 /// `IREE_HAL_DEVICE_ID_DEFAULT`.
 pub const IREE_HAL_DEVICE_ID_DEFAULT: iree_hal_device_id_t = 0;
+
+/// `iree_hal_resource_vtable_t`: the part every HAL vtable shares; IREE's release calls
+/// `destroy` (for buffers, the entry at this offset is `recycle`).
+#[repr(C)]
+pub struct iree_hal_resource_vtable_t {
+    pub destroy: Option<unsafe extern "C" fn(resource: *mut iree_hal_resource_t)>,
+}
 
 /// `iree_hal_resource_t`: the header every HAL object starts with.
 #[repr(C)]
@@ -22,11 +31,6 @@ pub struct iree_hal_resource_t {
 #[repr(C)]
 pub struct iree_hal_driver_t {
     pub resource: iree_hal_resource_t,
-}
-
-/// `iree_hal_device_t`: opaque here until the device joins.
-pub struct iree_hal_device_t {
-    _private: [u8; 0],
 }
 
 /// `iree_string_builder_t`: opaque here; drivers append to it through IREE's functions.

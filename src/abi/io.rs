@@ -1,0 +1,56 @@
+//! `iree/io/file_handle.h`: the file handles a device imports as HAL files.
+
+use super::base::*;
+use core::ffi::{c_int, c_void};
+
+/// `iree_io_file_access_t`: what a handle allows.
+pub type iree_io_file_access_t = u32;
+pub const IREE_IO_FILE_ACCESS_READ: iree_io_file_access_t = 1 << 0;
+pub const IREE_IO_FILE_ACCESS_WRITE: iree_io_file_access_t = 1 << 1;
+
+/// `iree_io_file_handle_type_t` (a C enum).
+pub type iree_io_file_handle_type_t = u32;
+/// The file is a range of host memory.
+pub const IREE_IO_FILE_HANDLE_TYPE_HOST_ALLOCATION: iree_io_file_handle_type_t = 0;
+/// The file is a POSIX file descriptor.
+pub const IREE_IO_FILE_HANDLE_TYPE_FD: iree_io_file_handle_type_t = 1;
+
+/// `iree_io_file_handle_primitive_value_t`: read the member `type` names.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub union iree_io_file_handle_primitive_value_t {
+    pub host_allocation: iree_byte_span_t,
+    pub fd: c_int,
+}
+
+/// `iree_io_file_handle_primitive_t`: what `iree_io_file_handle_primitive` returns.
+///
+/// cbindgen:field-names=[type, value]
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct iree_io_file_handle_primitive_t {
+    pub type_: iree_io_file_handle_type_t,
+    pub value: iree_io_file_handle_primitive_value_t,
+}
+
+/// `iree_io_file_handle_release_fn_t`.
+pub type iree_io_file_handle_release_fn_t =
+    Option<unsafe extern "C" fn(user_data: *mut c_void, handle_primitive: iree_io_file_handle_primitive_t)>;
+
+/// `iree_io_file_handle_release_callback_t`.
+///
+/// cbindgen:field-names=[fn, user_data]
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct iree_io_file_handle_release_callback_t {
+    pub fn_: iree_io_file_handle_release_fn_t,
+    pub user_data: *mut c_void,
+}
+
+/// `iree_io_file_handle_t`: opaque; owned by IREE's io library.
+pub struct iree_io_file_handle_t {
+    _private: [u8; 0],
+}
+
+const _: () = assert!(core::mem::size_of::<iree_io_file_handle_primitive_t>() == 24);
+const _: () = assert!(core::mem::size_of::<iree_io_file_handle_release_callback_t>() == 16);
