@@ -40,6 +40,10 @@ fn generate_hip_types(crate_dir: &Path, out_dir: &Path) {
         .allowlist_type("HIP_.*")
         .allowlist_type("dim3")
         .allowlist_var("hip.*")
+        // Defined by hand for the HIP 6 ABI (src/hip/mod.rs): ROCm 5 headers differ here.
+        .blocklist_type("HIP_MEMCPY3D")
+        .blocklist_type("hipMemoryType")
+        .blocklist_item("hipMemoryType.*")
         .blocklist_function(".*")
         .default_enum_style(bindgen::EnumVariation::Consts)
         .prepend_enum_name(false)

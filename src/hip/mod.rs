@@ -15,6 +15,61 @@ pub mod types {
     /// IREE asks for the device properties in the layout HIP 6 calls `hipDeviceProp_tR0000`,
     /// which is the ROCm 5 `hipDeviceProp_t` these headers declare.
     pub type hipDeviceProp_tR0000 = hipDeviceProp_t;
+
+    // The two HIP types whose ABI changed between ROCm 5 and HIP 6. IREE v3.3.0 compiles
+    // against HIP 6 and needs a HIP 6 runtime (hipLaunchHostFunc), so the driver speaks HIP
+    // 6 whatever headers bindgen read (Debian's are ROCm 5.2).
+
+    /// `hipMemoryType`, HIP 6 numbering.
+    pub type hipMemoryType = ::core::ffi::c_uint;
+    pub const hipMemoryTypeUnregistered: hipMemoryType = 0;
+    pub const hipMemoryTypeHost: hipMemoryType = 1;
+    pub const hipMemoryTypeDevice: hipMemoryType = 2;
+    pub const hipMemoryTypeManaged: hipMemoryType = 3;
+    pub const hipMemoryTypeArray: hipMemoryType = 10;
+    pub const hipMemoryTypeUnified: hipMemoryType = 11;
+
+    /// `HIP_MEMCPY3D`, HIP 6 layout (every extent and offset a `size_t`).
+    #[repr(C)]
+    #[derive(Debug, Clone, Copy)]
+    pub struct HIP_MEMCPY3D {
+        pub srcXInBytes: usize,
+        pub srcY: usize,
+        pub srcZ: usize,
+        pub srcLOD: usize,
+        pub srcMemoryType: hipMemoryType,
+        pub srcHost: *const ::core::ffi::c_void,
+        pub srcDevice: hipDeviceptr_t,
+        pub srcArray: hipArray_t,
+        pub srcPitch: usize,
+        pub srcHeight: usize,
+        pub dstXInBytes: usize,
+        pub dstY: usize,
+        pub dstZ: usize,
+        pub dstLOD: usize,
+        pub dstMemoryType: hipMemoryType,
+        pub dstHost: *mut ::core::ffi::c_void,
+        pub dstDevice: hipDeviceptr_t,
+        pub dstArray: hipArray_t,
+        pub dstPitch: usize,
+        pub dstHeight: usize,
+        pub WidthInBytes: usize,
+        pub Height: usize,
+        pub Depth: usize,
+    }
+
+    // Offsets from IREE's bundled HIP 6.1 headers (third_party/hip-build-deps).
+    const _: () = {
+        assert!(::core::mem::size_of::<HIP_MEMCPY3D>() == 184);
+        assert!(::core::mem::offset_of!(HIP_MEMCPY3D, srcMemoryType) == 32);
+        assert!(::core::mem::offset_of!(HIP_MEMCPY3D, srcHost) == 40);
+        assert!(::core::mem::offset_of!(HIP_MEMCPY3D, srcPitch) == 64);
+        assert!(::core::mem::offset_of!(HIP_MEMCPY3D, dstXInBytes) == 80);
+        assert!(::core::mem::offset_of!(HIP_MEMCPY3D, dstMemoryType) == 112);
+        assert!(::core::mem::offset_of!(HIP_MEMCPY3D, dstDevice) == 128);
+        assert!(::core::mem::offset_of!(HIP_MEMCPY3D, WidthInBytes) == 160);
+        assert!(::core::mem::offset_of!(HIP_MEMCPY3D, Depth) == 176);
+    };
 }
 
 pub use symbols::HipSymbols;
