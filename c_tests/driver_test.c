@@ -33,6 +33,12 @@ static iree_status_t test_create_by_path(iree_hal_driver_t* driver, const char* 
                                                NULL, iree_allocator_system(), device);
 }
 #define test_release_driver iree_hal_driver_release
+#define test_release_device iree_hal_device_release
+static int64_t test_device_concurrency(iree_hal_device_t* device) {
+  int64_t value = 0;
+  IREE_CHECK_OK(iree_hal_device_query_i64(device, IREE_SV("hal.device"), IREE_SV("concurrency"), &value));
+  return value;
+}
 #else
 #include "iree_hal_hip_rs.h"
 #define test_status_code iree_hal_hip_rs_status_code
@@ -70,6 +76,21 @@ static void test_release_driver(iree_hal_driver_t* driver) {
   if (__atomic_sub_fetch(&driver->resource.ref_count, 1, __ATOMIC_SEQ_CST) == 0) {
     test_vtable(driver)->destroy(driver);
   }
+}
+static const iree_hal_device_vtable_t* test_device_vtable(iree_hal_device_t* device) {
+  return (const iree_hal_device_vtable_t*)device->resource.vtable;
+}
+static void test_release_device(iree_hal_device_t* device) {
+  if (__atomic_sub_fetch(&device->resource.ref_count, 1, __ATOMIC_SEQ_CST) == 0) {
+    test_device_vtable(device)->destroy(device);
+  }
+}
+static int64_t test_device_concurrency(iree_hal_device_t* device) {
+  int64_t value = 0;
+  iree_string_view_t category = {"hal.device", 10}, key = {"concurrency", 11};
+  iree_status_t status = test_device_vtable(device)->query_i64(device, category, key, &value);
+  if (status) exit(1);
+  return value;
 }
 #endif
 
@@ -130,13 +151,16 @@ int main(int argc, char** argv) {
   CHECK(strstr(text, "- gpu-arch-name: gfx942") && strstr(text, "- gpu-warp-size: 64"));
   free(text);
 
-  // Each path form reaches device creation (not implemented yet) with the right GPUs;
-  // malformed paths stop earlier.
+  // Each path form makes a device over the right number of GPUs (its "concurrency");
+  // malformed paths are refused.
   iree_hal_device_t* device = NULL;
-  expect_status(test_create_by_path(driver, uuid_path, &device), IREE_STATUS_UNIMPLEMENTED,
-                "GPU(s): Software HIP Device 1");
-  expect_status(test_create_by_path(driver, "1,0", &device), IREE_STATUS_UNIMPLEMENTED,
-                "2 GPU(s): Software HIP Device 1");
+  expect_status(test_create_by_path(driver, uuid_path, &device), IREE_STATUS_OK, NULL);
+  CHECK(test_device_concurrency(device) == 1);
+  test_release_device(device);
+  expect_status(test_create_by_path(driver, "1,0", &device), IREE_STATUS_OK, NULL);
+  CHECK(test_device_concurrency(device) == 2);
+  test_release_device(device);
+  device = NULL;
   expect_status(test_create_by_path(driver, "7", &device), IREE_STATUS_NOT_FOUND,
                 "device 7 not found (of 2 enumerated)");
   expect_status(test_create_by_path(driver, "0,,1", &device), IREE_STATUS_INVALID_ARGUMENT,

@@ -1,6 +1,7 @@
 // IREE's command-line flags reach our driver when a program links IREE's flag library, as
-// IREE's tools do: --hip_default_index picks the default device, --hip_dylib_path the
-// runtime, and a malformed value is refused by IREE's parser with our message.
+// IREE's tools do: --hip_default_index picks the default device (an out-of-range one is
+// reported), --hip_dylib_path the runtime, and a malformed value is refused by IREE's
+// parser with our message.
 #include <stdio.h>
 #include <string.h>
 
@@ -32,7 +33,7 @@ int main(int argc, char** argv) {
   char dylib_flag[1024];
   snprintf(dylib_flag, sizeof(dylib_flag), "--hip_dylib_path=file:%s", argv[1]);
   // IREE's parser writes into the argument strings, so they must be writable.
-  char index_flag[] = "--hip_default_index=1";
+  char index_flag[] = "--hip_default_index=5";
   char streams_flag[] = "--hip_use_streams=false";
   char* flag_argv[] = {argv[0], dylib_flag, index_flag, streams_flag, NULL};
   int flag_argc = 4;
@@ -42,9 +43,12 @@ int main(int argc, char** argv) {
   iree_hal_driver_registry_t* registry = iree_hal_driver_registry_default();
   IREE_CHECK_OK(iree_hal_hip_driver_module_register(registry));
   iree_hal_device_t* device = NULL;
-  // The empty path means the default device, which the flag made device 1.
+  // The empty path means the default device, which the flag made device 5 of 2.
   CHECK(status_contains(iree_hal_create_device(registry, IREE_SV("hip"), iree_allocator_system(), &device),
-                        "GPU(s): Software HIP Device 1)"));
+                        "default device 5 not found (of 2 enumerated)"));
+  // The library came from --hip_dylib_path: an explicit device works.
+  IREE_CHECK_OK(iree_hal_create_device(registry, IREE_SV("hip://1"), iree_allocator_system(), &device));
+  iree_hal_device_release(device);
 
   // A malformed value is refused at parse time.
   char bad_flag[] = "--hip_use_streams=sometimes";

@@ -200,13 +200,8 @@ impl HipDriver {
         Ok(params)
     }
 
-    fn create_device(&self, request: DeviceRequest, _host_allocator: HostAllocator) -> Result<*mut iree_hal_device_t> {
-        Err(crate::status!(
-            Unimplemented,
-            "HIP device creation is not implemented yet (resolved {} GPU(s): {})",
-            request.devices.len(),
-            request.devices.iter().map(|d| d.name.as_str()).collect::<Vec<_>>().join(", ")
-        ))
+    fn create_device(&self, request: DeviceRequest, host_allocator: HostAllocator) -> Result<*mut iree_hal_device_t> {
+        crate::device::HipDevice::create(self.hip.clone(), request, host_allocator)
     }
 
     fn dump_device_info(&self, device_id: iree_hal_device_id_t, builder: &mut StringBuilder) -> Result<()> {

@@ -6,11 +6,15 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod abi;
+pub mod allocator;
 pub mod boundary;
+pub mod buffer;
+pub mod device;
 pub mod device_params;
 pub mod device_path;
 pub mod driver;
 pub mod driver_handle;
+pub mod hal_resource;
 pub mod hip;
 pub mod host_allocator;
 pub mod registration;

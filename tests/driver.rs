@@ -56,13 +56,21 @@ fn query_devices(driver: *mut iree_hal_driver_t) -> Vec<(usize, String, String)>
     list
 }
 
-fn create_by_path(driver: *mut iree_hal_driver_t, path: &'static str, params: &[(&'static str, &'static str)]) -> (StatusCode, String) {
+/// Creates a device from `path` and returns the HIP devices it spans (then releases it),
+/// or the failure.
+fn create_by_path(driver: *mut iree_hal_driver_t, path: &'static str, params: &[(&'static str, &'static str)]) -> Result<Vec<usize>, (StatusCode, String)> {
     let pairs: Vec<iree_string_pair_t> = params.iter().map(|(k, v)| iree_string_pair_t { key: sv(k), value: sv(v) }).collect();
     let mut device = core::ptr::null_mut();
     let status = unsafe {
         (vtable(driver).create_device_by_path.unwrap())(driver, sv("hip"), sv(path), pairs.len(), pairs.as_ptr(), ALLOCATOR.as_iree(), &mut device)
     };
-    take_status(status).expect("device creation is not implemented yet, so every path ends in a status")
+    if let Some(err) = take_status(status) {
+        assert!(device.is_null());
+        return Err(err);
+    }
+    let gpus = unsafe { iree_hal_hip_rs::device::HipDevice::from_raw(device) }.unwrap().gpus().iter().map(|g| g.device as usize).collect();
+    unsafe { iree_hal_hip_rs::hal_resource::release(device) };
+    Ok(gpus)
 }
 
 fn release(driver: *mut iree_hal_driver_t) {
@@ -149,17 +157,10 @@ fn every_device_path_form_resolves() {
     let devices = query_devices(driver);
     let uuid1: &'static str = Box::leak(devices[1].1.clone().into_boxed_str());
     let both: &'static str = Box::leak(format!("0,{uuid1}").into_boxed_str());
-    for (path, expected) in [
-        ("", "Software HIP Device 0"),
-        ("0", "Software HIP Device 0"),
-        ("1", "Software HIP Device 1"),
-        (uuid1, "Software HIP Device 1"),
-        ("1,0", "Software HIP Device 1, Software HIP Device 0"),
-        (both, "Software HIP Device 0, Software HIP Device 1"),
-    ] {
-        let (code, text) = create_by_path(driver, path, &[]);
-        assert_eq!(code, StatusCode::Unimplemented, "{path}: {text}");
-        assert!(text.contains(&format!("GPU(s): {expected})")), "{path}: {text}");
+    // HIP device handles are the device ids minus one.
+    let (gpu0, gpu1) = (devices[0].0 - 1, devices[1].0 - 1);
+    for (path, expected) in [("", vec![gpu0]), ("0", vec![gpu0]), ("1", vec![gpu1]), (uuid1, vec![gpu1]), ("1,0", vec![gpu1, gpu0]), (both, vec![gpu0, gpu1])] {
+        assert_eq!(create_by_path(driver, path, &[]).unwrap(), expected, "{path}");
     }
     release(driver);
 }
@@ -180,16 +181,15 @@ fn bad_device_paths_and_params_are_rejected() {
         ("GPU-xyz", StatusCode::InvalidArgument, "invalid GPU UUID"),
         ("cpu", StatusCode::InvalidArgument, "unsupported device path 'cpu'"),
     ] {
-        let (actual, text) = create_by_path(driver, path, &[]);
+        let (actual, text) = create_by_path(driver, path, &[]).unwrap_err();
         assert_eq!(actual, code, "{path}: {text}");
         assert!(text.contains(needle), "{path}: {text}");
     }
-    let (code, text) = create_by_path(driver, "0", &[("queue_count", "2"), ("command_buffer_mode", "graph")]);
-    assert_eq!(code, StatusCode::Unimplemented, "{text}");
-    let (code, text) = create_by_path(driver, "0", &[("queue_cnt", "2")]);
+    create_by_path(driver, "0", &[("queue_count", "2"), ("command_buffer_mode", "graph")]).unwrap();
+    let (code, text) = create_by_path(driver, "0", &[("queue_cnt", "2")]).unwrap_err();
     assert_eq!(code, StatusCode::InvalidArgument);
     assert!(text.contains("unknown HIP device parameter 'queue_cnt'"), "{text}");
-    let (code, text) = create_by_path(driver, "0", &[("async_allocations", "sometimes")]);
+    let (code, text) = create_by_path(driver, "0", &[("async_allocations", "sometimes")]).unwrap_err();
     assert_eq!(code, StatusCode::InvalidArgument, "{text}");
     release(driver);
 }
@@ -324,8 +324,13 @@ fn registered_factory_child() {
     release(driver);
     // The default device is device 1 (IREE_HIP_DEFAULT_INDEX), parameters from the URI apply.
     let mut device = core::ptr::null_mut();
-    let text = assert_code(unsafe { iree_hal_create_device(registry, sv("hip://?queue_count=2"), ALLOCATOR.as_iree(), &mut device) }, StatusCode::Unimplemented);
-    assert!(text.contains("GPU(s): Software HIP Device 1)") && text.contains("creating device 'hip://?queue_count=2'"), "{text}");
+    assert_ok(unsafe { iree_hal_create_device(registry, sv("hip://?queue_count=2&command_buffer_mode=graph"), ALLOCATOR.as_iree(), &mut device) });
+    let hip_device = unsafe { iree_hal_hip_rs::device::HipDevice::from_raw(device) }.unwrap();
+    assert_eq!(hip_device.gpus().len(), 1);
+    assert_eq!(hip_device.gpus()[0].device, 1);
+    assert_eq!(hip_device.params().queue_count, 2);
+    assert_eq!(hip_device.params().command_buffer_mode, IREE_HAL_HIP_COMMAND_BUFFER_MODE_GRAPH);
+    unsafe { iree_hal_hip_rs::hal_resource::release(device) };
     let text = assert_code(unsafe { iree_hal_create_device(registry, sv("hip://0?bogus=1"), ALLOCATOR.as_iree(), &mut device) }, StatusCode::InvalidArgument);
     assert!(text.contains("unknown HIP device parameter 'bogus'"), "{text}");
 }

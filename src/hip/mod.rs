@@ -2,6 +2,7 @@
 //! of every function IREE v3.3.0 loads (`symbols`), HIP errors as IREE statuses (`error`),
 //! and RCCL, loaded only when a channel needs it (`rccl`).
 
+pub mod context;
 pub mod error;
 pub mod library;
 pub mod rccl;

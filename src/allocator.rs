@@ -1,0 +1,320 @@
+//! The HIP device allocator (`iree_hal_allocator_t` with IREE's allocator vtable): the
+//! memory heaps and compatibility rules of IREE's C HIP driver, allocations made on the
+//! device the buffer's queue affinity names, and statistics.
+
+use crate::abi::*;
+use crate::boundary::{self, OutParam};
+use crate::buffer::{self, BufferMemory, BufferSpec, HipBuffer, SharedStatistics};
+use crate::hip::context::ContextGuard;
+use crate::hip::types::*;
+use crate::hip::HipSymbols;
+use crate::hip_call;
+use crate::host_allocator::HostAllocator;
+use crate::status::Result;
+use core::ffi::c_void;
+use core::sync::atomic::AtomicI32;
+use std::sync::Arc;
+
+/// One GPU the allocator can place memory on.
+#[derive(Debug, Clone, Copy)]
+pub struct AllocatorDevice {
+    pub device: hipDevice_t,
+    pub context: hipCtx_t,
+}
+
+/// Our allocator. C sees the resource header at its start.
+#[repr(C)]
+pub struct HipAllocator {
+    resource: iree_hal_resource_t,
+    host_allocator: HostAllocator,
+    hip: Arc<HipSymbols>,
+    parent_device: *mut iree_hal_device_t,
+    devices: Vec<AllocatorDevice>,
+    concurrent_managed_access: bool,
+    stats: SharedStatistics,
+}
+
+const MIN_ALIGNMENT: u64 = 64;
+
+impl HipAllocator {
+    /// Makes an allocator for `devices` (the GPUs of one logical device, in queue order).
+    /// `parent_device` is recorded in buffer placements and not retained.
+    pub fn create(
+        hip: Arc<HipSymbols>,
+        parent_device: *mut iree_hal_device_t,
+        devices: Vec<AllocatorDevice>,
+        host_allocator: HostAllocator,
+    ) -> Result<*mut iree_hal_allocator_t> {
+        let first = devices.first().ok_or_else(|| crate::status!(InvalidArgument, "an allocator needs at least one device"))?;
+        let mut concurrent: core::ffi::c_int = 0;
+        hip_call!(&hip, hipDeviceGetAttribute(&mut concurrent, hipDeviceAttributeConcurrentManagedAccess, first.device))?;
+        let allocator = Box::new(HipAllocator {
+            resource: iree_hal_resource_t { ref_count: AtomicI32::new(1), vtable: (&HIP_ALLOCATOR_VTABLE as *const iree_hal_allocator_vtable_t).cast() },
+            host_allocator,
+            hip,
+            parent_device,
+            devices,
+            concurrent_managed_access: concurrent != 0,
+            stats: SharedStatistics::default(),
+        });
+        Ok(Box::into_raw(allocator).cast())
+    }
+
+    /// # Safety
+    /// `allocator` must be NULL or a live HAL allocator.
+    unsafe fn from_raw<'a>(allocator: *const iree_hal_allocator_t) -> Result<&'a HipAllocator> {
+        // SAFETY: per the caller.
+        let header = unsafe { boundary::try_ref(allocator, "allocator") }?;
+        if !core::ptr::eq(header.resource.vtable.cast::<iree_hal_allocator_vtable_t>(), &HIP_ALLOCATOR_VTABLE) {
+            return Err(crate::status!(InvalidArgument, "allocator is not a HIP allocator of this library"));
+        }
+        // SAFETY: our vtable means our allocation.
+        Ok(unsafe { &*allocator.cast::<HipAllocator>() })
+    }
+
+    fn heaps(&self) -> Vec<iree_hal_allocator_memory_heap_t> {
+        let heap = |type_, allowed_usage| iree_hal_allocator_memory_heap_t {
+            type_,
+            allowed_usage,
+            max_allocation_size: u64::MAX,
+            min_alignment: MIN_ALIGNMENT,
+        };
+        let mappable = IREE_HAL_BUFFER_USAGE_TRANSFER | IREE_HAL_BUFFER_USAGE_DISPATCH | IREE_HAL_BUFFER_USAGE_MAPPING;
+        let mut heaps = vec![heap(IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL, IREE_HAL_BUFFER_USAGE_TRANSFER | IREE_HAL_BUFFER_USAGE_DISPATCH)];
+        if self.concurrent_managed_access {
+            heaps.push(heap(IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL | IREE_HAL_MEMORY_TYPE_HOST_VISIBLE | IREE_HAL_MEMORY_TYPE_HOST_COHERENT, mappable));
+        }
+        let host = IREE_HAL_MEMORY_TYPE_DEVICE_VISIBLE | IREE_HAL_MEMORY_TYPE_HOST_LOCAL | IREE_HAL_MEMORY_TYPE_HOST_COHERENT;
+        heaps.push(heap(host, mappable));
+        heaps.push(heap(host | IREE_HAL_MEMORY_TYPE_HOST_CACHED, mappable));
+        heaps
+    }
+
+    /// IREE's compatibility rules; adjusts `params` to what will really be allocated.
+    fn compatibility(&self, params: &mut iree_hal_buffer_params_t, allocation_size: &mut u64) -> iree_hal_buffer_compatibility_t {
+        let mut compatibility = IREE_HAL_BUFFER_COMPATIBILITY_ALLOCATABLE;
+        if params.type_ & IREE_HAL_MEMORY_TYPE_DEVICE_VISIBLE == IREE_HAL_MEMORY_TYPE_DEVICE_VISIBLE {
+            compatibility |= IREE_HAL_BUFFER_COMPATIBILITY_IMPORTABLE;
+            if params.usage & IREE_HAL_BUFFER_USAGE_TRANSFER != 0 {
+                compatibility |= IREE_HAL_BUFFER_COMPATIBILITY_QUEUE_TRANSFER;
+            }
+            if params.usage & IREE_HAL_BUFFER_USAGE_DISPATCH_STORAGE != 0 {
+                compatibility |= IREE_HAL_BUFFER_COMPATIBILITY_QUEUE_DISPATCH;
+            }
+        }
+        let device_and_host = IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL | IREE_HAL_MEMORY_TYPE_HOST_VISIBLE;
+        if params.type_ & device_and_host == device_and_host {
+            compatibility |= IREE_HAL_BUFFER_COMPATIBILITY_LOW_PERFORMANCE;
+            if !self.concurrent_managed_access {
+                params.type_ &= !device_and_host;
+                params.type_ |= IREE_HAL_MEMORY_TYPE_HOST_LOCAL | IREE_HAL_MEMORY_TYPE_DEVICE_VISIBLE;
+            }
+        }
+        params.type_ &= !IREE_HAL_MEMORY_TYPE_OPTIMAL;
+        if *allocation_size == 0 {
+            *allocation_size = 4;
+        }
+        compatibility
+    }
+
+    fn device_for(&self, queue_affinity: iree_hal_queue_affinity_t) -> Result<AllocatorDevice> {
+        if queue_affinity == 0 || queue_affinity == IREE_HAL_QUEUE_AFFINITY_ANY {
+            return Ok(self.devices[0]);
+        }
+        let index = queue_affinity.trailing_zeros() as usize;
+        self.devices
+            .get(index)
+            .copied()
+            .ok_or_else(|| crate::status!(InvalidArgument, "queue affinity {queue_affinity:#x} names no device of this allocator ({} devices)", self.devices.len()))
+    }
+
+    fn allocate(&self, params: &iree_hal_buffer_params_t, mut allocation_size: u64) -> Result<*mut iree_hal_buffer_t> {
+        let mut params_used = *params;
+        let compatibility = self.compatibility(&mut params_used, &mut allocation_size);
+        if compatibility & IREE_HAL_BUFFER_COMPATIBILITY_ALLOCATABLE == 0 {
+            return Err(crate::status!(InvalidArgument, "allocator cannot allocate a buffer with memory type {:#x} and usage {:#x}", params.type_, params.usage));
+        }
+        let device = self.device_for(params.queue_affinity)?;
+        let size = usize::try_from(allocation_size).map_err(|_| crate::status!(OutOfRange, "allocation of {allocation_size} bytes exceeds the address space"))?;
+        let _context = ContextGuard::push(&self.hip, device.context)?;
+        let mut device_ptr: *mut c_void = core::ptr::null_mut();
+        let mut host_ptr: *mut c_void = core::ptr::null_mut();
+        let memory = if params_used.type_ & IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL == IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL {
+            if params_used.type_ & IREE_HAL_MEMORY_TYPE_HOST_VISIBLE != 0 {
+                hip_call!(&self.hip, hipMallocManaged(&mut device_ptr, size, hipMemAttachGlobal))?;
+                host_ptr = device_ptr;
+            } else {
+                hip_call!(&self.hip, hipMalloc(&mut device_ptr, size))?;
+            }
+            BufferMemory::Device
+        } else {
+            let mut flags = hipHostMallocMapped;
+            if params_used.type_ & IREE_HAL_MEMORY_TYPE_HOST_CACHED == 0 {
+                flags |= hipHostMallocWriteCombined;
+            }
+            hip_call!(&self.hip, hipHostMalloc(&mut host_ptr, size, flags))?;
+            if let Err(status) = hip_call!(&self.hip, hipHostGetDevicePointer(&mut device_ptr, host_ptr, 0)) {
+                let _ = hip_call!(&self.hip, hipHostFree(host_ptr));
+                return Err(status);
+            }
+            BufferMemory::Host
+        };
+        buffer::record_alloc(&self.stats, params_used.type_, allocation_size);
+        let placement = iree_hal_buffer_placement_t {
+            device: self.parent_device,
+            queue_affinity: if params.queue_affinity != 0 { params.queue_affinity } else { IREE_HAL_QUEUE_AFFINITY_ANY },
+            flags: 0,
+            reserved: 0,
+        };
+        let spec = BufferSpec {
+            placement,
+            memory_type: params_used.type_,
+            access: params_used.access,
+            usage: params_used.usage,
+            size: allocation_size,
+            memory,
+            device_ptr,
+            host_ptr,
+        };
+        Ok(HipBuffer::wrap(spec, self.hip.clone(), self.stats.clone()))
+    }
+}
+
+static HIP_ALLOCATOR_VTABLE: iree_hal_allocator_vtable_t = iree_hal_allocator_vtable_t {
+    destroy: Some(allocator_destroy),
+    host_allocator: Some(allocator_host_allocator),
+    trim: Some(allocator_trim),
+    query_statistics: Some(allocator_query_statistics),
+    query_memory_heaps: Some(allocator_query_memory_heaps),
+    query_buffer_compatibility: Some(allocator_query_buffer_compatibility),
+    allocate_buffer: Some(allocator_allocate_buffer),
+    deallocate_buffer: Some(allocator_deallocate_buffer),
+    import_buffer: Some(allocator_import_buffer),
+    export_buffer: Some(allocator_export_buffer),
+};
+
+unsafe extern "C" fn allocator_destroy(allocator: *mut iree_hal_allocator_t) {
+    boundary::value_entry("iree_hal_hip_allocator_destroy", (), || {
+        // SAFETY: called once for the last reference.
+        if unsafe { HipAllocator::from_raw(allocator) }.is_ok() {
+            // SAFETY: our allocators are boxed.
+            drop(unsafe { Box::from_raw(allocator.cast::<HipAllocator>()) });
+        }
+    })
+}
+
+unsafe extern "C" fn allocator_host_allocator(allocator: *const iree_hal_allocator_t) -> iree_allocator_t {
+    let null = iree_allocator_t { self_: core::ptr::null_mut(), ctl: None };
+    boundary::value_entry("iree_hal_hip_allocator_host_allocator", null, || {
+        // SAFETY: IREE's allocator contract.
+        unsafe { HipAllocator::from_raw(allocator) }.map(|a| a.host_allocator.0).unwrap_or(null)
+    })
+}
+
+unsafe extern "C" fn allocator_trim(_allocator: *mut iree_hal_allocator_t) -> iree_status_t {
+    // Buffers are freed as they are released; nothing is cached here.
+    core::ptr::null_mut()
+}
+
+unsafe extern "C" fn allocator_query_statistics(allocator: *mut iree_hal_allocator_t, out_statistics: *mut iree_hal_allocator_statistics_t) {
+    boundary::value_entry("iree_hal_hip_allocator_query_statistics", (), || {
+        // SAFETY: IREE's allocator contract.
+        if let (Ok(allocator), false) = (unsafe { HipAllocator::from_raw(allocator) }, out_statistics.is_null()) {
+            // SAFETY: non-null out parameter.
+            unsafe { out_statistics.write(*allocator.stats.lock()) };
+        }
+    })
+}
+
+unsafe extern "C" fn allocator_query_memory_heaps(
+    allocator: *mut iree_hal_allocator_t,
+    capacity: iree_host_size_t,
+    heaps: *mut iree_hal_allocator_memory_heap_t,
+    out_count: *mut iree_host_size_t,
+) -> iree_status_t {
+    boundary::status_entry("iree_hal_hip_allocator_query_memory_heaps", || {
+        // SAFETY: IREE's allocator contract.
+        let allocator = unsafe { HipAllocator::from_raw(allocator) }?;
+        let list = allocator.heaps();
+        if !out_count.is_null() {
+            // SAFETY: non-null out parameter.
+            unsafe { out_count.write(list.len()) };
+        }
+        if capacity < list.len() {
+            return Err(crate::status::Status::from_code(crate::status::StatusCode::OutOfRange));
+        }
+        boundary::non_null(heaps, "heaps")?;
+        // SAFETY: the caller's array holds `capacity` >= len heaps.
+        unsafe { core::ptr::copy_nonoverlapping(list.as_ptr(), heaps, list.len()) };
+        Ok(())
+    })
+}
+
+unsafe extern "C" fn allocator_query_buffer_compatibility(
+    allocator: *mut iree_hal_allocator_t,
+    params: *mut iree_hal_buffer_params_t,
+    allocation_size: *mut iree_device_size_t,
+) -> iree_hal_buffer_compatibility_t {
+    boundary::value_entry("iree_hal_hip_allocator_query_buffer_compatibility", IREE_HAL_BUFFER_COMPATIBILITY_NONE, || {
+        // SAFETY: IREE's allocator contract.
+        match (unsafe { HipAllocator::from_raw(allocator) }, unsafe { (params.as_mut(), allocation_size.as_mut()) }) {
+            (Ok(allocator), (Some(params), Some(size))) => allocator.compatibility(params, size),
+            _ => IREE_HAL_BUFFER_COMPATIBILITY_NONE,
+        }
+    })
+}
+
+unsafe extern "C" fn allocator_allocate_buffer(
+    allocator: *mut iree_hal_allocator_t,
+    params: *const iree_hal_buffer_params_t,
+    allocation_size: iree_device_size_t,
+    out_buffer: *mut *mut iree_hal_buffer_t,
+) -> iree_status_t {
+    boundary::status_entry("iree_hal_hip_allocator_allocate_buffer", || {
+        // SAFETY: IREE's allocator contract.
+        let out = unsafe { OutParam::new(out_buffer, "out_buffer", core::ptr::null_mut()) }?;
+        // SAFETY: IREE's allocator contract.
+        let allocator = unsafe { HipAllocator::from_raw(allocator) }?;
+        // SAFETY: IREE's allocator contract.
+        let params = unsafe { boundary::try_ref(params, "params") }?;
+        out.set(allocator.allocate(params, allocation_size)?);
+        Ok(())
+    })
+}
+
+unsafe extern "C" fn allocator_deallocate_buffer(_allocator: *mut iree_hal_allocator_t, buffer: *mut iree_hal_buffer_t) {
+    boundary::value_entry("iree_hal_hip_allocator_deallocate_buffer", (), || {
+        // SAFETY: IREE hands back a buffer whose last reference is gone.
+        unsafe {
+            if let Some(destroy) = (*(*buffer).resource.vtable.cast::<iree_hal_buffer_vtable_t>()).destroy {
+                destroy(buffer);
+            }
+        }
+    })
+}
+
+unsafe extern "C" fn allocator_import_buffer(
+    _allocator: *mut iree_hal_allocator_t,
+    _params: *const iree_hal_buffer_params_t,
+    _external_buffer: *mut iree_hal_external_buffer_t,
+    _release_callback: iree_hal_buffer_release_callback_t,
+    out_buffer: *mut *mut iree_hal_buffer_t,
+) -> iree_status_t {
+    boundary::status_entry("iree_hal_hip_allocator_import_buffer", || {
+        // SAFETY: IREE's allocator contract.
+        let _out = unsafe { OutParam::new(out_buffer, "out_buffer", core::ptr::null_mut()) }?;
+        Err(crate::status!(Unimplemented, "importing external buffers is not implemented yet by the Rust HIP allocator"))
+    })
+}
+
+unsafe extern "C" fn allocator_export_buffer(
+    _allocator: *mut iree_hal_allocator_t,
+    _buffer: *mut iree_hal_buffer_t,
+    _requested_type: iree_hal_external_buffer_type_t,
+    _requested_flags: iree_hal_external_buffer_flags_t,
+    _out_external_buffer: *mut iree_hal_external_buffer_t,
+) -> iree_status_t {
+    boundary::status_entry("iree_hal_hip_allocator_export_buffer", || {
+        Err(crate::status!(Unimplemented, "exporting buffers is not implemented yet by the Rust HIP allocator"))
+    })
+}

@@ -1,0 +1,223 @@
+//! HIP buffers (`iree_hal_buffer_t` with IREE's buffer vtable): memory from the HIP
+//! allocator, host-mappable when its memory type is host-visible. IREE's core reads and
+//! writes the buffer header directly, so it is initialised exactly as IREE's
+//! `iree_hal_buffer_initialize` would.
+
+use crate::abi::*;
+use crate::boundary;
+use crate::hip::HipSymbols;
+use crate::status::Result;
+use core::ffi::c_void;
+use core::sync::atomic::AtomicI32;
+use parking_lot::Mutex;
+use std::sync::Arc;
+
+/// Where a buffer's memory came from, which decides how it is given back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BufferMemory {
+    /// hipMalloc / hipMallocManaged: freed with hipFree.
+    Device,
+    /// hipHostMalloc: freed with hipHostFree.
+    Host,
+}
+
+/// Allocation accounting shared by an allocator and its buffers.
+pub type SharedStatistics = Arc<Mutex<iree_hal_allocator_statistics_t>>;
+
+fn is_host_memory(memory_type: iree_hal_memory_type_t) -> bool {
+    memory_type & IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL != IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL
+}
+
+/// Records an allocation in `stats`, as IREE's allocator statistics count them.
+pub fn record_alloc(stats: &SharedStatistics, memory_type: iree_hal_memory_type_t, size: u64) {
+    let mut s = stats.lock();
+    if is_host_memory(memory_type) {
+        s.host_bytes_allocated += size;
+        s.host_bytes_peak = s.host_bytes_peak.max(s.host_bytes_allocated - s.host_bytes_freed);
+    } else {
+        s.device_bytes_allocated += size;
+        s.device_bytes_peak = s.device_bytes_peak.max(s.device_bytes_allocated - s.device_bytes_freed);
+    }
+}
+
+fn record_free(stats: &SharedStatistics, memory_type: iree_hal_memory_type_t, size: u64) {
+    let mut s = stats.lock();
+    if is_host_memory(memory_type) {
+        s.host_bytes_freed += size;
+    } else {
+        s.device_bytes_freed += size;
+    }
+}
+
+/// Our buffer. C sees the `iree_hal_buffer_t` header at its start.
+#[repr(C)]
+pub struct HipBuffer {
+    base: iree_hal_buffer_t,
+    memory: BufferMemory,
+    device_ptr: *mut c_void,
+    host_ptr: *mut c_void,
+    hip: Arc<HipSymbols>,
+    stats: SharedStatistics,
+}
+
+/// What a new buffer is made of.
+pub struct BufferSpec {
+    pub placement: iree_hal_buffer_placement_t,
+    pub memory_type: iree_hal_memory_type_t,
+    pub access: iree_hal_memory_access_t,
+    pub usage: iree_hal_buffer_usage_t,
+    pub size: u64,
+    pub memory: BufferMemory,
+    pub device_ptr: *mut c_void,
+    pub host_ptr: *mut c_void,
+}
+
+impl HipBuffer {
+    /// Wraps allocated memory in a buffer holding one reference; the buffer frees the memory
+    /// when its last reference goes.
+    pub fn wrap(spec: BufferSpec, hip: Arc<HipSymbols>, stats: SharedStatistics) -> *mut iree_hal_buffer_t {
+        let buffer = Box::into_raw(Box::new(HipBuffer {
+            base: iree_hal_buffer_t {
+                resource: iree_hal_resource_t { ref_count: AtomicI32::new(1), vtable: (&HIP_BUFFER_VTABLE as *const iree_hal_buffer_vtable_t).cast() },
+                allocated_buffer: core::ptr::null_mut(),
+                allocation_size: spec.size,
+                byte_offset: 0,
+                byte_length: spec.size,
+                placement: spec.placement,
+                pooling_allocator: core::ptr::null_mut(),
+                memory_type: spec.memory_type,
+                allowed_usage: spec.usage,
+                allowed_access: spec.access,
+                reserved: 0,
+                flags: 0,
+            },
+            memory: spec.memory,
+            device_ptr: spec.device_ptr,
+            host_ptr: spec.host_ptr,
+            hip,
+            stats,
+        }));
+        // SAFETY: just allocated; a whole buffer is its own allocated buffer.
+        unsafe { (*buffer).base.allocated_buffer = buffer.cast() };
+        buffer.cast()
+    }
+
+    /// Borrows one of our buffers, checking its vtable.
+    ///
+    /// # Safety
+    /// `buffer` must be NULL or a live HAL buffer.
+    pub unsafe fn from_raw<'a>(buffer: *mut iree_hal_buffer_t) -> Result<&'a HipBuffer> {
+        // SAFETY: per the caller.
+        let header = unsafe { boundary::try_ref(buffer.cast_const(), "buffer") }?;
+        if !core::ptr::eq(header.resource.vtable.cast::<iree_hal_buffer_vtable_t>(), &HIP_BUFFER_VTABLE) {
+            return Err(crate::status!(InvalidArgument, "buffer was not allocated by a HIP device of this library"));
+        }
+        // SAFETY: our vtable means our allocation.
+        Ok(unsafe { &*buffer.cast::<HipBuffer>() })
+    }
+
+    /// The device address of the buffer's first byte.
+    pub fn device_pointer(&self) -> *mut c_void {
+        self.device_ptr
+    }
+
+    /// The host address of the buffer's first byte, if the memory is host-visible.
+    pub fn host_pointer(&self) -> *mut c_void {
+        self.host_ptr
+    }
+
+    fn map(&self, mapping_mode: iree_hal_mapping_mode_t, offset: u64, length: u64, mapping: *mut iree_hal_buffer_mapping_t) -> Result<()> {
+        if self.base.memory_type & IREE_HAL_MEMORY_TYPE_HOST_VISIBLE == 0 || self.host_ptr.is_null() {
+            return Err(crate::status!(PermissionDenied, "buffer memory type {:#x} is not host-visible and cannot be mapped", self.base.memory_type));
+        }
+        let required = if mapping_mode == IREE_HAL_MAPPING_MODE_PERSISTENT {
+            IREE_HAL_BUFFER_USAGE_MAPPING_PERSISTENT
+        } else {
+            IREE_HAL_BUFFER_USAGE_MAPPING_SCOPED
+        };
+        if self.base.allowed_usage & required != required {
+            return Err(crate::status!(PermissionDenied, "buffer usage {:#x} does not allow this mapping mode", self.base.allowed_usage));
+        }
+        let end = offset.checked_add(length).filter(|end| *end <= self.base.allocation_size);
+        if end.is_none() {
+            return Err(crate::status!(OutOfRange, "mapping [{offset}, +{length}) exceeds the allocation of {} bytes", self.base.allocation_size));
+        }
+        boundary::non_null(mapping, "mapping")?;
+        // SAFETY: host memory of `allocation_size` bytes; the range is checked above; the
+        // mapping struct is the caller's.
+        unsafe {
+            (*mapping).contents = iree_byte_span_t { data: self.host_ptr.cast::<u8>().add(offset as usize), data_length: length as usize };
+        }
+        Ok(())
+    }
+}
+
+impl Drop for HipBuffer {
+    fn drop(&mut self) {
+        // Freeing synchronises with work still using the memory, as HIP's frees do.
+        let _ = match self.memory {
+            BufferMemory::Device => crate::hip_call!(&self.hip, hipFree(self.device_ptr)),
+            BufferMemory::Host => crate::hip_call!(&self.hip, hipHostFree(self.host_ptr)),
+        };
+        record_free(&self.stats, self.base.memory_type, self.base.allocation_size);
+    }
+}
+
+static HIP_BUFFER_VTABLE: iree_hal_buffer_vtable_t = iree_hal_buffer_vtable_t {
+    recycle: Some(buffer_recycle),
+    destroy: Some(buffer_destroy),
+    map_range: Some(buffer_map_range),
+    unmap_range: Some(buffer_unmap_range),
+    invalidate_range: Some(buffer_invalidate_range),
+    flush_range: Some(buffer_flush_range),
+};
+
+unsafe extern "C" fn buffer_recycle(buffer: *mut iree_hal_buffer_t) {
+    // Our buffers are never pooled: recycling destroys.
+    // SAFETY: IREE's contract: called for the last reference.
+    unsafe { buffer_destroy(buffer) }
+}
+
+unsafe extern "C" fn buffer_destroy(buffer: *mut iree_hal_buffer_t) {
+    boundary::value_entry("iree_hal_hip_buffer_destroy", (), || {
+        // SAFETY: called once, for the last reference.
+        if unsafe { HipBuffer::from_raw(buffer) }.is_ok() {
+            // SAFETY: our buffers are boxed HipBuffers.
+            drop(unsafe { Box::from_raw(buffer.cast::<HipBuffer>()) });
+        }
+    })
+}
+
+unsafe extern "C" fn buffer_map_range(
+    buffer: *mut iree_hal_buffer_t,
+    mapping_mode: iree_hal_mapping_mode_t,
+    _memory_access: iree_hal_memory_access_t,
+    local_byte_offset: iree_device_size_t,
+    local_byte_length: iree_device_size_t,
+    mapping: *mut iree_hal_buffer_mapping_t,
+) -> iree_status_t {
+    boundary::status_entry("iree_hal_hip_buffer_map_range", || {
+        // SAFETY: IREE's buffer contract.
+        unsafe { HipBuffer::from_raw(buffer) }?.map(mapping_mode, local_byte_offset, local_byte_length, mapping)
+    })
+}
+
+unsafe extern "C" fn buffer_unmap_range(
+    _buffer: *mut iree_hal_buffer_t,
+    _local_byte_offset: iree_device_size_t,
+    _local_byte_length: iree_device_size_t,
+    _mapping: *mut iree_hal_buffer_mapping_t,
+) -> iree_status_t {
+    // Host memory stays mapped for the buffer's life.
+    core::ptr::null_mut()
+}
+
+unsafe extern "C" fn buffer_invalidate_range(_buffer: *mut iree_hal_buffer_t, _offset: iree_device_size_t, _length: iree_device_size_t) -> iree_status_t {
+    // HIP host memory is coherent.
+    core::ptr::null_mut()
+}
+
+unsafe extern "C" fn buffer_flush_range(_buffer: *mut iree_hal_buffer_t, _offset: iree_device_size_t, _length: iree_device_size_t) -> iree_status_t {
+    // HIP host memory is coherent.
+    core::ptr::null_mut()
+}

@@ -1,0 +1,26 @@
+//! Making HIP calls on the right device whatever thread makes them: a guard pushes the
+//! device's primary context on the calling thread's context stack and pops it when
+//! dropped, so a call never depends on which device the thread selected last.
+
+use super::types::hipCtx_t;
+use super::HipSymbols;
+use crate::status::Result;
+
+/// The device's context is current on this thread while the guard lives.
+pub struct ContextGuard<'a> {
+    hip: &'a HipSymbols,
+}
+
+impl<'a> ContextGuard<'a> {
+    pub fn push(hip: &'a HipSymbols, context: hipCtx_t) -> Result<ContextGuard<'a>> {
+        crate::hip_call!(hip, hipCtxPushCurrent(context))?;
+        Ok(ContextGuard { hip })
+    }
+}
+
+impl Drop for ContextGuard<'_> {
+    fn drop(&mut self) {
+        let mut popped: hipCtx_t = core::ptr::null_mut();
+        let _ = crate::hip_call!(self.hip, hipCtxPopCurrent(&mut popped));
+    }
+}
