@@ -1,7 +1,7 @@
 //! Build steps:
 //! 1. bindgen over the real HIP headers for the HIP types the driver uses;
-//! 2. the small C shim that registers the driver's flags with IREE's flag library when a
-//!    program links one (src/registration/flags_shim.c);
+//! 2. the small C shim for linking into IREE programs (src/registration/iree_link_shim.c):
+//!    factory registration through the program's registry, flags with IREE's flag library;
 //! 3. cbindgen for the C header (into OUT_DIR; the committed copy in include/ is compared
 //!    with it by the tests, and IREE_HAL_HIP_RS_WRITE_HEADER=1 rewrites it).
 
@@ -54,13 +54,13 @@ fn generate_hip_types(crate_dir: &Path, out_dir: &Path) {
     bindings.write_to_file(out_dir.join("hip_types.rs")).expect("writing hip_types.rs");
 }
 
-fn compile_flags_shim() {
-    println!("cargo:rerun-if-changed=src/registration/flags_shim.c");
+fn compile_iree_link_shim() {
+    println!("cargo:rerun-if-changed=src/registration/iree_link_shim.c");
     cc::Build::new()
-        .file("src/registration/flags_shim.c")
+        .file("src/registration/iree_link_shim.c")
         .flag_if_supported("-Wall")
         .flag_if_supported("-Wextra")
-        .compile("iree_hal_hip_rs_flags_shim");
+        .compile("iree_hal_hip_rs_iree_link_shim");
 }
 
 fn generate_c_header(crate_dir: &Path, out_dir: &Path) {
@@ -83,6 +83,6 @@ fn main() {
     let crate_dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
     let out_dir = PathBuf::from(std::env::var("OUT_DIR").unwrap());
     generate_hip_types(&crate_dir, &out_dir);
-    compile_flags_shim();
+    compile_iree_link_shim();
     generate_c_header(&crate_dir, &out_dir);
 }

@@ -28,3 +28,32 @@ set_target_properties(iree_hal_hip_rs_static PROPERTIES
   INTERFACE_LINK_LIBRARIES "pthread;dl;m")
 add_dependencies(iree_hal_hip_rs_static iree_hal_hip_rs_cargo)
 add_library(iree_hal_hip_rs::static ALIAS iree_hal_hip_rs_static)
+
+# The static library for linking into an IREE build, which has its own driver registry
+# (iree::hal's driver_registry.c): the same archive with our registry entry points made
+# weak, so IREE's definitions win whatever the link order and nothing is defined twice.
+# The HIP driver registers its factory into whichever registry the program uses.
+find_program(OBJCOPY objcopy REQUIRED)
+set(IREE_HAL_HIP_RS_REGISTRY_SYMBOLS
+  iree_hal_driver_registry_default iree_hal_driver_registry_allocate
+  iree_hal_driver_registry_free iree_hal_driver_registry_register_factory
+  iree_hal_driver_registry_unregister_factory iree_hal_driver_registry_enumerate
+  iree_hal_driver_registry_try_create iree_hal_create_device)
+set(_weaken_args)
+foreach(_symbol IN LISTS IREE_HAL_HIP_RS_REGISTRY_SYMBOLS)
+  list(APPEND _weaken_args "--weaken-symbol=${_symbol}")
+endforeach()
+set(IREE_HAL_HIP_RS_STATIC_FOR_IREE "${CMAKE_BINARY_DIR}/libiree_hal_hip_rs_for_iree.a")
+add_custom_command(
+  OUTPUT ${IREE_HAL_HIP_RS_STATIC_FOR_IREE}
+  COMMAND ${OBJCOPY} ${_weaken_args} ${IREE_HAL_HIP_RS_LIB_DIR}/libiree_hal_hip_rs.a ${IREE_HAL_HIP_RS_STATIC_FOR_IREE}
+  DEPENDS iree_hal_hip_rs_cargo ${IREE_HAL_HIP_RS_LIB_DIR}/libiree_hal_hip_rs.a
+  COMMENT "libiree_hal_hip_rs_for_iree.a (registry symbols weak)")
+add_custom_target(iree_hal_hip_rs_for_iree_archive ALL DEPENDS ${IREE_HAL_HIP_RS_STATIC_FOR_IREE})
+add_library(iree_hal_hip_rs_static_for_iree STATIC IMPORTED GLOBAL)
+set_target_properties(iree_hal_hip_rs_static_for_iree PROPERTIES
+  IMPORTED_LOCATION ${IREE_HAL_HIP_RS_STATIC_FOR_IREE}
+  INTERFACE_INCLUDE_DIRECTORIES ${IREE_HAL_HIP_RS_INCLUDE_DIR}
+  INTERFACE_LINK_LIBRARIES "pthread;dl;m")
+add_dependencies(iree_hal_hip_rs_static_for_iree iree_hal_hip_rs_for_iree_archive)
+add_library(iree_hal_hip_rs::static_for_iree ALIAS iree_hal_hip_rs_static_for_iree)

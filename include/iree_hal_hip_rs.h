@@ -2012,7 +2012,8 @@ iree_status_t iree_hal_hip_driver_create(struct iree_string_view_t identifier,
                                          struct iree_hal_driver_t **out_driver);
 
 /*
- Registers the HIP driver factory (driver name `hip`) with `registry`.
+ Registers the HIP driver factory (driver name `hip`) with `registry`, through the
+ registry implementation the program uses (IREE's in an IREE build, ours otherwise).
 
  # Safety
  `registry` must be NULL or a live registry.

@@ -46,8 +46,14 @@ set(IREE_CTS_HIP_VARIANTS
 function(iree_cts_add_hip_variants)
   cmake_parse_arguments(_ARG ""
     "SET_NAME;DRIVER_REGISTRATION_TARGET;DRIVER_REGISTRATION_HDR;TESTDATA_TARGET;TESTDATA_HEADER;OUTPUT_DIR;TIMEOUT"
-    "ENVIRONMENT;LABELS;TESTDATA_SUITES"
+    "ENVIRONMENT;LABELS;TESTDATA_SUITES;EXCLUDED_SUITES"
     ${ARGN})
+  # IREE's exclusions for its C driver unless the caller names its own ("NONE": none).
+  if(NOT DEFINED _ARG_EXCLUDED_SUITES)
+    set(_ARG_EXCLUDED_SUITES ${IREE_CTS_HIP_EXCLUDED_SUITES})
+  elseif(_ARG_EXCLUDED_SUITES STREQUAL "NONE")
+    set(_ARG_EXCLUDED_SUITES "")
+  endif()
   if(NOT _ARG_DRIVER_REGISTRATION_HDR)
     set(_ARG_DRIVER_REGISTRATION_HDR
       "runtime/src/iree/hal/drivers/hip/registration/driver_module.h")
@@ -103,7 +109,7 @@ function(iree_cts_add_hip_variants)
       TESTDATA_HEADER "${_ARG_TESTDATA_HEADER}"
       TESTDATA_SUITES ${_ARG_TESTDATA_SUITES}
       ARGS "--hip_use_streams=${_use_streams}"
-      EXCLUDED_SUITES ${IREE_CTS_HIP_EXCLUDED_SUITES}
+      EXCLUDED_SUITES ${_ARG_EXCLUDED_SUITES}
       ENVIRONMENT ${_ARG_ENVIRONMENT}
       LABELS ${_ARG_LABELS}
       TIMEOUT ${_ARG_TIMEOUT}

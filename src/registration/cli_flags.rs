@@ -1,4 +1,4 @@
-//! The driver's command-line flags as IREE's flag library parsed them. `flags_shim.c`
+//! The driver's command-line flags as IREE's flag library parsed them. `iree_link_shim.c`
 //! registers them (same names and meanings as IREE's C HIP driver) when the program links
 //! IREE's flag library and records each occurrence; this module reads that record.
 
@@ -6,7 +6,7 @@ use crate::abi::iree_string_view_t;
 
 const MAX_DYLIB_PATHS: usize = 32;
 
-/// Mirror of `hip_rs_cli_flags_t` in flags_shim.c.
+/// Mirror of `hip_rs_cli_flags_t` in iree_link_shim.c.
 #[repr(C)]
 struct CliFlagsRaw {
     registered: i32,

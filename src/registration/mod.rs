@@ -139,16 +139,30 @@ unsafe extern "C" fn factory_try_create(
     })
 }
 
-/// Registers the HIP driver factory (driver name `hip`) with `registry`.
+// Opaque IREE handles cross this boundary as pointers only.
+#[allow(improper_ctypes)]
+extern "C" {
+    /// iree_link_shim.c: the program's `iree_hal_driver_registry_register_factory`.
+    fn iree_hal_hip_rs_register_factory_in_program_registry(
+        registry: *mut iree_hal_driver_registry_t,
+        factory: *const iree_hal_driver_factory_t,
+    ) -> iree_status_t;
+}
+
+/// Registers the HIP driver factory (driver name `hip`) with `registry`, through the
+/// registry implementation the program uses (IREE's in an IREE build, ours otherwise).
 ///
 /// # Safety
 /// `registry` must be NULL or a live registry.
 #[no_mangle]
 pub unsafe extern "C" fn iree_hal_hip_driver_module_register(registry: *mut iree_hal_driver_registry_t) -> iree_status_t {
-    // Reading the flags keeps flags_shim.c, and so its flag registration, in every link.
+    // Reading the flags keeps iree_link_shim.c, and so its flag registration, in every link.
     let _ = cli_flags::current();
-    // SAFETY: per the caller.
-    unsafe { crate::registry::iree_hal_driver_registry_register_factory(registry, &HIP_DRIVER_FACTORY.0) }
+    crate::boundary::status_entry("iree_hal_hip_driver_module_register", || {
+        crate::boundary::non_null(registry, "registry")?;
+        // SAFETY: per the caller; the shim forwards to the program's registry.
+        unsafe { crate::status::Status::from_raw(iree_hal_hip_rs_register_factory_in_program_registry(registry, &HIP_DRIVER_FACTORY.0)) }
+    })
 }
 
 #[cfg(test)]

@@ -1,11 +1,17 @@
-/* Registers the HIP driver's command-line flags (--hip_dylib_path, --hip_use_streams,
+/* What linking into an IREE program needs that Rust cannot express:
+ *
+ * 1. Registering the driver factory through whatever iree_hal_driver_registry_register_factory
+ *    the program resolves: IREE's own when our registry entry points are weak in an IREE
+ *    build, ours otherwise. A registry pointer must only ever reach the registry that made
+ *    it, so the Rust side never calls its own registry directly here.
+ * 2. Registering the HIP driver's command-line flags (--hip_dylib_path, --hip_use_streams,
  * --hip_allow_inline_execution, --hip_async_allocations, --hip_tracing,
  * --hip_default_index: the names and meanings of IREE's C HIP driver) with IREE's flag
  * library when the program links one (IREE's tools and tests do). Without it the weak
  * references are NULL, nothing is registered, and the driver reads only the environment.
  *
- * This is C because Rust can declare neither a weak symbol nor a static initializer that
- * linkers keep. It only records what IREE parsed; src/registration/cli_flags.rs reads it. */
+ * (This is C because Rust can declare neither a weak symbol nor a static initializer that
+ * linkers keep. It only records what IREE parsed; src/registration/cli_flags.rs reads it.) */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -197,3 +203,14 @@ __attribute__((constructor)) static void hip_rs_register_flags(void) {
 /* The flags IREE parsed so far (zeros when IREE's flag library is absent). Called from
  * Rust, which also keeps this object, and so the constructor above, in every link. */
 void iree_hal_hip_rs_cli_flags_snapshot(hip_rs_cli_flags_t* out_flags) { *out_flags = hip_rs_flags; }
+
+/* 1. The program's registry entry point (see the top of this file). */
+typedef struct hip_rs_driver_registry_t hip_rs_driver_registry_t;
+typedef struct hip_rs_driver_factory_t hip_rs_driver_factory_t;
+extern hip_rs_status_t iree_hal_driver_registry_register_factory(
+    hip_rs_driver_registry_t* registry, const hip_rs_driver_factory_t* factory);
+
+hip_rs_status_t iree_hal_hip_rs_register_factory_in_program_registry(
+    hip_rs_driver_registry_t* registry, const hip_rs_driver_factory_t* factory) {
+  return iree_hal_driver_registry_register_factory(registry, factory);
+}
