@@ -291,7 +291,10 @@ impl<'a> Verifier<'a> {
             );
         };
         let (vtable_size, table_size) = (vtable_size as usize, table_size as usize);
-        if vtable_size < 4 || !vtable_size.is_multiple_of(2) || vtable + vtable_size > self.buf.len() {
+        if vtable_size < 4
+            || !vtable_size.is_multiple_of(2)
+            || vtable + vtable_size > self.buf.len()
+        {
             return fail(
                 path,
                 format_args!(

@@ -1221,3 +1221,20 @@ fn parses_agree_with_the_writers_own_reader() {
     }
     assert!(compared > 0);
 }
+
+/// Regenerates the fuzzer's seed corpus (`fuzz/corpus/hip_executable_parse/seed-*`):
+/// `cargo test --lib executable_format::tests::write_fuzz_seed_corpus -- --ignored`.
+#[test]
+#[ignore = "writes files into the source tree"]
+fn write_fuzz_seed_corpus() {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/hip_executable_parse");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, data) in ["sample", "debug-rich", "shared-tables"]
+        .iter()
+        .zip(valid_inputs())
+    {
+        parse(&data).unwrap();
+        std::fs::write(dir.join(format!("seed-{name}.hip1")), data).unwrap();
+    }
+}
