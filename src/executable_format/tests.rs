@@ -1238,3 +1238,85 @@ fn write_fuzz_seed_corpus() {
         std::fs::write(dir.join(format!("seed-{name}.hip1")), data).unwrap();
     }
 }
+
+/// Differential check against IREE's own acceptance rules: flatcc's verifier generated
+/// from IREE's schema plus the content checks of IREE's HIP loader, compiled into a
+/// program that reads file paths on stdin and prints `ACCEPT path` or `REJECT path why`
+/// for each (its path in `HIP1_IREE_CHECKER`; fuzz/README.md says how to build one). Every mutated input must get the same
+/// verdict from both, except where this parser rejects on purpose (see the module docs).
+#[test]
+#[ignore = "needs HIP1_IREE_CHECKER, a program built from IREE's flatcc verifier"]
+fn verdicts_match_irees_checker() {
+    use std::io::Write;
+    let checker = std::env::var("HIP1_IREE_CHECKER").expect("set HIP1_IREE_CHECKER");
+    let dir = std::env::temp_dir().join(format!("hip1-differential-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let seeds = valid_inputs();
+    let mut rng = Rng(0x5eed);
+    let mut inputs = Vec::new();
+    for i in 0..20_000 {
+        let mut data = seeds[i % seeds.len()].clone();
+        mutate(&mut rng, &mut data);
+        let path = dir.join(format!("{i}.hip1"));
+        std::fs::write(&path, &data).unwrap();
+        inputs.push((path, data));
+    }
+    // Optionally also every file in HIP1_EXTRA_INPUTS (a fuzzer's corpus, say).
+    if let Ok(extra) = std::env::var("HIP1_EXTRA_INPUTS") {
+        for entry in std::fs::read_dir(extra).unwrap() {
+            let path = entry.unwrap().path();
+            let data = std::fs::read(&path).unwrap();
+            inputs.push((path, data));
+        }
+    }
+    let mut child = std::process::Command::new(checker)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let list: String = inputs
+        .iter()
+        .map(|(path, _)| format!("{}\n", path.display()))
+        .collect();
+    let writer = std::thread::spawn(move || stdin.write_all(list.as_bytes()).unwrap());
+    let output = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    let verdicts = String::from_utf8(output.stdout).unwrap();
+    let verdicts: Vec<&str> = verdicts.lines().collect();
+    assert_eq!(verdicts.len(), inputs.len());
+
+    let deliberate = [
+        "have a zero dimension",
+        "contains a NUL byte",
+        "refers to more than",
+    ];
+    let (mut accepted, mut deliberate_rejections, mut mismatches) = (0, 0, Vec::new());
+    for ((path, data), verdict) in inputs.iter().zip(verdicts) {
+        let iree_accepts = verdict.starts_with("ACCEPT ");
+        match parse(data) {
+            Ok(_) if iree_accepts => accepted += 1,
+            Err(_) if !iree_accepts => {}
+            Err(status) if deliberate.iter().any(|d| status.message().contains(d)) => {
+                deliberate_rejections += 1
+            }
+            ours => mismatches.push(format!(
+                "{}: ours {:?}, IREE {verdict}",
+                path.display(),
+                ours.map(|_| "accept").map_err(|s| s.message())
+            )),
+        }
+    }
+    eprintln!(
+        "{} inputs: {accepted} accepted by both, {deliberate_rejections} rejected only here \
+         on purpose, {} mismatches",
+        inputs.len(),
+        mismatches.len()
+    );
+    assert!(
+        mismatches.is_empty(),
+        "{:#?}",
+        &mismatches[..mismatches.len().min(10)]
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
