@@ -16,6 +16,12 @@
 //!   not check at load time and which fails at dispatch time;
 //! - buffers whose shared tables or vectors make verification grow beyond linear work.
 //!
+//! Everything else IREE accepts is accepted (a differential test against flatcc's verifier
+//! and IREE's checks agrees on 20,000 mutated files, see `fuzz/README.md`), including an
+//! executable with no modules and no exports, unknown binding flag bits and names that are
+//! not UTF-8. Alignment is measured from the start of the buffer, so unlike flatcc the
+//! buffer's own address need not be 4-byte aligned (every value is read bytewise).
+//!
 //! Field ids (schema order):
 //! - ExecutableDef: 0 exports:[ExportDef], 1 modules:[ModuleDef],
 //!   2 source_files:[debug.SourceFileDef]

@@ -1172,7 +1172,7 @@ fn random_mutations_never_panic() {
     let seeds = valid_inputs();
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let mut parsed = 0;
-    let iterations = 4000;
+    let iterations = 20_000;
     for i in 0..iterations {
         let mut data = seeds[i % seeds.len()].clone();
         mutate(&mut rng, &mut data);
