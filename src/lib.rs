@@ -14,6 +14,7 @@ pub mod device_params;
 pub mod device_path;
 pub mod driver;
 pub mod driver_handle;
+/// cbindgen:ignore
 pub mod executable_format;
 pub mod hal_resource;
 pub mod hip;
