@@ -102,6 +102,16 @@ impl HipDevice {
         &self.gpus
     }
 
+    /// The loaded HIP runtime.
+    pub fn hip(&self) -> &Arc<HipSymbols> {
+        &self.hip
+    }
+
+    /// The host allocator the device was created with.
+    pub fn host_allocator(&self) -> HostAllocator {
+        self.host_allocator
+    }
+
     /// The parameters the device was created with.
     pub fn params(&self) -> &iree_hal_hip_device_params_t {
         &self.params
