@@ -276,14 +276,29 @@ unsafe extern "C" fn device_create_channel(_: *mut iree_hal_device_t, _: iree_ha
     not_yet("create_channel")
 }
 unsafe extern "C" fn device_create_command_buffer(
-    _: *mut iree_hal_device_t,
-    _: iree_hal_command_buffer_mode_t,
-    _: iree_hal_command_category_t,
-    _: iree_hal_queue_affinity_t,
-    _: iree_host_size_t,
-    _: *mut *mut iree_hal_command_buffer_t,
+    device: *mut iree_hal_device_t,
+    mode: iree_hal_command_buffer_mode_t,
+    command_categories: iree_hal_command_category_t,
+    queue_affinity: iree_hal_queue_affinity_t,
+    binding_capacity: iree_host_size_t,
+    out_command_buffer: *mut *mut iree_hal_command_buffer_t,
 ) -> iree_status_t {
-    not_yet("create_command_buffer")
+    boundary::status_entry("iree_hal_hip_device_create_command_buffer", || {
+        // SAFETY: IREE's device contract.
+        let out = unsafe { OutParam::new(out_command_buffer, "out_command_buffer", core::ptr::null_mut()) }?;
+        // SAFETY: IREE's device contract.
+        let device = unsafe { HipDevice::from_raw(device) }?;
+        let spec = crate::command_buffer::CommandBufferSpec {
+            mode,
+            categories: command_categories,
+            queue_affinity,
+            binding_capacity,
+            execution_mode: device.params.command_buffer_mode,
+            device_allocator: *device.device_allocator.lock(),
+        };
+        out.set(crate::command_buffer::HipCommandBuffer::create(device.hip.clone(), spec)?);
+        Ok(())
+    })
 }
 unsafe extern "C" fn device_create_event(_: *mut iree_hal_device_t, _: iree_hal_queue_affinity_t, _: iree_hal_event_flags_t, _: *mut *mut iree_hal_event_t) -> iree_status_t {
     not_yet("create_event")

@@ -9,6 +9,7 @@ pub mod abi;
 pub mod allocator;
 pub mod boundary;
 pub mod buffer;
+pub mod command_buffer;
 pub mod device;
 pub mod device_params;
 pub mod device_path;

@@ -1,0 +1,503 @@
+//! HIP command buffers (`iree_hal_command_buffer_t` with IREE's command buffer vtable).
+//!
+//! Recording builds a list of commands in safe Rust (`commands`), holding a reference to
+//! every buffer and executable they name until the command buffer is destroyed. Nothing
+//! touches the GPU while recording: the device's `queue_execute` calls [`HipCommandBuffer::issue`]
+//! once the submission's waits are satisfied, and the commands go onto the queue's stream
+//! one by one (`stream`, the STREAM mode) or as a HIP graph (`graph`, the GRAPH mode;
+//! command buffers with indirect dispatches are always issued as streams because their
+//! workgroup counts are only known when they run).
+//!
+//! Buffer references may name a binding table slot instead of a buffer; slots are resolved
+//! against the table given to `issue`, so a reusable command buffer can run over different
+//! buffers each time. Inline execution (`ALLOW_INLINE_EXECUTION`) is accepted and treated as
+//! deferred execution, which IREE allows.
+//!
+//! Events and collectives fail at record time with UNIMPLEMENTED until they land.
+
+mod commands;
+mod graph;
+pub mod kernels;
+mod stream;
+mod vtable;
+
+use crate::abi::*;
+use crate::boundary;
+use crate::device::PhysicalGpu;
+use crate::hip::context::ContextGuard;
+use crate::hip::types::hipStream_t;
+use crate::hip::HipSymbols;
+use crate::status::Result;
+use commands::*;
+use core::cell::UnsafeCell;
+use core::sync::atomic::AtomicI32;
+use parking_lot::Mutex;
+use std::sync::Arc;
+
+// SAFETY: the header cell is only written through raw pointers during single-threaded
+// recording (IREE's contract); the recorder is behind a mutex; the HIP handles and HAL
+// references held are usable from any thread.
+unsafe impl Send for HipCommandBuffer {}
+unsafe impl Sync for HipCommandBuffer {}
+
+pub use kernels::{set_kernel_lookup, KernelLaunchInfo, KernelLookup};
+
+/// Largest binding table a command buffer may declare: `buffer_slot` is a 24-bit field.
+const MAX_BINDING_CAPACITY: usize = 1 << 24;
+
+/// Where a command buffer is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    /// Created; `begin` not called yet.
+    Initial,
+    Recording,
+    /// Ended: may be issued.
+    Executable,
+}
+
+struct Recorder {
+    phase: Phase,
+    commands: Vec<Command>,
+    /// Whether a one-shot command buffer has been issued (it may be only once).
+    issued: bool,
+    graphs: graph::GraphCache,
+}
+
+/// Our command buffer. C sees the `iree_hal_command_buffer_t` header at its start.
+#[repr(C)]
+pub struct HipCommandBuffer {
+    /// IREE's header. IREE's core writes some of its fields (`binding_count`) while we hold
+    /// `&self`, hence the cell; it has the header's layout.
+    base: UnsafeCell<iree_hal_command_buffer_t>,
+    hip: Arc<HipSymbols>,
+    execution_mode: iree_hal_hip_command_buffer_mode_t,
+    /// Storage for IREE's validation state (IREE's core reads and writes it through
+    /// `base.validation_state`); u64 words keep it pointer-aligned. Empty when unvalidated.
+    _validation_storage: Box<[u64]>,
+    recorder: Mutex<Recorder>,
+}
+
+/// What a new command buffer is.
+pub struct CommandBufferSpec {
+    pub mode: iree_hal_command_buffer_mode_t,
+    pub categories: iree_hal_command_category_t,
+    pub queue_affinity: iree_hal_queue_affinity_t,
+    pub binding_capacity: iree_host_size_t,
+    /// The device's STREAM or GRAPH setting.
+    pub execution_mode: iree_hal_hip_command_buffer_mode_t,
+    /// Borrowed, recorded in the validation state as IREE does.
+    pub device_allocator: *mut iree_hal_allocator_t,
+}
+
+impl HipCommandBuffer {
+    /// Creates a command buffer holding one reference, initialised as IREE's
+    /// `iree_hal_command_buffer_initialize` does (with validation compiled in).
+    pub fn create(hip: Arc<HipSymbols>, spec: CommandBufferSpec) -> Result<*mut iree_hal_command_buffer_t> {
+        if spec.mode & IREE_HAL_COMMAND_BUFFER_MODE_ALLOW_INLINE_EXECUTION != 0 {
+            if spec.mode & IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT == 0 {
+                return Err(crate::status!(InvalidArgument, "inline command buffers must be one-shot"));
+            }
+            if spec.binding_capacity > 0 {
+                return Err(crate::status!(InvalidArgument, "inline command buffers cannot have a binding table"));
+            }
+        }
+        if spec.binding_capacity > MAX_BINDING_CAPACITY {
+            return Err(crate::status!(
+                InvalidArgument,
+                "binding capacity {} exceeds the {MAX_BINDING_CAPACITY} slots a buffer reference can name",
+                spec.binding_capacity
+            ));
+        }
+        if spec.execution_mode != IREE_HAL_HIP_COMMAND_BUFFER_MODE_GRAPH && spec.execution_mode != IREE_HAL_HIP_COMMAND_BUFFER_MODE_STREAM {
+            return Err(crate::status!(InvalidArgument, "unknown HIP command buffer mode {}", spec.execution_mode));
+        }
+        let validated = spec.mode & IREE_HAL_COMMAND_BUFFER_MODE_UNVALIDATED == 0;
+        let mut validation_storage: Box<[u64]> = if validated {
+            let bytes = iree_hal_command_buffer_validation_state_t::size_for(spec.binding_capacity);
+            vec![0u64; bytes.div_ceil(8)].into_boxed_slice()
+        } else {
+            Box::new([])
+        };
+        let validation_state = if validated {
+            let state = validation_storage.as_mut_ptr().cast::<iree_hal_command_buffer_validation_state_t>();
+            // SAFETY: the storage is zeroed (not begun, not ended, depth 0, no requirements),
+            // large enough and aligned for the state; only the allocator is left to set.
+            unsafe { (*state).device_allocator = spec.device_allocator };
+            state.cast()
+        } else {
+            core::ptr::null_mut()
+        };
+        let command_buffer = Box::new(HipCommandBuffer {
+            base: UnsafeCell::new(iree_hal_command_buffer_t {
+                resource: iree_hal_resource_t { ref_count: AtomicI32::new(1), vtable: vtable::vtable_pointer() },
+                mode: spec.mode,
+                allowed_categories: spec.categories,
+                queue_affinity: spec.queue_affinity,
+                binding_capacity: spec.binding_capacity as u32,
+                binding_count: 0,
+                validation_state,
+            }),
+            hip,
+            execution_mode: spec.execution_mode,
+            _validation_storage: validation_storage,
+            recorder: Mutex::new(Recorder { phase: Phase::Initial, commands: Vec::new(), issued: false, graphs: Default::default() }),
+        });
+        Ok(Box::into_raw(command_buffer).cast())
+    }
+
+    /// Borrows one of our command buffers, checking its vtable.
+    ///
+    /// # Safety
+    /// `command_buffer` must be NULL or a live HAL command buffer.
+    pub unsafe fn from_raw<'a>(command_buffer: *mut iree_hal_command_buffer_t) -> Result<&'a HipCommandBuffer> {
+        // SAFETY: per the caller.
+        let header = unsafe { boundary::try_ref(command_buffer.cast_const(), "command_buffer") }?;
+        if header.resource.vtable != vtable::vtable_pointer() {
+            return Err(crate::status!(InvalidArgument, "command buffer was not created by a HIP device of this library"));
+        }
+        // SAFETY: our vtable means our allocation.
+        Ok(unsafe { &*command_buffer.cast::<HipCommandBuffer>() })
+    }
+
+    /// The IREE mode bits the command buffer was created with.
+    pub fn mode(&self) -> iree_hal_command_buffer_mode_t {
+        self.header().mode
+    }
+
+    /// The fields nobody changes after initialisation.
+    fn header(&self) -> FixedHeader {
+        let base = self.base.get();
+        // SAFETY: field reads through the cell's pointer; these fields are only written at
+        // creation.
+        unsafe {
+            FixedHeader {
+                mode: core::ptr::addr_of!((*base).mode).read(),
+                allowed_categories: core::ptr::addr_of!((*base).allowed_categories).read(),
+                binding_capacity: core::ptr::addr_of!((*base).binding_capacity).read(),
+            }
+        }
+    }
+
+    /// Binding table slots the recorded commands use (the table given to `issue` must have
+    /// at least this many entries for every slot reference to resolve).
+    pub fn binding_count(&self) -> u32 {
+        // SAFETY: a plain read of a header field (see `base`).
+        unsafe { core::ptr::addr_of!((*self.base.get()).binding_count).read() }
+    }
+
+    /// Enqueues every recorded command on `stream`, which belongs to `gpu` (the device's GPU
+    /// `gpu_index`), resolving binding table slots against `binding_table`. Returns once the
+    /// work is enqueued, not run: the caller keeps the command buffer and the table's
+    /// buffers alive until the stream has passed this work.
+    pub fn issue(
+        &self,
+        hip: &HipSymbols,
+        gpu: &PhysicalGpu,
+        gpu_index: usize,
+        stream: hipStream_t,
+        binding_table: &[iree_hal_buffer_binding_t],
+    ) -> Result<()> {
+        let mut recorder = self.recorder.lock();
+        if recorder.phase != Phase::Executable {
+            return Err(crate::status!(FailedPrecondition, "command buffer issued before it was ended (phase {:?})", recorder.phase));
+        }
+        if self.header().mode & IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT != 0 && recorder.issued {
+            return Err(crate::status!(FailedPrecondition, "one-shot command buffer issued a second time"));
+        }
+        recorder.issued = true;
+        let _context = ContextGuard::push(hip, gpu.context)?;
+        let has_indirect = recorder
+            .commands
+            .iter()
+            .any(|c| matches!(c, Command::Dispatch(d) if matches!(d.workgroups, Workgroups::Indirect(_))));
+        if self.execution_mode == IREE_HAL_HIP_COMMAND_BUFFER_MODE_GRAPH && !has_indirect {
+            let Recorder { commands, graphs, .. } = &mut *recorder;
+            graphs.launch(hip, gpu.context, gpu_index, stream, commands, binding_table)
+        } else {
+            stream::issue(hip, gpu_index, stream, &recorder.commands, binding_table)
+        }
+    }
+
+    //===------------------------------------------------------------------===//
+    // Recording
+    //===------------------------------------------------------------------===//
+
+    fn begin(&self) -> Result<()> {
+        let mut recorder = self.recorder.lock();
+        if recorder.phase != Phase::Initial {
+            return Err(crate::status!(FailedPrecondition, "begin: command buffer has already been begun"));
+        }
+        recorder.phase = Phase::Recording;
+        Ok(())
+    }
+
+    fn end(&self) -> Result<()> {
+        let mut recorder = self.recorder.lock();
+        if recorder.phase != Phase::Recording {
+            return Err(crate::status!(FailedPrecondition, "end: command buffer is not recording (phase {:?})", recorder.phase));
+        }
+        recorder.phase = Phase::Executable;
+        Ok(())
+    }
+
+    /// Checks a command may be recorded now and appends it.
+    fn record(&self, what: &str, category: iree_hal_command_category_t, command: Command) -> Result<()> {
+        let mut recorder = self.recorder.lock();
+        if recorder.phase != Phase::Recording {
+            return Err(crate::status!(FailedPrecondition, "{what}: command buffer is not recording (phase {:?})", recorder.phase));
+        }
+        if category != 0 && self.header().allowed_categories & category != category {
+            return Err(crate::status!(
+                FailedPrecondition,
+                "{what}: command category {category:#x} is not allowed in this command buffer (allowed {:#x})",
+                self.header().allowed_categories
+            ));
+        }
+        recorder.commands.push(command);
+        Ok(())
+    }
+
+    fn ensure_recording(&self, what: &str) -> Result<()> {
+        let phase = self.recorder.lock().phase;
+        if phase != Phase::Recording {
+            return Err(crate::status!(FailedPrecondition, "{what}: command buffer is not recording (phase {phase:?})"));
+        }
+        Ok(())
+    }
+
+    /// Turns a C buffer reference into a recorded one: a direct buffer is checked (ours, in
+    /// range) and retained; a slot is checked against the binding capacity.
+    ///
+    /// # Safety
+    /// A non-null `buffer_ref.buffer` must be a live HAL buffer.
+    unsafe fn capture_ref(&self, buffer_ref: &iree_hal_buffer_ref_t, what: &str, allow_unbound: bool) -> Result<(BufferRef, Option<DeviceRange>)> {
+        if !buffer_ref.buffer.is_null() {
+            // SAFETY: per the caller.
+            let range = unsafe { resolve_buffer(buffer_ref.buffer, buffer_ref.offset, buffer_ref.length, what) }?;
+            // SAFETY: per the caller.
+            let buffer = unsafe { RetainedBuffer::retain(buffer_ref.buffer) };
+            // The resolved length replaces IREE_HAL_WHOLE_BUFFER.
+            return Ok((BufferRef { source: BufferSource::Direct(buffer), offset: buffer_ref.offset, length: range.length }, Some(range)));
+        }
+        let slot = buffer_ref.buffer_slot();
+        let capacity = self.header().binding_capacity;
+        if capacity == 0 {
+            if allow_unbound {
+                return Ok((BufferRef { source: BufferSource::Unbound, offset: 0, length: 0 }, None));
+            }
+            return Err(crate::status!(InvalidArgument, "{what}: no buffer given and the command buffer has no binding table"));
+        }
+        if slot >= capacity {
+            return Err(crate::status!(OutOfRange, "{what}: binding table slot {slot} is beyond the command buffer's binding capacity {capacity}"));
+        }
+        Ok((BufferRef { source: BufferSource::Slot(slot), offset: buffer_ref.offset, length: buffer_ref.length }, None))
+    }
+
+    /// Notes the highest slot used, as IREE's validation does.
+    fn note_slot(&self, buffer_ref: &BufferRef) {
+        if let BufferSource::Slot(slot) = buffer_ref.source {
+            // SAFETY: the header lives in an UnsafeCell. Recording happens on one thread at a
+            // time (IREE's contract), and IREE's core writes this field the same way.
+            unsafe {
+                let count = core::ptr::addr_of_mut!((*self.base.get()).binding_count);
+                *count = (*count).max(slot + 1);
+            }
+        }
+    }
+
+    fn fill_buffer(&self, target_ref: &iree_hal_buffer_ref_t, pattern: &[u8]) -> Result<()> {
+        let what = "fill_buffer";
+        self.ensure_recording(what)?;
+        let pattern_length = pattern.len();
+        if !matches!(pattern_length, 1 | 2 | 4) {
+            return Err(crate::status!(InvalidArgument, "{what}: pattern length {pattern_length} is not 1, 2 or 4 bytes"));
+        }
+        if target_ref.length == 0 {
+            return Ok(());
+        }
+        if target_ref.offset % pattern_length as u64 != 0 || (target_ref.length != IREE_HAL_WHOLE_BUFFER && target_ref.length % pattern_length as u64 != 0) {
+            return Err(crate::status!(
+                InvalidArgument,
+                "{what}: offset {} and length {} must be multiples of the {pattern_length}-byte pattern",
+                target_ref.offset,
+                target_ref.length
+            ));
+        }
+        // SAFETY: IREE's contract for buffer references.
+        let (target, range) = unsafe { self.capture_ref(target_ref, what, false) }?;
+        if let Some(range) = range {
+            check_fill_alignment(&range, pattern_length as u8, what)?;
+        }
+        // Splat to 4 bytes, as graph memset nodes take the value.
+        let pattern = match *pattern {
+            [b] => u32::from_ne_bytes([b; 4]),
+            [a, b] => u32::from_ne_bytes([a, b, a, b]),
+            [a, b, c, d] => u32::from_ne_bytes([a, b, c, d]),
+            _ => unreachable!("checked above"),
+        };
+        self.note_slot(&target);
+        self.record(what, IREE_HAL_COMMAND_CATEGORY_TRANSFER, Command::Fill { target, pattern, pattern_length: pattern_length as u8 })
+    }
+
+    /// # Safety
+    /// `source` must point at `source_offset + length` readable bytes, where `length` is the
+    /// target range's length.
+    unsafe fn update_buffer(&self, source: *const u8, source_offset: usize, target_ref: &iree_hal_buffer_ref_t) -> Result<()> {
+        let what = "update_buffer";
+        self.ensure_recording(what)?;
+        if target_ref.length == 0 {
+            return Ok(());
+        }
+        boundary::non_null(source, "update_buffer source_buffer")?;
+        // SAFETY: IREE's contract for buffer references.
+        let (target, _) = unsafe { self.capture_ref(target_ref, what, false) }?;
+        if target.length == IREE_HAL_WHOLE_BUFFER {
+            return Err(crate::status!(InvalidArgument, "{what}: a binding table slot target needs an explicit length"));
+        }
+        let length = usize::try_from(target.length).map_err(|_| crate::status!(OutOfRange, "{what}: length {} is too large", target.length))?;
+        let mut data = Vec::new();
+        data.try_reserve_exact(length)
+            .map_err(|_| crate::status!(ResourceExhausted, "{what}: cannot hold {length} bytes of update data"))?;
+        // SAFETY: per the caller, the source range is readable. Captured now: the caller may
+        // reuse its memory as soon as this returns.
+        data.extend_from_slice(unsafe { core::slice::from_raw_parts(source.add(source_offset), length) });
+        self.require_graph_memcpy(what)?;
+        self.note_slot(&target);
+        self.record(what, IREE_HAL_COMMAND_CATEGORY_TRANSFER, Command::Update { target, data: data.into_boxed_slice() })
+    }
+
+    fn copy_buffer(&self, source_ref: &iree_hal_buffer_ref_t, target_ref: &iree_hal_buffer_ref_t) -> Result<()> {
+        let what = "copy_buffer";
+        self.ensure_recording(what)?;
+        if target_ref.length == 0 {
+            return Ok(());
+        }
+        if source_ref.length != target_ref.length {
+            return Err(crate::status!(
+                InvalidArgument,
+                "{what}: source length {} and target length {} differ",
+                source_ref.length,
+                target_ref.length
+            ));
+        }
+        // SAFETY: IREE's contract for buffer references.
+        let (source, source_range) = unsafe { self.capture_ref(source_ref, what, false) }?;
+        // SAFETY: as above.
+        let (target, target_range) = unsafe { self.capture_ref(target_ref, what, false) }?;
+        if let (Some(source_range), Some(target_range)) = (source_range, target_range) {
+            if source_range.length != target_range.length {
+                return Err(crate::status!(
+                    InvalidArgument,
+                    "{what}: source length {} and target length {} differ",
+                    source_range.length,
+                    target_range.length
+                ));
+            }
+            if source_range.overlaps(&target_range) {
+                return Err(crate::status!(InvalidArgument, "{what}: source and target ranges overlap within the same buffer"));
+            }
+        }
+        self.require_graph_memcpy(what)?;
+        self.note_slot(&source);
+        self.note_slot(&target);
+        self.record(what, IREE_HAL_COMMAND_CATEGORY_TRANSFER, Command::Copy { source, target })
+    }
+
+    /// Graph command buffers copy with hipDrvGraphAddMemcpyNode, optional in HIP: fail at
+    /// record time, as IREE's driver does, when the runtime lacks it.
+    fn require_graph_memcpy(&self, what: &str) -> Result<()> {
+        if self.execution_mode == IREE_HAL_HIP_COMMAND_BUFFER_MODE_GRAPH && self.hip.hipDrvGraphAddMemcpyNode.is_none() {
+            return Err(crate::status!(
+                Unavailable,
+                "{what}: the HIP runtime {} lacks hipDrvGraphAddMemcpyNode, which graph command buffers need for copies and updates",
+                self.hip.library_path.display()
+            ));
+        }
+        Ok(())
+    }
+
+    /// # Safety
+    /// `executable` must be a live HAL executable; `bindings` and `constants` as IREE's
+    /// dispatch contract states.
+    unsafe fn dispatch(
+        &self,
+        executable: *mut iree_hal_executable_t,
+        entry_point: i32,
+        workgroups: DispatchWorkgroups,
+        constants: iree_const_byte_span_t,
+        bindings: iree_hal_buffer_ref_list_t,
+    ) -> Result<()> {
+        let what = if matches!(workgroups, DispatchWorkgroups::Indirect(_)) { "dispatch_indirect" } else { "dispatch" };
+        self.ensure_recording(what)?;
+        boundary::non_null(executable, "executable")?;
+        let export_ordinal = u32::try_from(entry_point).map_err(|_| crate::status!(InvalidArgument, "{what}: negative export ordinal {entry_point}"))?;
+        if constants.data_length % 4 != 0 {
+            return Err(crate::status!(InvalidArgument, "{what}: constants are {} bytes, not a whole number of 32-bit values", constants.data_length));
+        }
+        let constant_values = if constants.data_length == 0 {
+            Vec::new()
+        } else {
+            boundary::non_null(constants.data, "constants")?;
+            // SAFETY: IREE's contract: `data_length` readable bytes (read unaligned, as C
+            // callers may pass any pointer).
+            (0..constants.data_length / 4).map(|i| unsafe { constants.data.cast::<u32>().add(i).read_unaligned() }).collect()
+        };
+        let binding_refs: &[iree_hal_buffer_ref_t] = if bindings.count == 0 {
+            &[]
+        } else {
+            boundary::non_null(bindings.values, "bindings")?;
+            // SAFETY: IREE's contract: `count` references.
+            unsafe { core::slice::from_raw_parts(bindings.values, bindings.count) }
+        };
+        let mut captured = Vec::with_capacity(binding_refs.len());
+        for (index, binding) in binding_refs.iter().enumerate() {
+            let label = format!("{what} binding {index}");
+            // SAFETY: IREE's contract for buffer references.
+            let (binding, _) = unsafe { self.capture_ref(binding, &label, true) }?;
+            captured.push(binding);
+        }
+        let workgroups = match workgroups {
+            DispatchWorkgroups::Direct(count) => Workgroups::Direct(count),
+            DispatchWorkgroups::Indirect(workgroups_ref) => {
+                // SAFETY: IREE's contract for buffer references.
+                let (workgroups_ref, range) = unsafe { self.capture_ref(&workgroups_ref, what, false) }?;
+                if let Some(range) = range {
+                    if range.length < 12 {
+                        return Err(crate::status!(OutOfRange, "{what}: the workgroup count range holds {} bytes, 3 x u32 need 12", range.length));
+                    }
+                }
+                self.note_slot(&workgroups_ref);
+                Workgroups::Indirect(workgroups_ref)
+            }
+        };
+        for binding in &captured {
+            self.note_slot(binding);
+        }
+        // SAFETY: checked non-null; IREE's contract makes it a live executable.
+        let executable = unsafe { RetainedExecutable::retain(executable) };
+        let dispatch = Dispatch { executable, export_ordinal, workgroups, constants: constant_values, bindings: captured };
+        self.record(what, IREE_HAL_COMMAND_CATEGORY_DISPATCH, Command::Dispatch(Box::new(dispatch)))
+    }
+}
+
+/// The header fields fixed at creation.
+#[derive(Clone, Copy)]
+struct FixedHeader {
+    mode: iree_hal_command_buffer_mode_t,
+    allowed_categories: iree_hal_command_category_t,
+    binding_capacity: u32,
+}
+
+/// A dispatch's workgroup count as the vtable receives it.
+enum DispatchWorkgroups {
+    Direct([u32; 3]),
+    Indirect(iree_hal_buffer_ref_t),
+}
+
+impl Drop for HipCommandBuffer {
+    fn drop(&mut self) {
+        let hip = self.hip.clone();
+        self.recorder.get_mut().graphs.clear(&hip);
+        // Commands drop here, releasing the buffers and executables they hold.
+    }
+}

@@ -1,0 +1,261 @@
+//! What a command buffer records: a list of commands in safe Rust, each holding references
+//! to the HAL objects it names, and how a recorded buffer reference becomes a device
+//! address range once the binding table of a submission is known.
+
+use crate::abi::*;
+use crate::buffer::HipBuffer;
+use crate::status::Result;
+use core::ffi::c_void;
+
+/// One reference to a HAL buffer, released when dropped.
+pub(crate) struct RetainedBuffer(*mut iree_hal_buffer_t);
+
+// SAFETY: HAL buffers are reference counted atomically and immutable in what we read
+// (header fields and our HipBuffer's pointers), so references may move across threads.
+unsafe impl Send for RetainedBuffer {}
+unsafe impl Sync for RetainedBuffer {}
+
+impl RetainedBuffer {
+    /// # Safety
+    /// `buffer` must be a live HAL buffer.
+    pub(crate) unsafe fn retain(buffer: *mut iree_hal_buffer_t) -> RetainedBuffer {
+        // SAFETY: per the caller.
+        unsafe { crate::hal_resource::retain(buffer) };
+        RetainedBuffer(buffer)
+    }
+
+    pub(crate) fn as_ptr(&self) -> *mut iree_hal_buffer_t {
+        self.0
+    }
+}
+
+impl Drop for RetainedBuffer {
+    fn drop(&mut self) {
+        // SAFETY: we own the reference taken in `retain`.
+        unsafe { crate::hal_resource::release_buffer(self.0) };
+    }
+}
+
+/// One reference to a HAL executable, released when dropped.
+pub(crate) struct RetainedExecutable(*mut iree_hal_executable_t);
+
+// SAFETY: as for buffers: atomic reference counts, immutable after creation.
+unsafe impl Send for RetainedExecutable {}
+unsafe impl Sync for RetainedExecutable {}
+
+impl RetainedExecutable {
+    /// # Safety
+    /// `executable` must be a live HAL executable.
+    pub(crate) unsafe fn retain(executable: *mut iree_hal_executable_t) -> RetainedExecutable {
+        // SAFETY: per the caller.
+        unsafe { crate::hal_resource::retain(executable) };
+        RetainedExecutable(executable)
+    }
+
+    pub(crate) fn as_ptr(&self) -> *mut iree_hal_executable_t {
+        self.0
+    }
+}
+
+impl Drop for RetainedExecutable {
+    fn drop(&mut self) {
+        // SAFETY: we own the reference taken in `retain`.
+        unsafe { crate::hal_resource::release(self.0) };
+    }
+}
+
+/// Where a recorded buffer reference finds its buffer.
+pub(crate) enum BufferSource {
+    /// A buffer named at record time.
+    Direct(RetainedBuffer),
+    /// A slot of the binding table given at submission.
+    Slot(u32),
+    /// No buffer at all (a dispatch binding left NULL in a command buffer without a table).
+    Unbound,
+}
+
+/// A recorded `iree_hal_buffer_ref_t`.
+pub(crate) struct BufferRef {
+    pub source: BufferSource,
+    pub offset: u64,
+    /// May be `IREE_HAL_WHOLE_BUFFER`.
+    pub length: u64,
+}
+
+/// A resolved range: device address of its first byte and its length.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct DeviceRange {
+    pub pointer: *mut u8,
+    pub length: u64,
+    /// The allocation the range lies in (identity only, for overlap checks).
+    pub allocation: *const c_void,
+    /// Offset of `pointer` within that allocation.
+    pub allocation_offset: u64,
+}
+
+impl DeviceRange {
+    pub(crate) fn device_pointer(&self) -> *mut c_void {
+        self.pointer.cast()
+    }
+
+    fn unbound() -> DeviceRange {
+        DeviceRange { pointer: core::ptr::null_mut(), length: 0, allocation: core::ptr::null(), allocation_offset: 0 }
+    }
+
+    /// Whether two ranges share any byte of the same allocation.
+    pub(crate) fn overlaps(&self, other: &DeviceRange) -> bool {
+        if self.allocation.is_null() || self.allocation != other.allocation || self.length == 0 || other.length == 0 {
+            return false;
+        }
+        let (a0, a1) = (self.allocation_offset, self.allocation_offset + self.length);
+        let (b0, b1) = (other.allocation_offset, other.allocation_offset + other.length);
+        a0 < b1 && b0 < a1
+    }
+}
+
+/// IREE's `iree_hal_buffer_calculate_range`: the range `[offset, offset + length)` of a
+/// region of `max_length` bytes starting at `base_offset`, with `IREE_HAL_WHOLE_BUFFER`
+/// meaning to the region's end. Returns the absolute offset and the length.
+pub(crate) fn subrange(base_offset: u64, max_length: u64, offset: u64, length: u64, what: &str) -> Result<(u64, u64)> {
+    if offset > max_length {
+        return Err(crate::status!(
+            OutOfRange,
+            "{what}: offset {offset} is past the end of the {max_length}-byte buffer range"
+        ));
+    }
+    let length = if length == IREE_HAL_WHOLE_BUFFER { max_length - offset } else { length };
+    if length > max_length - offset {
+        return Err(crate::status!(
+            OutOfRange,
+            "{what}: range [{offset}, +{length}) runs past the end of the {max_length}-byte buffer range"
+        ));
+    }
+    let absolute = base_offset
+        .checked_add(offset)
+        .ok_or_else(|| crate::status!(OutOfRange, "{what}: offset {offset} overflows"))?;
+    Ok((absolute, length))
+}
+
+/// Resolves `[offset, +length)` of a buffer given directly (possibly a subspan of one of our
+/// buffers made by IREE's core).
+///
+/// # Safety
+/// `buffer` must be a live HAL buffer.
+pub(crate) unsafe fn resolve_buffer(buffer: *mut iree_hal_buffer_t, offset: u64, length: u64, what: &str) -> Result<DeviceRange> {
+    // SAFETY: per the caller.
+    let header = unsafe { crate::boundary::try_ref(buffer.cast_const(), what) }?;
+    let allocated = if header.allocated_buffer.is_null() { buffer } else { header.allocated_buffer };
+    // SAFETY: the allocated buffer of a live buffer is live.
+    let hip_buffer = unsafe { HipBuffer::from_raw(allocated) }
+        .map_err(|_| crate::status!(InvalidArgument, "{what}: buffer was not allocated by a HIP device of this library"))?;
+    let (start, length) = subrange(header.byte_offset, header.byte_length, offset, length, what)?;
+    // SAFETY: checked ours above, so a live HAL buffer header.
+    let allocation_size = unsafe { (*allocated).allocation_size };
+    if start.checked_add(length).is_none_or(|end| end > allocation_size) {
+        return Err(crate::status!(
+            OutOfRange,
+            "{what}: range [{start}, +{length}) lies outside the {allocation_size}-byte allocation"
+        ));
+    }
+    Ok(DeviceRange {
+        pointer: hip_buffer.device_pointer().cast::<u8>().wrapping_add(start as usize),
+        length,
+        allocation: allocated.cast_const().cast(),
+        allocation_offset: start,
+    })
+}
+
+impl BufferRef {
+    /// The device range this reference names under `binding_table`.
+    pub(crate) fn resolve(&self, binding_table: &[iree_hal_buffer_binding_t], what: &str) -> Result<DeviceRange> {
+        match &self.source {
+            // SAFETY: retained, so live.
+            BufferSource::Direct(buffer) => unsafe { resolve_buffer(buffer.as_ptr(), self.offset, self.length, what) },
+            BufferSource::Unbound => Ok(DeviceRange::unbound()),
+            BufferSource::Slot(slot) => {
+                let binding = binding_table.get(*slot as usize).ok_or_else(|| {
+                    crate::status!(
+                        OutOfRange,
+                        "{what}: binding table slot {slot} is out of range of the {}-entry binding table",
+                        binding_table.len()
+                    )
+                })?;
+                if binding.buffer.is_null() {
+                    return Err(crate::status!(InvalidArgument, "{what}: binding table slot {slot} has no buffer"));
+                }
+                // SAFETY: the submitter keeps the table's buffers live during the call.
+                let byte_length = unsafe { (*binding.buffer).byte_length };
+                let max_length = if binding.length == IREE_HAL_WHOLE_BUFFER {
+                    byte_length.checked_sub(binding.offset).ok_or_else(|| {
+                        crate::status!(
+                            OutOfRange,
+                            "{what}: binding table slot {slot} offset {} is past the end of its {byte_length}-byte buffer",
+                            binding.offset
+                        )
+                    })?
+                } else {
+                    binding.length
+                };
+                let (offset, length) = subrange(binding.offset, max_length, self.offset, self.length, what)?;
+                // SAFETY: as above.
+                unsafe { resolve_buffer(binding.buffer, offset, length, what) }
+            }
+        }
+    }
+}
+
+/// How many workgroups a dispatch launches.
+pub(crate) enum Workgroups {
+    Direct([u32; 3]),
+    /// Three u32 values read from this buffer range when the dispatch is issued.
+    Indirect(BufferRef),
+}
+
+/// A recorded dispatch.
+pub(crate) struct Dispatch {
+    pub executable: RetainedExecutable,
+    pub export_ordinal: u32,
+    pub workgroups: Workgroups,
+    pub constants: Vec<u32>,
+    pub bindings: Vec<BufferRef>,
+}
+
+/// One recorded command.
+pub(crate) enum Command {
+    /// Writes `pattern` (its low `pattern_length` bytes, 1, 2 or 4) over the range.
+    Fill { target: BufferRef, pattern: u32, pattern_length: u8 },
+    /// Copies bytes captured at record time into the range.
+    Update { target: BufferRef, data: Box<[u8]> },
+    Copy { source: BufferRef, target: BufferRef },
+    Dispatch(Box<Dispatch>),
+    /// Everything before completes before anything after starts.
+    Barrier,
+}
+
+impl Command {
+    /// The IREE operation's name, for messages.
+    pub(crate) fn name(&self) -> &'static str {
+        match self {
+            Command::Fill { .. } => "fill_buffer",
+            Command::Update { .. } => "update_buffer",
+            Command::Copy { .. } => "copy_buffer",
+            Command::Dispatch(d) if matches!(d.workgroups, Workgroups::Indirect(_)) => "dispatch_indirect",
+            Command::Dispatch(_) => "dispatch",
+            Command::Barrier => "execution_barrier",
+        }
+    }
+}
+
+/// Checks a resolved fill range against the pattern's alignment rules.
+pub(crate) fn check_fill_alignment(range: &DeviceRange, pattern_length: u8, what: &str) -> Result<()> {
+    let pattern_length = u64::from(pattern_length);
+    if range.length % pattern_length != 0 || (range.pointer as usize as u64) % pattern_length != 0 {
+        return Err(crate::status!(
+            InvalidArgument,
+            "{what}: range (offset {} in its allocation, length {}) is not aligned to the {pattern_length}-byte pattern",
+            range.allocation_offset,
+            range.length
+        ));
+    }
+    Ok(())
+}

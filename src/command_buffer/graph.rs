@@ -1,0 +1,283 @@
+//! Issuing recorded commands as a HIP graph (the GRAPH command buffer mode): the commands
+//! become memset, memcpy and kernel nodes; a barrier becomes a node every later node depends
+//! on. The graph is instantiated once per (GPU, binding table contents) and relaunched.
+
+use super::commands::*;
+use super::kernels::KernelArguments;
+use super::stream::{prepare_dispatch, resolve_copy};
+use crate::abi::*;
+use crate::hip::types::*;
+use crate::hip::HipSymbols;
+use crate::hip_call;
+use crate::status::Result;
+
+/// How many instantiated graphs a command buffer keeps (one per binding table it saw last).
+const GRAPH_CACHE_CAPACITY: usize = 8;
+
+/// What a graph's nodes baked in: the GPU and every binding table entry's address range.
+#[derive(Clone, PartialEq, Eq, Debug)]
+struct GraphKey {
+    gpu_index: usize,
+    bindings: Vec<(usize, u64, u64, u64)>,
+}
+
+impl GraphKey {
+    fn new(gpu_index: usize, binding_table: &[iree_hal_buffer_binding_t]) -> GraphKey {
+        let bindings = binding_table
+            .iter()
+            .map(|binding| {
+                if binding.buffer.is_null() {
+                    return (0, 0, 0, 0);
+                }
+                // SAFETY: the submitter keeps the table's buffers live during the call.
+                let header = unsafe { &*binding.buffer };
+                let allocated = if header.allocated_buffer.is_null() { binding.buffer } else { header.allocated_buffer };
+                // SAFETY: as above. A foreign buffer keys by its handle; resolving fails later.
+                let base = match unsafe { crate::buffer::HipBuffer::from_raw(allocated) } {
+                    Ok(buffer) => buffer.device_pointer() as usize,
+                    Err(_) => allocated as usize,
+                };
+                (base.wrapping_add(header.byte_offset as usize), header.byte_length, binding.offset, binding.length)
+            })
+            .collect();
+        GraphKey { gpu_index, bindings }
+    }
+}
+
+/// An instantiated graph and what its nodes point into.
+struct InstantiatedGraph {
+    key: GraphKey,
+    exec: hipGraphExec_t,
+    /// Kernel argument blocks the kernel nodes were given.
+    _arguments: Vec<KernelArguments>,
+}
+
+// SAFETY: a graph exec handle may be launched and destroyed from any thread.
+unsafe impl Send for InstantiatedGraph {}
+unsafe impl Sync for InstantiatedGraph {}
+
+/// The instantiated graphs of one command buffer.
+#[derive(Default)]
+pub(crate) struct GraphCache {
+    graphs: Vec<InstantiatedGraph>,
+}
+
+impl GraphCache {
+    /// Launches the graph of `commands` for this binding table on `stream`, building it
+    /// first if needed. The GPU's context must be current.
+    pub(crate) fn launch(
+        &mut self,
+        hip: &HipSymbols,
+        gpu_context: hipCtx_t,
+        gpu_index: usize,
+        stream: hipStream_t,
+        commands: &[Command],
+        binding_table: &[iree_hal_buffer_binding_t],
+    ) -> Result<()> {
+        let key = GraphKey::new(gpu_index, binding_table);
+        let index = match self.graphs.iter().position(|graph| graph.key == key) {
+            Some(index) => index,
+            None => {
+                let (exec, arguments) = build(hip, gpu_context, gpu_index, commands, binding_table)?;
+                if self.graphs.len() == GRAPH_CACHE_CAPACITY {
+                    // The oldest graph may still run on this stream: let it finish first.
+                    hip_call!(hip, hipStreamSynchronize(stream))?;
+                    let oldest = self.graphs.remove(0);
+                    let _ = hip_call!(hip, hipGraphExecDestroy(oldest.exec));
+                }
+                self.graphs.push(InstantiatedGraph { key, exec, _arguments: arguments });
+                self.graphs.len() - 1
+            }
+        };
+        hip_call!(hip, hipGraphLaunch(self.graphs[index].exec, stream))
+    }
+
+    /// Destroys every instantiated graph.
+    pub(crate) fn clear(&mut self, hip: &HipSymbols) {
+        for graph in self.graphs.drain(..) {
+            let _ = hip_call!(hip, hipGraphExecDestroy(graph.exec));
+        }
+    }
+}
+
+/// Destroys a graph under construction however building ends.
+struct GraphGuard<'a> {
+    hip: &'a HipSymbols,
+    graph: hipGraph_t,
+}
+
+impl Drop for GraphGuard<'_> {
+    fn drop(&mut self) {
+        let _ = hip_call!(self.hip, hipGraphDestroy(self.graph));
+    }
+}
+
+/// Tracks barrier dependencies while nodes are added.
+struct NodeChain {
+    /// The node everything after the last barrier depends on.
+    barrier: Option<hipGraphNode_t>,
+    /// Nodes added since the last barrier.
+    since_barrier: Vec<hipGraphNode_t>,
+}
+
+impl NodeChain {
+    fn dependencies(&self) -> (*const hipGraphNode_t, usize) {
+        match &self.barrier {
+            Some(node) => (node as *const hipGraphNode_t, 1),
+            None => (core::ptr::null(), 0),
+        }
+    }
+}
+
+fn missing_memcpy_node(hip: &HipSymbols, what: &str) -> crate::status::Status {
+    crate::status!(
+        Unavailable,
+        "{what}: the HIP runtime {} lacks hipDrvGraphAddMemcpyNode, which graph command buffers need for copies and updates",
+        hip.library_path.display()
+    )
+}
+
+fn build(
+    hip: &HipSymbols,
+    gpu_context: hipCtx_t,
+    gpu_index: usize,
+    commands: &[Command],
+    binding_table: &[iree_hal_buffer_binding_t],
+) -> Result<(hipGraphExec_t, Vec<KernelArguments>)> {
+    let mut graph: hipGraph_t = core::ptr::null_mut();
+    hip_call!(hip, hipGraphCreate(&mut graph, 0))?;
+    let guard = GraphGuard { hip, graph };
+    let mut chain = NodeChain { barrier: None, since_barrier: Vec::new() };
+    let mut arguments = Vec::new();
+    for command in commands {
+        let what = command.name();
+        let mut node: hipGraphNode_t = core::ptr::null_mut();
+        let (dependencies, dependency_count) = chain.dependencies();
+        match command {
+            Command::Barrier => {
+                match chain.since_barrier.len() {
+                    0 => {}
+                    // A lone node can serve as the barrier itself.
+                    1 => chain.barrier = chain.since_barrier.pop(),
+                    count => {
+                        hip_call!(hip, hipGraphAddEmptyNode(&mut node, graph, chain.since_barrier.as_ptr(), count))?;
+                        chain.barrier = Some(node);
+                        chain.since_barrier.clear();
+                    }
+                }
+                continue;
+            }
+            Command::Fill { target, pattern, pattern_length } => {
+                let range = target.resolve(binding_table, what)?;
+                check_fill_alignment(&range, *pattern_length, what)?;
+                if range.length == 0 {
+                    continue;
+                }
+                let params = hipMemsetParams {
+                    dst: range.device_pointer(),
+                    elementSize: u32::from(*pattern_length),
+                    height: 1,
+                    pitch: 0,
+                    value: *pattern,
+                    width: (range.length / u64::from(*pattern_length)) as usize,
+                };
+                hip_call!(hip, hipGraphAddMemsetNode(&mut node, graph, dependencies, dependency_count, &params))?;
+            }
+            Command::Update { target, data } => {
+                let add_memcpy = hip.hipDrvGraphAddMemcpyNode.ok_or_else(|| missing_memcpy_node(hip, what))?;
+                let range = target.resolve(binding_table, what)?;
+                if range.length == 0 {
+                    continue;
+                }
+                let mut params = zeroed_memcpy3d();
+                params.srcMemoryType = hipMemoryTypeHost;
+                // The data is owned by the command buffer, which outlives its graphs.
+                params.srcHost = data.as_ptr().cast();
+                params.dstMemoryType = hipMemoryTypeDevice;
+                params.dstDevice = range.device_pointer();
+                params.WidthInBytes = data.len();
+                let error = unsafe {
+                    // SAFETY: valid graph, dependency list and parameters.
+                    add_memcpy(&mut node, graph, dependencies, dependency_count, &params, gpu_context)
+                };
+                hip.check(error, "hipDrvGraphAddMemcpyNode", crate::here!())?;
+            }
+            Command::Copy { source, target } => {
+                let add_memcpy = hip.hipDrvGraphAddMemcpyNode.ok_or_else(|| missing_memcpy_node(hip, what))?;
+                let (source, target) = resolve_copy(source, target, binding_table, what)?;
+                if target.length == 0 {
+                    continue;
+                }
+                let mut params = zeroed_memcpy3d();
+                params.srcMemoryType = hipMemoryTypeDevice;
+                params.srcDevice = source.device_pointer();
+                params.dstMemoryType = hipMemoryTypeDevice;
+                params.dstDevice = target.device_pointer();
+                params.WidthInBytes = target.length as usize;
+                let error = unsafe {
+                    // SAFETY: valid graph, dependency list and parameters.
+                    add_memcpy(&mut node, graph, dependencies, dependency_count, &params, gpu_context)
+                };
+                hip.check(error, "hipDrvGraphAddMemcpyNode", crate::here!())?;
+            }
+            Command::Dispatch(dispatch) => {
+                let Workgroups::Direct(grid) = dispatch.workgroups else {
+                    return Err(crate::status!(Internal, "{what}: indirect dispatches are issued through streams, not graphs"));
+                };
+                if grid.contains(&0) {
+                    continue;
+                }
+                let (info, mut kernel_arguments) = prepare_dispatch(dispatch, binding_table, gpu_index, what)?;
+                let params = hipKernelNodeParams {
+                    blockDim: dim3 { x: info.block_dims[0], y: info.block_dims[1], z: info.block_dims[2] },
+                    extra: core::ptr::null_mut(),
+                    func: info.function.cast(),
+                    gridDim: dim3 { x: grid[0], y: grid[1], z: grid[2] },
+                    kernelParams: kernel_arguments.kernel_params(),
+                    sharedMemBytes: info.shared_memory_bytes,
+                };
+                hip_call!(hip, hipGraphAddKernelNode(&mut node, graph, dependencies, dependency_count, &params))?;
+                arguments.push(kernel_arguments);
+            }
+        }
+        chain.since_barrier.push(node);
+    }
+    if chain.barrier.is_none() && chain.since_barrier.is_empty() {
+        // Nothing to do still needs a graph to launch.
+        let mut node: hipGraphNode_t = core::ptr::null_mut();
+        hip_call!(hip, hipGraphAddEmptyNode(&mut node, graph, core::ptr::null(), 0))?;
+    }
+    let mut exec: hipGraphExec_t = core::ptr::null_mut();
+    let mut error_node: hipGraphNode_t = core::ptr::null_mut();
+    hip_call!(hip, hipGraphInstantiate(&mut exec, graph, &mut error_node, core::ptr::null_mut(), 0))?;
+    drop(guard);
+    Ok((exec, arguments))
+}
+
+fn zeroed_memcpy3d() -> HIP_MEMCPY3D {
+    HIP_MEMCPY3D {
+        srcXInBytes: 0,
+        srcY: 0,
+        srcZ: 0,
+        srcLOD: 0,
+        srcMemoryType: 0,
+        srcHost: core::ptr::null(),
+        srcDevice: core::ptr::null_mut(),
+        srcArray: core::ptr::null_mut(),
+        srcPitch: 0,
+        srcHeight: 0,
+        dstXInBytes: 0,
+        dstY: 0,
+        dstZ: 0,
+        dstLOD: 0,
+        dstMemoryType: 0,
+        dstHost: core::ptr::null_mut(),
+        dstDevice: core::ptr::null_mut(),
+        dstArray: core::ptr::null_mut(),
+        dstPitch: 0,
+        dstHeight: 0,
+        WidthInBytes: 0,
+        Height: 1,
+        Depth: 1,
+    }
+}

@@ -1,0 +1,167 @@
+//! Issuing recorded commands one by one onto a HIP stream (the STREAM command buffer mode,
+//! and the fallback for command buffers a graph cannot express). A stream runs its work in
+//! order, so barriers need nothing.
+
+use super::commands::*;
+use super::kernels::{lookup_kernel, KernelArguments, KernelLaunchInfo};
+use crate::abi::*;
+use crate::hip::types::*;
+use crate::hip::HipSymbols;
+use crate::hip_call;
+use crate::status::Result;
+use core::ffi::{c_char, c_int, c_short, c_void};
+
+/// Enqueues `commands` on `stream`; the GPU's context must be current.
+pub(crate) fn issue(
+    hip: &HipSymbols,
+    gpu_index: usize,
+    stream: hipStream_t,
+    commands: &[Command],
+    binding_table: &[iree_hal_buffer_binding_t],
+) -> Result<()> {
+    for command in commands {
+        let what = command.name();
+        match command {
+            Command::Fill { target, pattern, pattern_length } => {
+                let range = target.resolve(binding_table, what)?;
+                check_fill_alignment(&range, *pattern_length, what)?;
+                if range.length == 0 {
+                    continue;
+                }
+                let count = (range.length / u64::from(*pattern_length)) as usize;
+                let dst = range.device_pointer();
+                match pattern_length {
+                    1 => hip_call!(hip, hipMemsetD8Async(dst, *pattern as u8 as c_char, count, stream))?,
+                    2 => hip_call!(hip, hipMemsetD16Async(dst, *pattern as u16 as c_short, count, stream))?,
+                    _ => hip_call!(hip, hipMemsetD32Async(dst, *pattern as c_int, count, stream))?,
+                }
+            }
+            Command::Update { target, data } => {
+                let range = target.resolve(binding_table, what)?;
+                if range.length != data.len() as u64 {
+                    return Err(crate::status!(Internal, "{what}: resolved {} bytes for {} bytes of data", range.length, data.len()));
+                }
+                if !data.is_empty() {
+                    // The data is owned by the command buffer, which outlives the submission.
+                    hip_call!(hip, hipMemcpyHtoDAsync(range.device_pointer(), data.as_ptr().cast_mut().cast(), data.len(), stream))?;
+                }
+            }
+            Command::Copy { source, target } => {
+                let (source, target) = resolve_copy(source, target, binding_table, what)?;
+                if target.length != 0 {
+                    hip_call!(
+                        hip,
+                        hipMemcpyAsync(target.device_pointer(), source.device_pointer(), target.length as usize, hipMemcpyDeviceToDevice, stream)
+                    )?;
+                }
+            }
+            Command::Dispatch(dispatch) => {
+                let grid = match &dispatch.workgroups {
+                    Workgroups::Direct(count) => *count,
+                    Workgroups::Indirect(workgroups_ref) => read_indirect_workgroups(hip, stream, workgroups_ref, binding_table)?,
+                };
+                if grid.contains(&0) {
+                    // Nothing to run (and HIP rejects empty grids).
+                    continue;
+                }
+                let (info, mut arguments) = prepare_dispatch(dispatch, binding_table, gpu_index, what)?;
+                hip_call!(
+                    hip,
+                    hipModuleLaunchKernel(
+                        info.function,
+                        grid[0],
+                        grid[1],
+                        grid[2],
+                        info.block_dims[0],
+                        info.block_dims[1],
+                        info.block_dims[2],
+                        info.shared_memory_bytes,
+                        stream,
+                        arguments.kernel_params(),
+                        core::ptr::null_mut()
+                    )
+                )?;
+            }
+            Command::Barrier => {}
+        }
+    }
+    Ok(())
+}
+
+/// Resolves both ranges of a copy and checks them against each other.
+pub(crate) fn resolve_copy(
+    source: &BufferRef,
+    target: &BufferRef,
+    binding_table: &[iree_hal_buffer_binding_t],
+    what: &str,
+) -> Result<(DeviceRange, DeviceRange)> {
+    let source = source.resolve(binding_table, what)?;
+    let target = target.resolve(binding_table, what)?;
+    if source.length != target.length {
+        return Err(crate::status!(
+            InvalidArgument,
+            "{what}: source length {} and target length {} differ",
+            source.length,
+            target.length
+        ));
+    }
+    if source.overlaps(&target) {
+        return Err(crate::status!(InvalidArgument, "{what}: source and target ranges overlap within the same buffer"));
+    }
+    Ok((source, target))
+}
+
+/// Looks up the kernel of a dispatch and lays out its arguments.
+pub(crate) fn prepare_dispatch(
+    dispatch: &Dispatch,
+    binding_table: &[iree_hal_buffer_binding_t],
+    gpu_index: usize,
+    what: &str,
+) -> Result<(KernelLaunchInfo, KernelArguments)> {
+    let info = lookup_kernel(dispatch.executable.as_ptr(), dispatch.export_ordinal, gpu_index)?;
+    if dispatch.bindings.len() < info.binding_count {
+        return Err(crate::status!(
+            InvalidArgument,
+            "{what}: export {} takes {} bindings but {} were given",
+            dispatch.export_ordinal,
+            info.binding_count,
+            dispatch.bindings.len()
+        ));
+    }
+    if dispatch.constants.len() < info.constant_count {
+        return Err(crate::status!(
+            InvalidArgument,
+            "{what}: export {} takes {} constants but {} were given",
+            dispatch.export_ordinal,
+            info.constant_count,
+            dispatch.constants.len()
+        ));
+    }
+    let bindings = dispatch.bindings[..info.binding_count]
+        .iter()
+        .map(|binding| binding.resolve(binding_table, what).map(|range| range.device_pointer()))
+        .collect::<Result<Vec<*mut c_void>>>()?;
+    Ok((info, KernelArguments::new(&bindings, &dispatch.constants[..info.constant_count])))
+}
+
+/// Reads an indirect dispatch's workgroup count once everything before it on `stream` (which
+/// may produce it) has run.
+fn read_indirect_workgroups(
+    hip: &HipSymbols,
+    stream: hipStream_t,
+    workgroups_ref: &BufferRef,
+    binding_table: &[iree_hal_buffer_binding_t],
+) -> Result<[u32; 3]> {
+    let range = workgroups_ref.resolve(binding_table, "dispatch_indirect")?;
+    if range.length < 12 {
+        return Err(crate::status!(
+            OutOfRange,
+            "dispatch_indirect: the workgroup count range holds {} bytes, 3 x u32 need 12",
+            range.length
+        ));
+    }
+    hip_call!(hip, hipStreamSynchronize(stream))?;
+    let mut count = [0u32; 3];
+    hip_call!(hip, hipMemcpy(count.as_mut_ptr().cast(), range.device_pointer(), 12, hipMemcpyDeviceToHost))?;
+    Ok(count)
+}
