@@ -1,0 +1,780 @@
+//! HIP command buffers against the software HIP device: recorded through IREE's vtable as
+//! IREE's core would, issued on a stream of our own with `HipCommandBuffer::issue`, and
+//! checked by reading the buffers back. Every transfer test runs in both STREAM and GRAPH
+//! modes.
+
+mod common;
+
+use common::*;
+use iree_hal_hip_rs::abi::*;
+use iree_hal_hip_rs::command_buffer::{set_kernel_lookup, HipCommandBuffer, KernelLaunchInfo};
+use iree_hal_hip_rs::device::{HipDevice, PhysicalGpu};
+use iree_hal_hip_rs::hip::context::ContextGuard;
+use iree_hal_hip_rs::hip::types::*;
+use iree_hal_hip_rs::hip::HipSymbols;
+use iree_hal_hip_rs::hip_call;
+use iree_hal_hip_rs::status::StatusCode;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+static ALLOCATOR: CountingAllocator = CountingAllocator::new();
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Mode {
+    Stream,
+    Graph,
+}
+
+const MODES: [Mode; 2] = [Mode::Stream, Mode::Graph];
+
+fn create_driver() -> *mut iree_hal_driver_t {
+    // The child test below points the driver at a modified copy of the software device.
+    let library = std::env::var("CMDBUF_TEST_HIP_LIBRARY").map(std::path::PathBuf::from).unwrap_or_else(|_| software_hip_library());
+    let path: &'static str = Box::leak(format!("file:{}", library.display()).into_boxed_str());
+    let mut paths = [sv(path)];
+    let mut options = unsafe { core::mem::zeroed::<iree_hal_hip_driver_options_t>() };
+    unsafe { iree_hal_hip_rs::driver::iree_hal_hip_driver_options_initialize(&mut options) };
+    options.hip_lib_search_paths = paths.as_mut_ptr();
+    options.hip_lib_search_path_count = 1;
+    let mut params = unsafe { core::mem::zeroed::<iree_hal_hip_device_params_t>() };
+    unsafe { iree_hal_hip_rs::driver::iree_hal_hip_device_params_initialize(&mut params) };
+    let mut driver = core::ptr::null_mut();
+    assert_ok(unsafe { iree_hal_hip_rs::driver::iree_hal_hip_driver_create(sv("hip"), &options, &params, ALLOCATOR.as_iree(), &mut driver) });
+    driver
+}
+
+/// A device in one command buffer mode, a stream on its GPU, and helpers.
+struct Fixture {
+    driver: *mut iree_hal_driver_t,
+    device: *mut iree_hal_device_t,
+    stream: hipStream_t,
+}
+
+impl Fixture {
+    fn new(mode: Mode) -> Fixture {
+        let driver = create_driver();
+        let value = match mode {
+            Mode::Stream => sv("stream"),
+            Mode::Graph => sv("graph"),
+        };
+        let pairs = [iree_string_pair_t { key: sv("command_buffer_mode"), value }];
+        let vtable = unsafe { &*((*driver).resource.vtable as *const iree_hal_driver_vtable_t) };
+        let mut device = core::ptr::null_mut();
+        assert_ok(unsafe { (vtable.create_device_by_path.unwrap())(driver, sv("hip"), sv(""), 1, pairs.as_ptr(), ALLOCATOR.as_iree(), &mut device) });
+        let mut fixture = Fixture { driver, device, stream: core::ptr::null_mut() };
+        let mut stream: hipStream_t = core::ptr::null_mut();
+        {
+            let _context = ContextGuard::push(fixture.hip(), fixture.gpu().context).unwrap();
+            hip_call!(fixture.hip(), hipStreamCreateWithFlags(&mut stream, hipStreamNonBlocking)).unwrap();
+        }
+        fixture.stream = stream;
+        fixture
+    }
+
+    fn hip_device(&self) -> &HipDevice {
+        unsafe { HipDevice::from_raw(self.device) }.unwrap()
+    }
+
+    fn hip(&self) -> &HipSymbols {
+        self.hip_device().hip()
+    }
+
+    fn gpu(&self) -> PhysicalGpu {
+        self.hip_device().gpus()[0]
+    }
+
+    fn device_vtable(&self) -> &iree_hal_device_vtable_t {
+        unsafe { &*((*self.device).resource.vtable as *const iree_hal_device_vtable_t) }
+    }
+
+    fn allocate(&self, size: u64, memory_type: iree_hal_memory_type_t) -> Buffer {
+        let allocator = unsafe { (self.device_vtable().device_allocator.unwrap())(self.device) };
+        let vtable = unsafe { &*((*allocator).resource.vtable as *const iree_hal_allocator_vtable_t) };
+        let params = iree_hal_buffer_params_t {
+            usage: IREE_HAL_BUFFER_USAGE_DEFAULT | IREE_HAL_BUFFER_USAGE_MAPPING,
+            access: IREE_HAL_MEMORY_ACCESS_ALL,
+            type_: memory_type,
+            queue_affinity: IREE_HAL_QUEUE_AFFINITY_ANY,
+            min_alignment: 0,
+        };
+        let mut buffer = core::ptr::null_mut();
+        assert_ok(unsafe { (vtable.allocate_buffer.unwrap())(allocator, &params, size, &mut buffer) });
+        let buffer = Buffer(buffer);
+        self.write(&buffer, 0, &vec![0xEEu8; size as usize]);
+        buffer
+    }
+
+    /// A host-visible buffer (mappable).
+    fn host_buffer(&self, size: u64) -> Buffer {
+        self.allocate(size, IREE_HAL_MEMORY_TYPE_HOST_LOCAL | IREE_HAL_MEMORY_TYPE_DEVICE_VISIBLE)
+    }
+
+    /// A device-local buffer.
+    fn device_buffer(&self, size: u64) -> Buffer {
+        self.allocate(size, IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL)
+    }
+
+    fn device_pointer(&self, buffer: &Buffer) -> *mut u8 {
+        unsafe { iree_hal_hip_rs::buffer::HipBuffer::from_raw(buffer.0) }.unwrap().device_pointer().cast()
+    }
+
+    fn read(&self, buffer: &Buffer) -> Vec<u8> {
+        let size = unsafe { (*buffer.0).byte_length } as usize;
+        let mut bytes = vec![0u8; size];
+        let _context = ContextGuard::push(self.hip(), self.gpu().context).unwrap();
+        hip_call!(self.hip(), hipMemcpy(bytes.as_mut_ptr().cast(), self.device_pointer(buffer).cast(), size, hipMemcpyDeviceToHost)).unwrap();
+        bytes
+    }
+
+    fn write(&self, buffer: &Buffer, offset: usize, bytes: &[u8]) {
+        let _context = ContextGuard::push(self.hip(), self.gpu().context).unwrap();
+        let dst = self.device_pointer(buffer).wrapping_add(offset);
+        hip_call!(self.hip(), hipMemcpy(dst.cast(), bytes.as_ptr().cast(), bytes.len(), hipMemcpyHostToDevice)).unwrap();
+    }
+
+    fn command_buffer(&self, mode: iree_hal_command_buffer_mode_t, binding_capacity: usize) -> CommandBuffer {
+        let mut command_buffer = core::ptr::null_mut();
+        assert_ok(unsafe {
+            (self.device_vtable().create_command_buffer.unwrap())(
+                self.device,
+                mode,
+                IREE_HAL_COMMAND_CATEGORY_ANY,
+                IREE_HAL_QUEUE_AFFINITY_ANY,
+                binding_capacity,
+                &mut command_buffer,
+            )
+        });
+        CommandBuffer(command_buffer)
+    }
+
+    /// Issues on the fixture's stream and waits for it.
+    fn issue(&self, command_buffer: &CommandBuffer, table: &[iree_hal_buffer_binding_t]) -> Result<(), (StatusCode, String)> {
+        let ours = unsafe { HipCommandBuffer::from_raw(command_buffer.0) }.unwrap();
+        ours.issue(self.hip(), &self.gpu(), 0, self.stream, table).map_err(|s| (s.code(), s.to_string()))?;
+        let _context = ContextGuard::push(self.hip(), self.gpu().context).unwrap();
+        hip_call!(self.hip(), hipStreamSynchronize(self.stream)).unwrap();
+        Ok(())
+    }
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        {
+            let _context = ContextGuard::push(self.hip(), self.gpu().context).unwrap();
+            hip_call!(self.hip(), hipStreamDestroy(self.stream)).unwrap();
+        }
+        unsafe { iree_hal_hip_rs::hal_resource::release(self.device) };
+        release_driver(self.driver);
+    }
+}
+
+struct Buffer(*mut iree_hal_buffer_t);
+
+impl Drop for Buffer {
+    fn drop(&mut self) {
+        unsafe { iree_hal_hip_rs::hal_resource::release_buffer(self.0) };
+    }
+}
+
+fn direct(buffer: &Buffer, offset: u64, length: u64) -> iree_hal_buffer_ref_t {
+    iree_hal_buffer_ref_t { reserved_and_buffer_slot: 0, buffer: buffer.0, offset, length }
+}
+
+fn slot(slot: u32, offset: u64, length: u64) -> iree_hal_buffer_ref_t {
+    let mut r = iree_hal_buffer_ref_t { reserved_and_buffer_slot: 0, buffer: core::ptr::null_mut(), offset, length };
+    r.set_buffer_slot(slot);
+    r
+}
+
+fn binding(buffer: &Buffer) -> iree_hal_buffer_binding_t {
+    iree_hal_buffer_binding_t { buffer: buffer.0, offset: 0, length: IREE_HAL_WHOLE_BUFFER }
+}
+
+/// A command buffer driven through IREE's vtable.
+struct CommandBuffer(*mut iree_hal_command_buffer_t);
+
+impl CommandBuffer {
+    fn vtable(&self) -> &iree_hal_command_buffer_vtable_t {
+        unsafe { &*((*self.0).resource.vtable as *const iree_hal_command_buffer_vtable_t) }
+    }
+    fn begin(&self) -> iree_status_t {
+        unsafe { (self.vtable().begin.unwrap())(self.0) }
+    }
+    fn end(&self) -> iree_status_t {
+        unsafe { (self.vtable().end.unwrap())(self.0) }
+    }
+    fn fill(&self, target: iree_hal_buffer_ref_t, pattern: &[u8]) -> iree_status_t {
+        unsafe { (self.vtable().fill_buffer.unwrap())(self.0, target, pattern.as_ptr().cast(), pattern.len(), 0) }
+    }
+    fn update(&self, source: &[u8], source_offset: usize, target: iree_hal_buffer_ref_t) -> iree_status_t {
+        unsafe { (self.vtable().update_buffer.unwrap())(self.0, source.as_ptr().cast(), source_offset, target, 0) }
+    }
+    fn copy(&self, source: iree_hal_buffer_ref_t, target: iree_hal_buffer_ref_t) -> iree_status_t {
+        unsafe { (self.vtable().copy_buffer.unwrap())(self.0, source, target, 0) }
+    }
+    fn barrier(&self) -> iree_status_t {
+        unsafe {
+            (self.vtable().execution_barrier.unwrap())(
+                self.0,
+                IREE_HAL_EXECUTION_STAGE_COMMAND_RETIRE,
+                IREE_HAL_EXECUTION_STAGE_COMMAND_ISSUE,
+                0,
+                0,
+                core::ptr::null(),
+                0,
+                core::ptr::null(),
+            )
+        }
+    }
+    fn dispatch(&self, executable: *mut iree_hal_executable_t, workgroups: [u32; 3], constants: &[u32], bindings: &[iree_hal_buffer_ref_t]) -> iree_status_t {
+        let constants = iree_const_byte_span_t { data: constants.as_ptr().cast(), data_length: constants.len() * 4 };
+        let bindings = iree_hal_buffer_ref_list_t { count: bindings.len(), values: bindings.as_ptr() };
+        unsafe { (self.vtable().dispatch.unwrap())(self.0, executable, 0, workgroups.as_ptr(), constants, bindings, 0) }
+    }
+    fn header(&self) -> &iree_hal_command_buffer_t {
+        unsafe { &*self.0 }
+    }
+}
+
+impl Drop for CommandBuffer {
+    fn drop(&mut self) {
+        unsafe { iree_hal_hip_rs::hal_resource::release(self.0) };
+    }
+}
+
+fn record(command_buffer: &CommandBuffer, body: impl FnOnce(&CommandBuffer)) {
+    assert_ok(command_buffer.begin());
+    body(command_buffer);
+    assert_ok(command_buffer.end());
+}
+
+fn expected_with(size: usize, ranges: &[(usize, &[u8])]) -> Vec<u8> {
+    let mut bytes = vec![0xEEu8; size];
+    for (offset, data) in ranges {
+        bytes[*offset..*offset + data.len()].copy_from_slice(data);
+    }
+    bytes
+}
+
+//===----------------------------------------------------------------------===//
+// Creation
+//===----------------------------------------------------------------------===//
+
+#[test]
+fn creation_initialises_iree_header_and_validation_state() {
+    let fixture = Fixture::new(Mode::Stream);
+    let command_buffer = fixture.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 3);
+    let header = command_buffer.header();
+    assert_eq!(header.resource.ref_count.load(Ordering::SeqCst), 1);
+    assert_eq!(header.mode, IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT);
+    assert_eq!(header.allowed_categories, IREE_HAL_COMMAND_CATEGORY_ANY);
+    assert_eq!(header.queue_affinity, IREE_HAL_QUEUE_AFFINITY_ANY);
+    assert_eq!(header.binding_capacity, 3);
+    assert_eq!(header.binding_count, 0);
+    assert!(!header.validation_state.is_null());
+    let state = unsafe { &*(header.validation_state as *const iree_hal_command_buffer_validation_state_t) };
+    let allocator = unsafe { (fixture.device_vtable().device_allocator.unwrap())(fixture.device) };
+    assert_eq!(state.device_allocator, allocator);
+    assert_eq!(state.has_began_has_ended_debug_group_depth, 0);
+
+    let unvalidated = fixture.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_UNVALIDATED, 0);
+    assert!(unvalidated.header().validation_state.is_null());
+}
+
+#[test]
+fn inline_execution_must_be_one_shot_without_bindings() {
+    let fixture = Fixture::new(Mode::Stream);
+    let create = |mode, capacity| {
+        let mut out = core::ptr::null_mut();
+        let status = unsafe {
+            (fixture.device_vtable().create_command_buffer.unwrap())(fixture.device, mode, IREE_HAL_COMMAND_CATEGORY_ANY, IREE_HAL_QUEUE_AFFINITY_ANY, capacity, &mut out)
+        };
+        (status, out)
+    };
+    let (status, out) = create(IREE_HAL_COMMAND_BUFFER_MODE_ALLOW_INLINE_EXECUTION, 0);
+    assert_code(status, StatusCode::InvalidArgument);
+    assert!(out.is_null());
+    let (status, _) = create(IREE_HAL_COMMAND_BUFFER_MODE_ALLOW_INLINE_EXECUTION | IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 1);
+    assert_code(status, StatusCode::InvalidArgument);
+    let (status, out) = create(IREE_HAL_COMMAND_BUFFER_MODE_ALLOW_INLINE_EXECUTION | IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
+    assert_ok(status);
+    drop(CommandBuffer(out));
+}
+
+//===----------------------------------------------------------------------===//
+// Transfers
+//===----------------------------------------------------------------------===//
+
+#[test]
+fn fills_with_one_two_and_four_byte_patterns_at_offsets() {
+    for mode in MODES {
+        let fixture = Fixture::new(mode);
+        let buffer = fixture.host_buffer(32);
+        let command_buffer = fixture.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
+        record(&command_buffer, |cb| {
+            assert_ok(cb.fill(direct(&buffer, 1, 3), &[0xAB]));
+            assert_ok(cb.fill(direct(&buffer, 4, 6), &[0x12, 0x34]));
+            assert_ok(cb.fill(direct(&buffer, 12, 8), &[1, 2, 3, 4]));
+            assert_ok(cb.fill(direct(&buffer, 28, IREE_HAL_WHOLE_BUFFER), &[9, 8, 7, 6]));
+        });
+        fixture.issue(&command_buffer, &[]).unwrap();
+        let expected = expected_with(
+            32,
+            &[(1, &[0xAB; 3]), (4, &[0x12, 0x34, 0x12, 0x34, 0x12, 0x34]), (12, &[1, 2, 3, 4, 1, 2, 3, 4]), (28, &[9, 8, 7, 6])],
+        );
+        assert_eq!(fixture.read(&buffer), expected, "{mode:?}");
+    }
+}
+
+#[test]
+fn update_captures_host_data_at_record_time() {
+    for mode in MODES {
+        let fixture = Fixture::new(mode);
+        let buffer = fixture.device_buffer(16);
+        let command_buffer = fixture.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
+        let mut source = vec![0u8, 1, 2, 3, 4, 5, 6, 7];
+        record(&command_buffer, |cb| assert_ok(cb.update(&source, 2, direct(&buffer, 8, 6))));
+        source.fill(0x55); // reusing the host memory must not change what was recorded
+        fixture.issue(&command_buffer, &[]).unwrap();
+        assert_eq!(fixture.read(&buffer), expected_with(16, &[(8, &[2, 3, 4, 5, 6, 7])]), "{mode:?}");
+    }
+}
+
+#[test]
+fn copies_between_buffers() {
+    for mode in MODES {
+        let fixture = Fixture::new(mode);
+        let source = fixture.host_buffer(16);
+        fixture.write(&source, 0, &(0u8..16).collect::<Vec<_>>());
+        let target = fixture.device_buffer(16);
+        let command_buffer = fixture.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
+        record(&command_buffer, |cb| assert_ok(cb.copy(direct(&source, 4, 8), direct(&target, 2, 8))));
+        fixture.issue(&command_buffer, &[]).unwrap();
+        assert_eq!(fixture.read(&target), expected_with(16, &[(2, &[4, 5, 6, 7, 8, 9, 10, 11])]), "{mode:?}");
+    }
+}
+
+#[test]
+fn commands_after_a_barrier_see_earlier_results() {
+    for mode in MODES {
+        let fixture = Fixture::new(mode);
+        let a = fixture.device_buffer(64);
+        let b = fixture.device_buffer(64);
+        let c = fixture.host_buffer(64);
+        let command_buffer = fixture.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
+        record(&command_buffer, |cb| {
+            assert_ok(cb.fill(direct(&a, 0, 64), &[0x11, 0x22, 0x33, 0x44]));
+            assert_ok(cb.update(&[7u8; 8], 0, direct(&b, 56, 8)));
+            assert_ok(cb.barrier());
+            assert_ok(cb.copy(direct(&a, 0, 32), direct(&b, 0, 32)));
+            assert_ok(cb.barrier());
+            assert_ok(cb.copy(direct(&b, 0, 64), direct(&c, 0, 64)));
+            assert_ok(cb.barrier());
+            assert_ok(cb.fill(direct(&c, 32, 8), &[0]));
+        });
+        fixture.issue(&command_buffer, &[]).unwrap();
+        let pattern: Vec<u8> = [0x11u8, 0x22, 0x33, 0x44].repeat(8);
+        let mut expected = expected_with(64, &[(0, &pattern), (56, &[7; 8])]);
+        expected[32..40].fill(0);
+        assert_eq!(fixture.read(&c), expected, "{mode:?}");
+    }
+}
+
+#[test]
+fn binding_table_slots_resolve_at_issue_and_reusable_buffers_run_twice() {
+    for mode in MODES {
+        let fixture = Fixture::new(mode);
+        let command_buffer = fixture.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_DEFAULT, 2);
+        record(&command_buffer, |cb| {
+            assert_ok(cb.fill(slot(0, 0, 8), &[0x5A]));
+            assert_ok(cb.barrier());
+            assert_ok(cb.copy(slot(0, 0, 8), slot(1, 4, 8)));
+            assert_ok(cb.update(&[1, 2], 0, slot(1, 0, 2)));
+        });
+        assert_eq!(command_buffer.header().binding_count, 2);
+        let (a1, b1, a2, b2) = (fixture.host_buffer(16), fixture.device_buffer(16), fixture.device_buffer(16), fixture.host_buffer(16));
+        fixture.issue(&command_buffer, &[binding(&a1), binding(&b1)]).unwrap();
+        // Second table: slot 0 is a subrange starting at 8.
+        let table2 = [iree_hal_buffer_binding_t { buffer: a2.0, offset: 8, length: 8 }, binding(&b2)];
+        fixture.issue(&command_buffer, &table2).unwrap();
+        // And the first table again (a cached graph in graph mode) after changing a1's tail.
+        fixture.write(&b1, 0, &[0; 16]);
+        fixture.issue(&command_buffer, &[binding(&a1), binding(&b1)]).unwrap();
+
+        assert_eq!(fixture.read(&a1), expected_with(16, &[(0, &[0x5A; 8])]), "{mode:?}");
+        let expected_b = {
+            let mut b = vec![0u8; 16];
+            b[..2].copy_from_slice(&[1, 2]);
+            b[4..12].fill(0x5A);
+            b
+        };
+        assert_eq!(fixture.read(&b1), expected_b, "{mode:?}");
+        assert_eq!(fixture.read(&a2), expected_with(16, &[(8, &[0x5A; 8])]), "{mode:?}");
+        assert_eq!(fixture.read(&b2), expected_with(16, &[(0, &[1, 2]), (4, &[0x5A; 8])]), "{mode:?}");
+    }
+}
+
+#[test]
+fn one_shot_command_buffers_issue_once_and_only_after_end() {
+    let fixture = Fixture::new(Mode::Stream);
+    let buffer = fixture.host_buffer(4);
+    let command_buffer = fixture.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
+    assert_ok(command_buffer.begin());
+    assert_ok(command_buffer.fill(direct(&buffer, 0, 4), &[1]));
+    let (code, text) = fixture.issue(&command_buffer, &[]).unwrap_err();
+    assert_eq!(code, StatusCode::FailedPrecondition, "{text}");
+    assert_ok(command_buffer.end());
+    assert_code(command_buffer.fill(direct(&buffer, 0, 4), &[1]), StatusCode::FailedPrecondition);
+    assert_code(command_buffer.begin(), StatusCode::FailedPrecondition);
+    fixture.issue(&command_buffer, &[]).unwrap();
+    let (code, text) = fixture.issue(&command_buffer, &[]).unwrap_err();
+    assert_eq!(code, StatusCode::FailedPrecondition, "{text}");
+}
+
+#[test]
+fn recorded_buffers_stay_alive_until_the_command_buffer_goes() {
+    let fixture = Fixture::new(Mode::Stream);
+    let buffer = fixture.host_buffer(8);
+    let command_buffer = fixture.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_DEFAULT, 0);
+    record(&command_buffer, |cb| assert_ok(cb.fill(direct(&buffer, 0, 8), &[3])));
+    let refs = || unsafe { (*buffer.0).resource.ref_count.load(Ordering::SeqCst) };
+    assert_eq!(refs(), 2);
+    drop(command_buffer);
+    assert_eq!(refs(), 1);
+}
+
+//===----------------------------------------------------------------------===//
+// Bad input
+//===----------------------------------------------------------------------===//
+
+#[test]
+fn bad_fills_are_rejected_naming_the_command() {
+    let fixture = Fixture::new(Mode::Stream);
+    let buffer = fixture.host_buffer(16);
+    let command_buffer = fixture.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
+    assert_ok(command_buffer.begin());
+    let text = assert_code(command_buffer.fill(direct(&buffer, 8, 12), &[1]), StatusCode::OutOfRange);
+    assert!(text.contains("fill_buffer"), "{text}");
+    assert_code(command_buffer.fill(direct(&buffer, 20, 1), &[1]), StatusCode::OutOfRange);
+    let text = assert_code(command_buffer.fill(direct(&buffer, 0, 3), &[1, 2, 3]), StatusCode::InvalidArgument);
+    assert!(text.contains("pattern length 3"), "{text}");
+    assert_code(command_buffer.fill(direct(&buffer, 0, 8), &[1, 2, 3, 4, 5, 6, 7, 8]), StatusCode::InvalidArgument);
+    assert_code(command_buffer.fill(direct(&buffer, 2, 8), &[1, 2, 3, 4]), StatusCode::InvalidArgument);
+    assert_code(command_buffer.fill(direct(&buffer, 0, 6), &[1, 2, 3, 4]), StatusCode::InvalidArgument);
+    // A NULL buffer without a binding table.
+    assert_code(command_buffer.fill(slot(0, 0, 4), &[1]), StatusCode::InvalidArgument);
+    assert_ok(command_buffer.end());
+    // Nothing was recorded, so the buffer is untouched.
+    fixture.issue(&command_buffer, &[]).unwrap();
+    assert_eq!(fixture.read(&buffer), vec![0xEE; 16]);
+}
+
+#[test]
+fn bad_copies_and_updates_are_rejected() {
+    let fixture = Fixture::new(Mode::Stream);
+    let a = fixture.host_buffer(16);
+    let b = fixture.host_buffer(8);
+    let command_buffer = fixture.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 1);
+    assert_ok(command_buffer.begin());
+    assert_code(command_buffer.copy(direct(&a, 0, 16), direct(&b, 0, 16)), StatusCode::OutOfRange);
+    assert_code(command_buffer.copy(direct(&a, 0, 8), direct(&b, 0, 4)), StatusCode::InvalidArgument);
+    let text = assert_code(command_buffer.copy(direct(&a, 0, 8), direct(&a, 4, 8)), StatusCode::InvalidArgument);
+    assert!(text.contains("overlap"), "{text}");
+    assert_code(command_buffer.update(&[0; 32], 0, direct(&b, 0, 32)), StatusCode::OutOfRange);
+    let text = assert_code(command_buffer.fill(slot(1, 0, 4), &[1]), StatusCode::OutOfRange);
+    assert!(text.contains("slot 1"), "{text}");
+    assert_ok(command_buffer.end());
+}
+
+#[test]
+fn slots_beyond_the_binding_table_fail_at_issue() {
+    for mode in MODES {
+        let fixture = Fixture::new(mode);
+        let buffer = fixture.host_buffer(16);
+        let command_buffer = fixture.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_DEFAULT, 2);
+        record(&command_buffer, |cb| assert_ok(cb.fill(slot(1, 0, 16), &[1])));
+        let (code, text) = fixture.issue(&command_buffer, &[binding(&buffer)]).unwrap_err();
+        assert_eq!(code, StatusCode::OutOfRange, "{text}");
+        assert!(text.contains("fill_buffer") && text.contains("slot 1"), "{text}");
+        // A table range too small for the recorded range.
+        let small = iree_hal_buffer_binding_t { buffer: buffer.0, offset: 0, length: 8 };
+        let (code, text) = fixture.issue(&command_buffer, &[binding(&buffer), small]).unwrap_err();
+        assert_eq!(code, StatusCode::OutOfRange, "{text}");
+        // A table entry past the end of its buffer.
+        let past = iree_hal_buffer_binding_t { buffer: buffer.0, offset: 32, length: IREE_HAL_WHOLE_BUFFER };
+        let (code, text) = fixture.issue(&command_buffer, &[binding(&buffer), past]).unwrap_err();
+        assert_eq!(code, StatusCode::OutOfRange, "{text}");
+        // A missing buffer in the table.
+        let empty = iree_hal_buffer_binding_t { buffer: core::ptr::null_mut(), offset: 0, length: 0 };
+        let (code, text) = fixture.issue(&command_buffer, &[binding(&buffer), empty]).unwrap_err();
+        assert_eq!(code, StatusCode::InvalidArgument, "{text}");
+        fixture.issue(&command_buffer, &[binding(&buffer), binding(&buffer)]).unwrap();
+        assert_eq!(fixture.read(&buffer), vec![1; 16], "{mode:?}");
+    }
+}
+
+/// A buffer some other HAL implementation made.
+#[repr(C)]
+struct ForeignBuffer {
+    base: iree_hal_buffer_t,
+}
+
+unsafe extern "C" fn foreign_destroy(buffer: *mut iree_hal_buffer_t) {
+    drop(unsafe { Box::from_raw(buffer.cast::<ForeignBuffer>()) });
+}
+
+static FOREIGN_BUFFER_VTABLE: iree_hal_buffer_vtable_t = iree_hal_buffer_vtable_t {
+    recycle: Some(foreign_destroy),
+    destroy: Some(foreign_destroy),
+    map_range: None,
+    unmap_range: None,
+    invalidate_range: None,
+    flush_range: None,
+};
+
+fn foreign_buffer(size: u64) -> Buffer {
+    let mut base: iree_hal_buffer_t = unsafe { core::mem::zeroed() };
+    base.resource = iree_hal_resource_t { ref_count: core::sync::atomic::AtomicI32::new(1), vtable: (&FOREIGN_BUFFER_VTABLE as *const iree_hal_buffer_vtable_t).cast() };
+    base.allocation_size = size;
+    base.byte_length = size;
+    let raw = Box::into_raw(Box::new(ForeignBuffer { base }));
+    unsafe { (*raw).base.allocated_buffer = raw.cast() };
+    Buffer(raw.cast())
+}
+
+#[test]
+fn foreign_buffers_are_rejected_at_record_and_at_issue() {
+    let fixture = Fixture::new(Mode::Stream);
+    let foreign = foreign_buffer(16);
+    let ours = fixture.host_buffer(16);
+    let command_buffer = fixture.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_DEFAULT, 1);
+    assert_ok(command_buffer.begin());
+    let text = assert_code(command_buffer.fill(direct(&foreign, 0, 4), &[1]), StatusCode::InvalidArgument);
+    assert!(text.contains("fill_buffer") && text.contains("not allocated by a HIP device"), "{text}");
+    assert_code(command_buffer.copy(direct(&ours, 0, 4), direct(&foreign, 0, 4)), StatusCode::InvalidArgument);
+    assert_ok(command_buffer.copy(direct(&ours, 0, 4), slot(0, 0, 4)));
+    assert_ok(command_buffer.end());
+    let (code, text) = fixture.issue(&command_buffer, &[binding(&foreign)]).unwrap_err();
+    assert_eq!(code, StatusCode::InvalidArgument, "{text}");
+    assert_eq!(unsafe { (*foreign.0).resource.ref_count.load(Ordering::SeqCst) }, 1, "rejected buffers are not retained");
+}
+
+#[test]
+fn events_and_collectives_are_unimplemented_at_record_time() {
+    let fixture = Fixture::new(Mode::Stream);
+    let command_buffer = fixture.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
+    assert_ok(command_buffer.begin());
+    let vtable = command_buffer.vtable();
+    let text = assert_code(unsafe { (vtable.signal_event.unwrap())(command_buffer.0, core::ptr::null_mut(), 0) }, StatusCode::Unimplemented);
+    assert!(text.contains("signal_event"), "{text}");
+    assert_code(unsafe { (vtable.reset_event.unwrap())(command_buffer.0, core::ptr::null_mut(), 0) }, StatusCode::Unimplemented);
+    let null_ref = slot(0, 0, 0);
+    let text = assert_code(
+        unsafe { (vtable.collective.unwrap())(command_buffer.0, core::ptr::null_mut(), iree_hal_collective_op_t::default(), 0, null_ref, null_ref, 0) },
+        StatusCode::Unimplemented,
+    );
+    assert!(text.contains("collective"), "{text}");
+    assert_ok(unsafe { (vtable.begin_debug_group.unwrap())(command_buffer.0, sv("group"), iree_hal_label_color_t::default(), core::ptr::null()) });
+    assert_ok(unsafe { (vtable.end_debug_group.unwrap())(command_buffer.0) });
+    assert_ok(command_buffer.end());
+}
+
+#[test]
+fn a_missing_graph_memcpy_symbol_is_unavailable_in_graph_mode() {
+    // Runs in a child process that loads a copy of the software device without the symbol.
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("cmdbuf-hidden-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let hidden = dir.join("libamdhip64.so");
+    amdhip64::hide_symbols::write_copy_with_hidden_symbols(&software_hip_library(), &hidden, &["hipDrvGraphAddMemcpyNode".to_string()]).unwrap();
+    run_in_child("child_graph_copy_without_memcpy_node", &[("CMDBUF_TEST_HIP_LIBRARY", hidden.display().to_string())]);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+#[ignore = "run by a_missing_graph_memcpy_symbol_is_unavailable_in_graph_mode"]
+fn child_graph_copy_without_memcpy_node() {
+    let Ok(library) = std::env::var("CMDBUF_TEST_HIP_LIBRARY") else { return };
+    let fixture = Fixture::new(Mode::Graph);
+    assert_eq!(fixture.hip().library_path, std::path::PathBuf::from(&library));
+    assert!(fixture.hip().hipDrvGraphAddMemcpyNode.is_none());
+    let a = fixture.host_buffer(8);
+    let b = fixture.host_buffer(8);
+    let command_buffer = fixture.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
+    assert_ok(command_buffer.begin());
+    let text = assert_code(command_buffer.copy(direct(&a, 0, 8), direct(&b, 0, 8)), StatusCode::Unavailable);
+    assert!(text.contains("hipDrvGraphAddMemcpyNode"), "{text}");
+    let text = assert_code(command_buffer.update(&[1; 8], 0, direct(&b, 0, 8)), StatusCode::Unavailable);
+    assert!(text.contains("hipDrvGraphAddMemcpyNode"), "{text}");
+    // Fills use memset nodes and still work.
+    assert_ok(command_buffer.fill(direct(&b, 0, 8), &[4]));
+    assert_ok(command_buffer.end());
+    fixture.issue(&command_buffer, &[]).unwrap();
+    assert_eq!(fixture.read(&b), vec![4; 8]);
+}
+
+//===----------------------------------------------------------------------===//
+// Dispatch (kernels loaded directly with HIP; the executables module is separate work)
+//===----------------------------------------------------------------------===//
+
+/// A stand-in HAL executable: a header whose kernels the test lookup knows.
+#[repr(C)]
+struct FakeExecutable {
+    base: iree_hal_executable_t,
+}
+
+static FAKE_EXECUTABLES_DESTROYED: AtomicUsize = AtomicUsize::new(0);
+
+unsafe extern "C" fn fake_executable_destroy(executable: *mut iree_hal_executable_t) {
+    KERNELS.lock().unwrap().remove(&(executable as usize));
+    drop(unsafe { Box::from_raw(executable.cast::<FakeExecutable>()) });
+    FAKE_EXECUTABLES_DESTROYED.fetch_add(1, Ordering::SeqCst);
+}
+
+static FAKE_EXECUTABLE_VTABLE: iree_hal_executable_vtable_t = iree_hal_executable_vtable_t { destroy: Some(fake_executable_destroy) };
+
+/// Executable address -> (function address, block dims, constants, bindings).
+static KERNELS: Mutex<Option<HashMap<usize, (usize, [u32; 3], usize, usize)>>> = Mutex::new(None);
+
+trait KernelTable {
+    fn remove(&mut self, key: &usize);
+}
+impl KernelTable for Option<HashMap<usize, (usize, [u32; 3], usize, usize)>> {
+    fn remove(&mut self, key: &usize) {
+        if let Some(map) = self {
+            map.remove(key);
+        }
+    }
+}
+
+fn test_kernel_lookup(executable: *mut iree_hal_executable_t, export_ordinal: u32, _gpu_index: usize) -> iree_hal_hip_rs::status::Result<KernelLaunchInfo> {
+    let kernels = KERNELS.lock().unwrap();
+    let Some(&(function, block_dims, constant_count, binding_count)) = kernels.as_ref().and_then(|m| m.get(&(executable as usize))) else {
+        return Err(iree_hal_hip_rs::status!(NotFound, "test executable not registered"));
+    };
+    if export_ordinal != 0 {
+        return Err(iree_hal_hip_rs::status!(OutOfRange, "export {export_ordinal} out of range"));
+    }
+    Ok(KernelLaunchInfo { function: function as hipFunction_t, block_dims, shared_memory_bytes: 0, constant_count, binding_count })
+}
+
+/// Compiles a CTS kernel source to a code object, loads it with HIP and registers a fake
+/// executable for it.
+fn load_cts_kernel(fixture: &Fixture, source: &str, kernel: &str, block_dims: [u32; 3], constants: usize, bindings: usize) -> *mut iree_hal_executable_t {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("cmdbuf-kernels-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let object = dir.join(format!("{kernel}.so"));
+    let status = std::process::Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+        .args(["-shared", "-fPIC", "-O2", "-std=c11", "-I"])
+        .arg(root.join("software-hip/include"))
+        .arg(root.join("software-hip/kernels/cts").join(source))
+        .arg("-o")
+        .arg(&object)
+        .status()
+        .unwrap();
+    assert!(status.success(), "compiling {source}");
+    let image = std::fs::read(&object).unwrap();
+    let _context = ContextGuard::push(fixture.hip(), fixture.gpu().context).unwrap();
+    let mut module: hipModule_t = core::ptr::null_mut();
+    hip_call!(fixture.hip(), hipModuleLoadData(&mut module, image.as_ptr().cast())).unwrap();
+    let name = std::ffi::CString::new(kernel).unwrap();
+    let mut function: hipFunction_t = core::ptr::null_mut();
+    hip_call!(fixture.hip(), hipModuleGetFunction(&mut function, module, name.as_ptr())).unwrap();
+    let executable = Box::into_raw(Box::new(FakeExecutable {
+        base: iree_hal_executable_t {
+            resource: iree_hal_resource_t {
+                ref_count: core::sync::atomic::AtomicI32::new(1),
+                vtable: (&FAKE_EXECUTABLE_VTABLE as *const iree_hal_executable_vtable_t).cast(),
+            },
+        },
+    }));
+    KERNELS.lock().unwrap().get_or_insert_with(HashMap::new).insert(executable as usize, (function as usize, block_dims, constants, bindings));
+    set_kernel_lookup(test_kernel_lookup);
+    // The module stays loaded for the process: the functions must outlive every graph.
+    executable.cast()
+}
+
+#[test]
+fn dispatches_pass_bindings_at_offsets_and_constants() {
+    for mode in MODES {
+        let fixture = Fixture::new(mode);
+        let abs = load_cts_kernel(&fixture, "command_buffer_dispatch_test.c", "abs", [2, 1, 1], 0, 2);
+        let constants_kernel = load_cts_kernel(&fixture, "command_buffer_dispatch_constants_test.c", "write_constants", [1, 1, 1], 4, 1);
+        let input = fixture.device_buffer(16);
+        let output = fixture.host_buffer(16);
+        let constants_out = fixture.device_buffer(16);
+        let command_buffer = fixture.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_DEFAULT, 1);
+        record(&command_buffer, |cb| {
+            assert_ok(cb.fill(direct(&input, 0, 16), &(-2.5f32).to_ne_bytes()));
+            assert_ok(cb.fill(direct(&output, 0, 16), &(-9.0f32).to_ne_bytes()));
+            assert_ok(cb.barrier());
+            assert_ok(cb.dispatch(abs, [1, 1, 1], &[], &[direct(&input, 4, 8), direct(&output, 4, 8)]));
+            assert_ok(cb.dispatch(constants_kernel, [1, 1, 1], &[11, 22, 0xFFFF_FFFF, 44], &[slot(0, 0, 16)]));
+            // An empty grid is skipped.
+            assert_ok(cb.dispatch(abs, [0, 1, 1], &[], &[direct(&output, 0, 8), direct(&output, 0, 8)]));
+        });
+        // The command buffer holds the executables now.
+        unsafe {
+            iree_hal_hip_rs::hal_resource::release(abs);
+            iree_hal_hip_rs::hal_resource::release(constants_kernel);
+        }
+        fixture.issue(&command_buffer, &[binding(&constants_out)]).unwrap();
+        let floats: Vec<f32> = fixture.read(&output).chunks(4).map(|c| f32::from_ne_bytes(c.try_into().unwrap())).collect();
+        assert_eq!(floats, vec![-9.0, 2.5, 2.5, -9.0], "{mode:?}");
+        let words: Vec<u32> = fixture.read(&constants_out).chunks(4).map(|c| u32::from_ne_bytes(c.try_into().unwrap())).collect();
+        assert_eq!(words, vec![11, 22, 0xFFFF_FFFF, 44], "{mode:?}");
+        let destroyed = FAKE_EXECUTABLES_DESTROYED.load(Ordering::SeqCst);
+        drop(command_buffer);
+        assert_eq!(FAKE_EXECUTABLES_DESTROYED.load(Ordering::SeqCst), destroyed + 2, "releasing the command buffer releases its executables");
+    }
+}
+
+#[test]
+fn indirect_dispatch_reads_the_workgroup_count_when_it_runs() {
+    for mode in MODES {
+        let fixture = Fixture::new(mode);
+        let abs = load_cts_kernel(&fixture, "command_buffer_dispatch_test.c", "abs", [2, 1, 1], 0, 2);
+        let input = fixture.host_buffer(8);
+        let output = fixture.device_buffer(8);
+        let counts = fixture.device_buffer(12);
+        fixture.write(&input, 0, &[(-1.5f32).to_ne_bytes(), (3.0f32).to_ne_bytes()].concat());
+        let command_buffer = fixture.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
+        let counts_data: Vec<u8> = [1u32, 1, 1].iter().flat_map(|v| v.to_ne_bytes()).collect();
+        record(&command_buffer, |cb| {
+            // The count is written by the command buffer itself, before the dispatch.
+            assert_ok(cb.update(&counts_data, 0, direct(&counts, 0, 12)));
+            assert_ok(cb.barrier());
+            let bindings = [direct(&input, 0, 8), direct(&output, 0, 8)];
+            let list = iree_hal_buffer_ref_list_t { count: 2, values: bindings.as_ptr() };
+            let constants = iree_const_byte_span_t { data: core::ptr::null(), data_length: 0 };
+            assert_ok(unsafe { (cb.vtable().dispatch_indirect.unwrap())(cb.0, abs, 0, direct(&counts, 0, 12), constants, list, 0) });
+        });
+        unsafe { iree_hal_hip_rs::hal_resource::release(abs) };
+        fixture.issue(&command_buffer, &[]).unwrap();
+        let floats: Vec<f32> = fixture.read(&output).chunks(4).map(|c| f32::from_ne_bytes(c.try_into().unwrap())).collect();
+        assert_eq!(floats, vec![1.5, 3.0], "{mode:?}");
+    }
+}
+
+#[test]
+fn dispatch_with_too_few_constants_fails_at_issue() {
+    let fixture = Fixture::new(Mode::Stream);
+    let kernel = load_cts_kernel(&fixture, "command_buffer_dispatch_constants_test.c", "write_constants", [1, 1, 1], 4, 1);
+    let output = fixture.host_buffer(16);
+    let command_buffer = fixture.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
+    record(&command_buffer, |cb| {
+        assert_ok(cb.dispatch(kernel, [1, 1, 1], &[1, 2], &[direct(&output, 0, 16)]));
+        // Constants must be whole 32-bit values.
+        let constants = iree_const_byte_span_t { data: [0u8; 6].as_ptr(), data_length: 6 };
+        let list = iree_hal_buffer_ref_list_t { count: 0, values: core::ptr::null() };
+        let workgroups = [1u32; 3];
+        let text = assert_code(unsafe { (cb.vtable().dispatch.unwrap())(cb.0, kernel, 0, workgroups.as_ptr(), constants, list, 0) }, StatusCode::InvalidArgument);
+        assert!(text.contains("dispatch"), "{text}");
+    });
+    unsafe { iree_hal_hip_rs::hal_resource::release(kernel) };
+    let (code, text) = fixture.issue(&command_buffer, &[]).unwrap_err();
+    assert_eq!(code, StatusCode::InvalidArgument, "{text}");
+    assert!(text.contains("takes 4 constants but 2"), "{text}");
+    assert_eq!(fixture.read(&output), vec![0xEE; 16]);
+}
