@@ -315,7 +315,8 @@ impl HipCommandBuffer {
         if target_ref.length == 0 {
             return Ok(());
         }
-        if target_ref.offset % pattern_length as u64 != 0 || (target_ref.length != IREE_HAL_WHOLE_BUFFER && target_ref.length % pattern_length as u64 != 0) {
+        let step = pattern_length as u64;
+        if !target_ref.offset.is_multiple_of(step) || (target_ref.length != IREE_HAL_WHOLE_BUFFER && !target_ref.length.is_multiple_of(step)) {
             return Err(crate::status!(
                 InvalidArgument,
                 "{what}: offset {} and length {} must be multiples of the {pattern_length}-byte pattern",
@@ -431,7 +432,7 @@ impl HipCommandBuffer {
         self.ensure_recording(what)?;
         boundary::non_null(executable, "executable")?;
         let export_ordinal = u32::try_from(entry_point).map_err(|_| crate::status!(InvalidArgument, "{what}: negative export ordinal {entry_point}"))?;
-        if constants.data_length % 4 != 0 {
+        if !constants.data_length.is_multiple_of(4) {
             return Err(crate::status!(InvalidArgument, "{what}: constants are {} bytes, not a whole number of 32-bit values", constants.data_length));
         }
         let constant_values = if constants.data_length == 0 {

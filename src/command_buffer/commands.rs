@@ -249,7 +249,7 @@ impl Command {
 /// Checks a resolved fill range against the pattern's alignment rules.
 pub(crate) fn check_fill_alignment(range: &DeviceRange, pattern_length: u8, what: &str) -> Result<()> {
     let pattern_length = u64::from(pattern_length);
-    if range.length % pattern_length != 0 || (range.pointer as usize as u64) % pattern_length != 0 {
+    if !range.length.is_multiple_of(pattern_length) || !(range.pointer as usize as u64).is_multiple_of(pattern_length) {
         return Err(crate::status!(
             InvalidArgument,
             "{what}: range (offset {} in its allocation, length {}) is not aligned to the {pattern_length}-byte pattern",
