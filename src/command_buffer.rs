@@ -450,6 +450,19 @@ impl HipCommandBuffer {
             // SAFETY: IREE's contract: `count` references.
             unsafe { core::slice::from_raw_parts(bindings.values, bindings.count) }
         };
+        // The export's interface is the same on every GPU: check it now, as IREE's driver
+        // looks the kernel up at record time, so that a bad dispatch fails where it was made.
+        let kernel = kernels::lookup_kernel(executable, export_ordinal, 0)?;
+        if binding_refs.len() < kernel.binding_count || constant_values.len() < kernel.constant_count {
+            return Err(crate::status!(
+                InvalidArgument,
+                "{what}: export {export_ordinal} takes {} bindings and {} constants but {} and {} were given",
+                kernel.binding_count,
+                kernel.constant_count,
+                binding_refs.len(),
+                constant_values.len()
+            ));
+        }
         let mut captured = Vec::with_capacity(binding_refs.len());
         for (index, binding) in binding_refs.iter().enumerate() {
             let label = format!("{what} binding {index}");

@@ -758,23 +758,30 @@ fn indirect_dispatch_reads_the_workgroup_count_when_it_runs() {
 }
 
 #[test]
-fn dispatch_with_too_few_constants_fails_at_issue() {
+fn dispatches_not_matching_the_export_are_rejected_at_record_time() {
     let fixture = Fixture::new(Mode::Stream);
     let kernel = load_cts_kernel(&fixture, "command_buffer_dispatch_constants_test.c", "write_constants", [1, 1, 1], 4, 1);
     let output = fixture.host_buffer(16);
     let command_buffer = fixture.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
     record(&command_buffer, |cb| {
-        assert_ok(cb.dispatch(kernel, [1, 1, 1], &[1, 2], &[direct(&output, 0, 16)]));
+        let text = assert_code(cb.dispatch(kernel, [1, 1, 1], &[1, 2], &[direct(&output, 0, 16)]), StatusCode::InvalidArgument);
+        assert!(text.contains("takes 1 bindings and 4 constants but 1 and 2"), "{text}");
+        assert_code(cb.dispatch(kernel, [1, 1, 1], &[1, 2, 3, 4], &[]), StatusCode::InvalidArgument);
         // Constants must be whole 32-bit values.
         let constants = iree_const_byte_span_t { data: [0u8; 6].as_ptr(), data_length: 6 };
         let list = iree_hal_buffer_ref_list_t { count: 0, values: core::ptr::null() };
         let workgroups = [1u32; 3];
         let text = assert_code(unsafe { (cb.vtable().dispatch.unwrap())(cb.0, kernel, 0, workgroups.as_ptr(), constants, list, 0) }, StatusCode::InvalidArgument);
         assert!(text.contains("dispatch"), "{text}");
+        // An export the executable does not have.
+        let list = iree_hal_buffer_ref_list_t { count: 0, values: core::ptr::null() };
+        let constants = iree_const_byte_span_t { data: core::ptr::null(), data_length: 0 };
+        assert_code(unsafe { (cb.vtable().dispatch.unwrap())(cb.0, kernel, 3, workgroups.as_ptr(), constants, list, 0) }, StatusCode::OutOfRange);
+        assert_code(unsafe { (cb.vtable().dispatch.unwrap())(cb.0, kernel, -1, workgroups.as_ptr(), constants, list, 0) }, StatusCode::InvalidArgument);
     });
+    let refs = unsafe { (*kernel).resource.ref_count.load(Ordering::SeqCst) };
+    assert_eq!(refs, 1, "rejected dispatches do not retain the executable");
     unsafe { iree_hal_hip_rs::hal_resource::release(kernel) };
-    let (code, text) = fixture.issue(&command_buffer, &[]).unwrap_err();
-    assert_eq!(code, StatusCode::InvalidArgument, "{text}");
-    assert!(text.contains("takes 4 constants but 2"), "{text}");
+    fixture.issue(&command_buffer, &[]).unwrap();
     assert_eq!(fixture.read(&output), vec![0xEE; 16]);
 }
