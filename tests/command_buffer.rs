@@ -493,8 +493,13 @@ fn slots_beyond_the_binding_table_fail_at_issue() {
         let fixture = Fixture::new(mode);
         let buffer = fixture.host_buffer(16);
         let command_buffer = fixture.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_DEFAULT, 2);
-        record(&command_buffer, |cb| assert_ok(cb.fill(slot(1, 0, 16), &[1])));
+        let earlier = fixture.host_buffer(4);
+        record(&command_buffer, |cb| {
+            assert_ok(cb.fill(direct(&earlier, 0, 4), &[2]));
+            assert_ok(cb.fill(slot(1, 0, 16), &[1]));
+        });
         let (code, text) = fixture.issue(&command_buffer, &[binding(&buffer)]).unwrap_err();
+        assert_eq!(fixture.read(&earlier), vec![0xEE; 4], "a failed issue enqueues nothing ({mode:?})");
         assert_eq!(code, StatusCode::OutOfRange, "{text}");
         assert!(text.contains("fill_buffer") && text.contains("slot 1"), "{text}");
         // A table range too small for the recorded range.
@@ -511,6 +516,7 @@ fn slots_beyond_the_binding_table_fail_at_issue() {
         assert_eq!(code, StatusCode::InvalidArgument, "{text}");
         fixture.issue(&command_buffer, &[binding(&buffer), binding(&buffer)]).unwrap();
         assert_eq!(fixture.read(&buffer), vec![1; 16], "{mode:?}");
+        assert_eq!(fixture.read(&earlier), vec![2; 4], "{mode:?}");
     }
 }
 
@@ -664,7 +670,9 @@ fn load_cts_kernel(fixture: &Fixture, source: &str, kernel: &str, block_dims: [u
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("cmdbuf-kernels-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let object = dir.join(format!("{kernel}.so"));
+    // Tests run in parallel: each load compiles its own file.
+    static LOADS: AtomicUsize = AtomicUsize::new(0);
+    let object = dir.join(format!("{kernel}-{}.so", LOADS.fetch_add(1, Ordering::SeqCst)));
     let status = std::process::Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
         .args(["-shared", "-fPIC", "-O2", "-std=c11", "-I"])
         .arg(root.join("software-hip/include"))
@@ -675,6 +683,7 @@ fn load_cts_kernel(fixture: &Fixture, source: &str, kernel: &str, block_dims: [u
         .unwrap();
     assert!(status.success(), "compiling {source}");
     let image = std::fs::read(&object).unwrap();
+    std::fs::remove_file(&object).ok();
     let _context = ContextGuard::push(fixture.hip(), fixture.gpu().context).unwrap();
     let mut module: hipModule_t = core::ptr::null_mut();
     hip_call!(fixture.hip(), hipModuleLoadData(&mut module, image.as_ptr().cast())).unwrap();

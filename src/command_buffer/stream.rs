@@ -11,7 +11,23 @@ use crate::hip_call;
 use crate::status::Result;
 use core::ffi::{c_char, c_int, c_short, c_void};
 
-/// Enqueues `commands` on `stream`; the GPU's context must be current.
+/// One command with everything resolved, ready to enqueue.
+enum Step<'a> {
+    Fill { range: DeviceRange, pattern: u32, pattern_length: u8 },
+    Update { range: DeviceRange, data: &'a [u8] },
+    Copy { source: DeviceRange, target: DeviceRange },
+    Launch { info: KernelLaunchInfo, arguments: KernelArguments, grid: Grid },
+}
+
+enum Grid {
+    Direct([u32; 3]),
+    /// Read from this range when the launch is reached.
+    Indirect(DeviceRange),
+}
+
+/// Enqueues `commands` on `stream`; the GPU's context must be current. Every reference is
+/// resolved and every kernel looked up before anything is enqueued, so bad input fails
+/// without leaving part of the command buffer on the stream.
 pub(crate) fn issue(
     hip: &HipSymbols,
     gpu_index: usize,
@@ -19,73 +35,116 @@ pub(crate) fn issue(
     commands: &[Command],
     binding_table: &[iree_hal_buffer_binding_t],
 ) -> Result<()> {
+    let steps = plan(gpu_index, commands, binding_table)?;
+    for step in steps {
+        enqueue(hip, stream, step)?;
+    }
+    Ok(())
+}
+
+fn plan<'a>(gpu_index: usize, commands: &'a [Command], binding_table: &[iree_hal_buffer_binding_t]) -> Result<Vec<Step<'a>>> {
+    let mut steps = Vec::with_capacity(commands.len());
     for command in commands {
         let what = command.name();
-        match command {
+        let step = match command {
             Command::Fill { target, pattern, pattern_length } => {
                 let range = target.resolve(binding_table, what)?;
                 check_fill_alignment(&range, *pattern_length, what)?;
-                if range.length == 0 {
-                    continue;
-                }
-                let count = (range.length / u64::from(*pattern_length)) as usize;
-                let dst = range.device_pointer();
-                match pattern_length {
-                    1 => hip_call!(hip, hipMemsetD8Async(dst, *pattern as u8 as c_char, count, stream))?,
-                    2 => hip_call!(hip, hipMemsetD16Async(dst, *pattern as u16 as c_short, count, stream))?,
-                    _ => hip_call!(hip, hipMemsetD32Async(dst, *pattern as c_int, count, stream))?,
-                }
+                Step::Fill { range, pattern: *pattern, pattern_length: *pattern_length }
             }
             Command::Update { target, data } => {
                 let range = target.resolve(binding_table, what)?;
                 if range.length != data.len() as u64 {
                     return Err(crate::status!(Internal, "{what}: resolved {} bytes for {} bytes of data", range.length, data.len()));
                 }
-                if !data.is_empty() {
-                    // The data is owned by the command buffer, which outlives the submission.
-                    hip_call!(hip, hipMemcpyHtoDAsync(range.device_pointer(), data.as_ptr().cast_mut().cast(), data.len(), stream))?;
-                }
+                Step::Update { range, data }
             }
             Command::Copy { source, target } => {
                 let (source, target) = resolve_copy(source, target, binding_table, what)?;
-                if target.length != 0 {
-                    hip_call!(
-                        hip,
-                        hipMemcpyAsync(target.device_pointer(), source.device_pointer(), target.length as usize, hipMemcpyDeviceToDevice, stream)
-                    )?;
-                }
+                Step::Copy { source, target }
             }
             Command::Dispatch(dispatch) => {
                 let grid = match &dispatch.workgroups {
-                    Workgroups::Direct(count) => *count,
-                    Workgroups::Indirect(workgroups_ref) => read_indirect_workgroups(hip, stream, workgroups_ref, binding_table)?,
+                    Workgroups::Direct(count) if count.contains(&0) => continue, // HIP rejects empty grids
+                    Workgroups::Direct(count) => Grid::Direct(*count),
+                    Workgroups::Indirect(workgroups_ref) => {
+                        let range = workgroups_ref.resolve(binding_table, what)?;
+                        if range.length < 12 {
+                            return Err(crate::status!(
+                                OutOfRange,
+                                "{what}: the workgroup count range holds {} bytes, 3 x u32 need 12",
+                                range.length
+                            ));
+                        }
+                        Grid::Indirect(range)
+                    }
                 };
-                if grid.contains(&0) {
-                    // Nothing to run (and HIP rejects empty grids).
-                    continue;
-                }
-                let (info, mut arguments) = prepare_dispatch(dispatch, binding_table, gpu_index, what)?;
-                hip_call!(
-                    hip,
-                    hipModuleLaunchKernel(
-                        info.function,
-                        grid[0],
-                        grid[1],
-                        grid[2],
-                        info.block_dims[0],
-                        info.block_dims[1],
-                        info.block_dims[2],
-                        info.shared_memory_bytes,
-                        stream,
-                        arguments.kernel_params(),
-                        core::ptr::null_mut()
-                    )
-                )?;
+                let (info, arguments) = prepare_dispatch(dispatch, binding_table, gpu_index, what)?;
+                Step::Launch { info, arguments, grid }
             }
-            Command::Barrier => {}
+            Command::Barrier => continue, // streams run in order
+        };
+        steps.push(step);
+    }
+    Ok(steps)
+}
+
+fn enqueue(hip: &HipSymbols, stream: hipStream_t, step: Step) -> Result<()> {
+    match step {
+        Step::Fill { range, pattern, pattern_length } => {
+            if range.length == 0 {
+                return Ok(());
+            }
+            let count = (range.length / u64::from(pattern_length)) as usize;
+            let dst = range.device_pointer();
+            match pattern_length {
+                1 => hip_call!(hip, hipMemsetD8Async(dst, pattern as u8 as c_char, count, stream)),
+                2 => hip_call!(hip, hipMemsetD16Async(dst, pattern as u16 as c_short, count, stream)),
+                _ => hip_call!(hip, hipMemsetD32Async(dst, pattern as c_int, count, stream)),
+            }
+        }
+        Step::Update { range, data } => {
+            if data.is_empty() {
+                return Ok(());
+            }
+            // The data is owned by the command buffer, which outlives the submission.
+            hip_call!(hip, hipMemcpyHtoDAsync(range.device_pointer(), data.as_ptr().cast_mut().cast(), data.len(), stream))
+        }
+        Step::Copy { source, target } => {
+            if target.length == 0 {
+                return Ok(());
+            }
+            hip_call!(
+                hip,
+                hipMemcpyAsync(target.device_pointer(), source.device_pointer(), target.length as usize, hipMemcpyDeviceToDevice, stream)
+            )
+        }
+        Step::Launch { info, mut arguments, grid } => {
+            let grid = match grid {
+                Grid::Direct(count) => count,
+                Grid::Indirect(range) => read_indirect_workgroups(hip, stream, &range)?,
+            };
+            if grid.contains(&0) {
+                return Ok(());
+            }
+            hip_call!(
+                hip,
+                hipModuleLaunchKernel(
+                    info.function,
+                    grid[0],
+                    grid[1],
+                    grid[2],
+                    info.block_dims[0],
+                    info.block_dims[1],
+                    info.block_dims[2],
+                    info.shared_memory_bytes,
+                    stream,
+                    arguments.kernel_params(),
+                    core::ptr::null_mut()
+                )
+            )
         }
     }
-    Ok(())
 }
 
 /// Resolves both ranges of a copy and checks them against each other.
@@ -146,20 +205,7 @@ pub(crate) fn prepare_dispatch(
 
 /// Reads an indirect dispatch's workgroup count once everything before it on `stream` (which
 /// may produce it) has run.
-fn read_indirect_workgroups(
-    hip: &HipSymbols,
-    stream: hipStream_t,
-    workgroups_ref: &BufferRef,
-    binding_table: &[iree_hal_buffer_binding_t],
-) -> Result<[u32; 3]> {
-    let range = workgroups_ref.resolve(binding_table, "dispatch_indirect")?;
-    if range.length < 12 {
-        return Err(crate::status!(
-            OutOfRange,
-            "dispatch_indirect: the workgroup count range holds {} bytes, 3 x u32 need 12",
-            range.length
-        ));
-    }
+fn read_indirect_workgroups(hip: &HipSymbols, stream: hipStream_t, range: &DeviceRange) -> Result<[u32; 3]> {
     hip_call!(hip, hipStreamSynchronize(stream))?;
     let mut count = [0u32; 3];
     hip_call!(hip, hipMemcpy(count.as_mut_ptr().cast(), range.device_pointer(), 12, hipMemcpyDeviceToHost))?;
