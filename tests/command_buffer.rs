@@ -416,6 +416,26 @@ fn binding_table_slots_resolve_at_issue_and_reusable_buffers_run_twice() {
 }
 
 #[test]
+fn reusable_command_buffers_run_over_many_binding_tables() {
+    // More tables than graph mode keeps instantiated, then the first one again.
+    for mode in MODES {
+        let fixture = Fixture::new(mode);
+        let command_buffer = fixture.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_DEFAULT, 1);
+        record(&command_buffer, |cb| assert_ok(cb.fill(slot(0, 2, 4), &[7])));
+        let buffers: Vec<Buffer> = (0..12).map(|_| fixture.device_buffer(8)).collect();
+        for buffer in &buffers {
+            fixture.issue(&command_buffer, &[binding(buffer)]).unwrap();
+        }
+        fixture.write(&buffers[0], 0, &[0; 8]);
+        fixture.issue(&command_buffer, &[binding(&buffers[0])]).unwrap();
+        assert_eq!(fixture.read(&buffers[0]), vec![0, 0, 7, 7, 7, 7, 0, 0], "{mode:?}");
+        for buffer in &buffers[1..] {
+            assert_eq!(fixture.read(buffer), vec![0xEE, 0xEE, 7, 7, 7, 7, 0xEE, 0xEE], "{mode:?}");
+        }
+    }
+}
+
+#[test]
 fn one_shot_command_buffers_issue_once_and_only_after_end() {
     let fixture = Fixture::new(Mode::Stream);
     let buffer = fixture.host_buffer(4);

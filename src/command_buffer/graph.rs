@@ -48,6 +48,8 @@ impl GraphKey {
 struct InstantiatedGraph {
     key: GraphKey,
     exec: hipGraphExec_t,
+    /// The context of the GPU it was built for, current while it is destroyed.
+    context: hipCtx_t,
     /// Kernel argument blocks the kernel nodes were given.
     _arguments: Vec<KernelArguments>,
 }
@@ -82,10 +84,9 @@ impl GraphCache {
                 if self.graphs.len() == GRAPH_CACHE_CAPACITY {
                     // The oldest graph may still run on this stream: let it finish first.
                     hip_call!(hip, hipStreamSynchronize(stream))?;
-                    let oldest = self.graphs.remove(0);
-                    let _ = hip_call!(hip, hipGraphExecDestroy(oldest.exec));
+                    destroy(hip, self.graphs.remove(0));
                 }
-                self.graphs.push(InstantiatedGraph { key, exec, _arguments: arguments });
+                self.graphs.push(InstantiatedGraph { key, exec, context: gpu_context, _arguments: arguments });
                 self.graphs.len() - 1
             }
         };
@@ -95,9 +96,14 @@ impl GraphCache {
     /// Destroys every instantiated graph.
     pub(crate) fn clear(&mut self, hip: &HipSymbols) {
         for graph in self.graphs.drain(..) {
-            let _ = hip_call!(hip, hipGraphExecDestroy(graph.exec));
+            destroy(hip, graph);
         }
     }
+}
+
+fn destroy(hip: &HipSymbols, graph: InstantiatedGraph) {
+    let _context = crate::hip::context::ContextGuard::push(hip, graph.context);
+    let _ = hip_call!(hip, hipGraphExecDestroy(graph.exec));
 }
 
 /// Destroys a graph under construction however building ends.
