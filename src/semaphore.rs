@@ -445,7 +445,12 @@ pub unsafe fn release(semaphore: *mut iree_hal_semaphore_t) {
     // SAFETY: per the caller the object is live; after the last reference nothing else
     // touches it, and its vtable's destroy frees it.
     unsafe {
-        if (*semaphore).resource.ref_count.fetch_sub(1, Ordering::AcqRel) == 1 {
+        if (*semaphore)
+            .resource
+            .ref_count
+            .fetch_sub(1, Ordering::AcqRel)
+            == 1
+        {
             let vtable = (*semaphore)
                 .resource
                 .vtable
@@ -594,7 +599,11 @@ fn wait_outcome(mode: WaitMode, list: &[(&Semaphore, u64)]) -> Option<Result<()>
 /// The device's wait: blocks until all (or any) of `list`'s semaphores reach their values,
 /// one fails (ABORTED carrying its failure) or the deadline passes (DEADLINE_EXCEEDED).
 /// An empty list is satisfied at once.
-pub fn wait_semaphores(mode: WaitMode, list: &[(&Semaphore, u64)], deadline: Deadline) -> Result<()> {
+pub fn wait_semaphores(
+    mode: WaitMode,
+    list: &[(&Semaphore, u64)],
+    deadline: Deadline,
+) -> Result<()> {
     if list.is_empty() {
         return Ok(());
     }
@@ -740,9 +749,9 @@ unsafe extern "C" fn semaphore_signal(
 
 unsafe extern "C" fn semaphore_fail(semaphore: *mut iree_hal_semaphore_t, status: iree_status_t) {
     // SAFETY: `fail` takes ownership of `status` whatever happens next.
-    let failure = unsafe { Status::from_raw(status) }.err().unwrap_or_else(|| {
-        crate::status!(Internal, "semaphore failed with an OK status")
-    });
+    let failure = unsafe { Status::from_raw(status) }
+        .err()
+        .unwrap_or_else(|| crate::status!(Internal, "semaphore failed with an OK status"));
     boundary::value_entry("iree_hal_hip_semaphore_fail", (), move || {
         // SAFETY: per IREE's semaphore contract.
         if let Ok(semaphore) = unsafe { Semaphore::from_raw(semaphore) } {
