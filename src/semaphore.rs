@@ -152,9 +152,9 @@ pub fn iree_time_now_ns() -> iree_time_t {
     };
     // SAFETY: clock_gettime writes the timespec it is given.
     unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut now) };
-    (now.tv_sec as i64)
+    now.tv_sec
         .saturating_mul(1_000_000_000)
-        .saturating_add(now.tv_nsec as i64)
+        .saturating_add(now.tv_nsec)
 }
 
 /// The status every wait on a failed semaphore returns: ABORTED, as IREE's conformance
