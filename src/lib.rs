@@ -21,6 +21,7 @@ pub mod hip;
 pub mod host_allocator;
 pub mod registration;
 pub mod registry;
+pub mod semaphore;
 pub mod status;
 pub mod string_builder;
 pub mod uri;
