@@ -164,23 +164,25 @@ fn send_ready(sender: &mpsc::Sender<Message>, ready: ReadyOperation) {
 fn run_worker(hip: &HipSymbols, gpu: PhysicalGpu, gpu_index: usize, stream: hipStream_t, receiver: mpsc::Receiver<Message>) {
     while let Ok(Message::Ready(ready)) = receiver.recv() {
         let ReadyOperation { name, signals, issue, keep_alive } = ready;
-        let issued = ContextGuard::push(hip, gpu.context).and_then(|_context| {
-            issue(&StreamContext { hip, gpu, gpu_index, stream })?;
-            // Signal once the stream has run everything issued so far.
-            let completion = Box::into_raw(Box::new(Completion { signals, _keep_alive: keep_alive }));
-            if let Err(status) = hip_call!(hip, hipLaunchHostFunc(stream, Some(complete_operation), completion.cast())) {
-                // SAFETY: HIP did not take the callback, so we still own it.
-                let completion = unsafe { Box::from_raw(completion) };
-                fail_signals(&completion.signals, status.duplicate());
-                return Err(status);
+        let context = match ContextGuard::push(hip, gpu.context) {
+            Ok(context) => context,
+            Err(status) => {
+                fail_signals(&signals, status.annotate(&format!("while issuing {name}")));
+                continue;
             }
-            Ok(())
-        });
-        if let Err(status) = issued {
-            // Either issuing failed before the completion existed (the signals were moved
-            // into it only on success) or the completion already failed them.
-            let _ = status.annotate(&format!("while issuing {name}"));
+        };
+        if let Err(status) = issue(&StreamContext { hip, gpu, gpu_index, stream }) {
+            fail_signals(&signals, status.annotate(&format!("while issuing {name}")));
+            continue;
         }
+        // Signal once the stream has run everything issued so far.
+        let completion = Box::into_raw(Box::new(Completion { signals, _keep_alive: keep_alive }));
+        if let Err(status) = hip_call!(hip, hipLaunchHostFunc(stream, Some(complete_operation), completion.cast())) {
+            // SAFETY: HIP did not take the callback, so we still own it.
+            let completion = unsafe { Box::from_raw(completion) };
+            fail_signals(&completion.signals, status.annotate(&format!("while issuing {name}")));
+        }
+        drop(context);
     }
 }
 
