@@ -84,7 +84,7 @@ impl Fixture {
             constant_count: 0,
             constants: core::ptr::null(),
         };
-        let mut executable = 0x1 as *mut iree_hal_executable_t;
+        let mut executable = core::ptr::dangling_mut::<iree_hal_executable_t>();
         let status = unsafe { (self.cache_vtable().prepare_executable.unwrap())(self.cache, &params, &mut executable) };
         match take_status(status) {
             None => Ok(Loaded(executable)),
@@ -317,6 +317,16 @@ fn a_multi_gpu_device_loads_on_every_gpu() {
     assert_ne!(executable.modules(0)[0], executable.modules(1)[0], "one module per GPU");
     assert_ne!(executable.function(0, 0).unwrap(), executable.function(0, 1).unwrap());
     assert!(mapped_code_object_lines() > before, "the code object is mapped");
+    // Queue affinities pick the GPU by their lowest queue, as in IREE's C driver.
+    for (affinity, gpu_index) in [(0u64, 0usize), (0b01, 0), (0b10, 1), (0b11, 0), (u64::MAX, 0)] {
+        let (export, function) = executable.lookup(0, affinity).unwrap();
+        assert_eq!(export.kernel_name.to_str(), Ok("abs"));
+        assert_eq!(function, executable.function(0, gpu_index).unwrap(), "affinity {affinity:#b}");
+    }
+    let status = executable.lookup(0, 0b100).map(|_| ()).unwrap_err();
+    assert_eq!(status.code(), StatusCode::OutOfRange, "{status}");
+    assert!(status.message().contains("selects queue 2, but the executable is loaded on 2 GPUs"), "{status}");
+    assert_eq!(executable.lookup(1, 0b10).map(|_| ()).unwrap_err().code(), StatusCode::InvalidArgument);
     assert_eq!(run_abs(&fixture, executable, 0, [-1.0, 2.0]), [1.0, 2.0]);
     assert_eq!(run_abs(&fixture, executable, 1, [3.0, -4.5]), [3.0, 4.5]);
     drop(loaded);
