@@ -8,6 +8,11 @@
 //! `hipFuncSetAttribute`. Unlike IREE we check the limits against every GPU (IREE checks
 //! the first only) and also the threads per block (see `executable_format`). A failure at
 //! any step unloads what was already loaded.
+//!
+//! The data is always verified, even under `CACHING_MODE_DISABLE_VERIFICATION` (it is
+//! cheap next to loading). Nothing borrows the caller's data after creation, so
+//! `ALIAS_PROVIDED_DATA` needs no special handling. Executable-level constants are
+//! ignored, as by IREE's C driver: HIP executables declare none.
 
 use crate::abi::*;
 use crate::boundary;
