@@ -262,25 +262,29 @@ fn the_cts_executables_load_with_their_exports() {
     }
 }
 
-/// Runs `abs` of the dispatch test on GPU `gpu_index` of `fixture`'s device the way the
-/// command buffers will: one device pointer per binding as the kernel parameters.
-fn run_abs(fixture: &Fixture, executable: &HipExecutable, gpu_index: usize, input: [f32; 2]) -> [f32; 2] {
+/// Launches export `ordinal` as one workgroup on GPU `gpu_index` of `fixture`'s device the
+/// way the command buffers will: the kernel parameters are one device pointer per binding,
+/// then one 32-bit value per constant. `bindings` holds each binding's initial contents
+/// and receives its final ones.
+fn dispatch(fixture: &Fixture, executable: &HipExecutable, ordinal: u32, gpu_index: usize, bindings: &mut [&mut [u8]], constants: &[u32]) {
     let device = fixture.hip_device();
     let hip = device.hip();
     let gpu = device.gpus()[gpu_index];
-    let export = executable.export(0).unwrap();
-    let function = executable.function(0, gpu_index).unwrap();
+    let export = executable.export(ordinal).unwrap();
+    assert_eq!(bindings.len(), export.binding_count());
+    assert_eq!(constants.len(), export.constant_count as usize);
+    let function = executable.function(ordinal, gpu_index).unwrap();
     let _context = ContextGuard::push(hip, gpu.context).unwrap();
-    let bytes = core::mem::size_of_val(&input);
-    let mut input_pointer: *mut c_void = core::ptr::null_mut();
-    let mut output_pointer: *mut c_void = core::ptr::null_mut();
-    hip_call!(hip, hipMalloc(&mut input_pointer, bytes)).unwrap();
-    hip_call!(hip, hipMalloc(&mut output_pointer, bytes)).unwrap();
-    hip_call!(hip, hipMemcpy(input_pointer, input.as_ptr().cast(), bytes, hipMemcpyHostToDevice)).unwrap();
+    let mut device_pointers: Vec<*mut c_void> = vec![core::ptr::null_mut(); bindings.len()];
+    for (pointer, contents) in device_pointers.iter_mut().zip(bindings.iter()) {
+        hip_call!(hip, hipMalloc(pointer, contents.len())).unwrap();
+        hip_call!(hip, hipMemcpy(*pointer, contents.as_ptr().cast(), contents.len(), hipMemcpyHostToDevice)).unwrap();
+    }
+    let mut constant_values = constants.to_vec();
+    let mut parameters: Vec<*mut c_void> = device_pointers.iter_mut().map(|p| (p as *mut *mut c_void).cast()).collect();
+    parameters.extend(constant_values.iter_mut().map(|c| (c as *mut u32).cast::<c_void>()));
     let mut stream: hipStream_t = core::ptr::null_mut();
     hip_call!(hip, hipStreamCreateWithFlags(&mut stream, 0)).unwrap();
-    let mut parameters: [*mut c_void; 2] = [(&mut input_pointer as *mut *mut c_void).cast(), (&mut output_pointer as *mut *mut c_void).cast()];
-    assert_eq!(parameters.len(), export.binding_count() + export.constant_count as usize);
     let [x, y, z] = export.block_dims;
     hip_call!(
         hip,
@@ -288,12 +292,24 @@ fn run_abs(fixture: &Fixture, executable: &HipExecutable, gpu_index: usize, inpu
     )
     .unwrap();
     hip_call!(hip, hipStreamSynchronize(stream)).unwrap();
-    let mut output = [0f32; 2];
-    hip_call!(hip, hipMemcpy(output.as_mut_ptr().cast(), output_pointer, bytes, hipMemcpyDeviceToHost)).unwrap();
     hip_call!(hip, hipStreamDestroy(stream)).unwrap();
-    hip_call!(hip, hipFree(input_pointer)).unwrap();
-    hip_call!(hip, hipFree(output_pointer)).unwrap();
-    output
+    for (pointer, contents) in device_pointers.iter().zip(bindings.iter_mut()) {
+        hip_call!(hip, hipMemcpy(contents.as_mut_ptr().cast(), *pointer, contents.len(), hipMemcpyDeviceToHost)).unwrap();
+        hip_call!(hip, hipFree(*pointer)).unwrap();
+    }
+}
+
+/// Runs `abs` (export 0 of the dispatch test) on GPU `gpu_index`.
+fn run_abs(fixture: &Fixture, executable: &HipExecutable, gpu_index: usize, input: [f32; 2]) -> [f32; 2] {
+    run_abs_export(fixture, executable, 0, gpu_index, input)
+}
+
+fn run_abs_export(fixture: &Fixture, executable: &HipExecutable, ordinal: u32, gpu_index: usize, input: [f32; 2]) -> [f32; 2] {
+    let mut input_bytes: Vec<u8> = input.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let mut output_bytes = vec![0u8; 8];
+    dispatch(fixture, executable, ordinal, gpu_index, &mut [&mut input_bytes, &mut output_bytes], &[]);
+    let value = |i: usize| f32::from_le_bytes(output_bytes[4 * i..4 * i + 4].try_into().unwrap());
+    [value(0), value(1)]
 }
 
 #[test]
@@ -331,6 +347,30 @@ fn a_multi_gpu_device_loads_on_every_gpu() {
     assert_eq!(run_abs(&fixture, executable, 1, [3.0, -4.5]), [3.0, 4.5]);
     drop(loaded);
     assert_eq!(mapped_code_object_lines(), before, "both GPUs' modules are unloaded");
+}
+
+/// Two modules, exports in the other order than their modules: each export finds its
+/// kernel in its own module, on each GPU, and constants follow the bindings.
+#[test]
+fn exports_use_their_own_modules() {
+    let _serial = serialized();
+    let fixture = Fixture::new("0,1");
+    let write_constants = Export { kernel_name: "write_constants".into(), module_ordinal: 1, block_dims: [1, 1, 1], constant_count: 4, binding_flags: vec![0], ..abs_export("") };
+    let executable = Executable {
+        modules: vec![dispatch_code_object(), cts_file("command_buffer_dispatch_constants_test.so")],
+        exports: vec![write_constants, abs_export("abs")],
+    };
+    let loaded = fixture.prepare(&executable.pack().unwrap()).unwrap();
+    let executable = loaded.get();
+    for gpu_index in 0..2 {
+        assert_eq!(executable.modules(gpu_index).len(), 2);
+        let mut output = vec![0u8; 16];
+        let constants = [7, 8, 9, 10 + gpu_index as u32];
+        dispatch(&fixture, executable, 0, gpu_index, &mut [&mut output], &constants);
+        let written: Vec<u32> = output.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+        assert_eq!(written, constants, "GPU {gpu_index}");
+        assert_eq!(run_abs_export(&fixture, executable, 1, gpu_index, [-0.5, -8.0]), [0.5, 8.0]);
+    }
 }
 
 //===----------------------------------------------------------------------===//
