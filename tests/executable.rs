@@ -146,7 +146,11 @@ fn cts_testdata() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let dir = std::env::temp_dir().join(format!("iree-hip-rs-executable-test-{}", std::process::id()));
+        // Under cargo's scratch directory for tests, one per process: the child processes
+        // below build their own while the parent may be building.
+        let scratch = Path::new(env!("CARGO_TARGET_TMPDIR"));
+        let dir = scratch.join(format!("executable-test-{}", std::process::id()));
+        remove_data_of_finished_runs(scratch);
         let mut command = std::process::Command::new("bash");
         command.arg(root.join("software-hip/kernels/build_cts_testdata.sh")).arg(&dir);
         // The packer binary `cargo build --workspace` made, if any; else the script runs it
@@ -162,6 +166,19 @@ fn cts_testdata() -> &'static Path {
         assert!(output.status.success(), "build_cts_testdata.sh failed:\n{}", String::from_utf8_lossy(&output.stderr));
         dir
     })
+}
+
+/// Removes the test data directories of test processes that have exited.
+fn remove_data_of_finished_runs(scratch: &Path) {
+    let Ok(entries) = std::fs::read_dir(scratch) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if let Some(pid) = name.strip_prefix("executable-test-") {
+            if !Path::new("/proc").join(pid).exists() {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+    }
 }
 
 fn cts_file(name: &str) -> Vec<u8> {
