@@ -352,8 +352,20 @@ unsafe extern "C" fn device_create_command_buffer(
 unsafe extern "C" fn device_create_event(_: *mut iree_hal_device_t, _: iree_hal_queue_affinity_t, _: iree_hal_event_flags_t, _: *mut *mut iree_hal_event_t) -> iree_status_t {
     not_yet("create_event")
 }
-unsafe extern "C" fn device_create_executable_cache(_: *mut iree_hal_device_t, _: iree_string_view_t, _: iree_loop_t, _: *mut *mut iree_hal_executable_cache_t) -> iree_status_t {
-    not_yet("create_executable_cache")
+unsafe extern "C" fn device_create_executable_cache(
+    device: *mut iree_hal_device_t,
+    _identifier: iree_string_view_t,
+    _loop: iree_loop_t,
+    out_executable_cache: *mut *mut iree_hal_executable_cache_t,
+) -> iree_status_t {
+    boundary::status_entry("iree_hal_hip_device_create_executable_cache", || {
+        // SAFETY: IREE's device contract.
+        let out = unsafe { OutParam::new(out_executable_cache, "out_executable_cache", core::ptr::null_mut()) }?;
+        // SAFETY: IREE's device contract.
+        let device = unsafe { HipDevice::from_raw(device) }?;
+        out.set(crate::executable_cache::HipExecutableCache::create(device)?);
+        Ok(())
+    })
 }
 unsafe extern "C" fn device_import_file(
     _: *mut iree_hal_device_t,

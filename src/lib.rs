@@ -14,6 +14,8 @@ pub mod device_params;
 pub mod device_path;
 pub mod driver;
 pub mod driver_handle;
+pub mod executable;
+pub mod executable_cache;
 /// cbindgen:ignore
 pub mod executable_format;
 pub mod hal_resource;
