@@ -483,7 +483,7 @@ typedef uint32_t iree_io_file_access_t;
 typedef uint32_t iree_io_file_handle_type_t;
 
 /*
- `iree_time_t`: nanoseconds on IREE's monotonic clock.
+ `iree_time_t`: nanoseconds on IREE's clock (CLOCK_REALTIME on Linux in v3.3.0).
  */
 typedef int64_t iree_time_t;
 

@@ -221,3 +221,59 @@ unsafe extern "C" fn buffer_flush_range(_buffer: *mut iree_hal_buffer_t, _offset
     // HIP host memory is coherent.
     core::ptr::null_mut()
 }
+
+/// One reference to a HAL buffer of any origin, released when dropped.
+pub struct RetainedBuffer(*mut iree_hal_buffer_t);
+
+// SAFETY: HAL buffers are reference counted atomically and usable from any thread.
+unsafe impl Send for RetainedBuffer {}
+
+impl RetainedBuffer {
+    /// # Safety
+    /// `buffer` must be a live HAL buffer.
+    pub unsafe fn retain(buffer: *mut iree_hal_buffer_t) -> RetainedBuffer {
+        // SAFETY: per the caller.
+        unsafe { crate::hal_resource::retain(buffer) };
+        RetainedBuffer(buffer)
+    }
+}
+
+impl Drop for RetainedBuffer {
+    fn drop(&mut self) {
+        // SAFETY: we own one reference.
+        unsafe { crate::hal_resource::release_buffer(self.0) };
+    }
+}
+
+/// A byte range of a buffer on the device: its device address, with the buffer kept alive.
+pub struct DeviceRange {
+    pub device_ptr: *mut c_void,
+    pub length: u64,
+    pub buffer: RetainedBuffer,
+}
+
+/// Resolves `[offset, offset + length)` of `buffer` (one of ours, or a subspan IREE's core
+/// made of one of ours) to device memory. `length` IREE_HAL_WHOLE_BUFFER (all ones) means
+/// to the end.
+///
+/// # Safety
+/// `buffer` must be NULL or a live HAL buffer.
+pub unsafe fn device_range(buffer: *mut iree_hal_buffer_t, offset: u64, length: u64, what: &str) -> Result<DeviceRange> {
+    // SAFETY: per the caller.
+    let header = unsafe { boundary::try_ref(buffer.cast_const(), what) }?;
+    // SAFETY: a live buffer's allocated buffer is live while it is.
+    let allocated = unsafe { HipBuffer::from_raw(header.allocated_buffer) }
+        .map_err(|s| s.annotate(&format!("{what} is not memory of this HIP device")))?;
+    let available = header.byte_length.checked_sub(offset).ok_or_else(|| {
+        crate::status!(OutOfRange, "{what}: offset {offset} is past the end of the {}-byte buffer", header.byte_length)
+    })?;
+    let length = if length == u64::MAX { available } else { length };
+    if length > available {
+        return Err(crate::status!(OutOfRange, "{what}: range [{offset}, +{length}) exceeds the {}-byte buffer", header.byte_length));
+    }
+    let start = header.byte_offset + offset;
+    // SAFETY: within the allocation, checked above.
+    let device_ptr = unsafe { allocated.device_pointer().cast::<u8>().add(start as usize) }.cast();
+    // SAFETY: live per the caller.
+    Ok(DeviceRange { device_ptr, length, buffer: unsafe { RetainedBuffer::retain(buffer) } })
+}

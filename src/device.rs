@@ -1,9 +1,11 @@
 //! The HIP device (`iree_hal_device_t` with IREE's device vtable): one logical device over
 //! one or more GPUs, each with its retained primary context, sharing one allocator.
 //!
-//! Implemented so far: identity, allocators, channel provider slot, trim, `query_i64`.
-//! The queue operations, semaphores, command buffers, executables, events, files and
-//! channels are the rest of the device issue and answer UNIMPLEMENTED until they land.
+//! Implemented so far: identity, allocators, channel provider slot, trim, `query_i64`,
+//! semaphores and waits, and the queue operations barrier/execute (without command
+//! buffers yet), fill, update, copy, alloca and dealloca (`crate::queue`). Command buffers,
+//! executables, events, files and channels are the rest of the device issue and answer
+//! UNIMPLEMENTED until they land.
 
 use crate::abi::*;
 use crate::allocator::{AllocatorDevice, HipAllocator};
@@ -14,6 +16,8 @@ use crate::hip::types::*;
 use crate::hip::HipSymbols;
 use crate::hip_call;
 use crate::host_allocator::HostAllocator;
+use crate::queue::{Operation, Queue};
+use crate::semaphore::{Semaphore, SemaphoreRef};
 use crate::status::Result;
 use core::ffi::c_void;
 use core::sync::atomic::AtomicI32;
@@ -30,6 +34,10 @@ pub struct PhysicalGpu {
     pub context: hipCtx_t,
 }
 
+// SAFETY: a HIP context handle may be made current on any thread.
+unsafe impl Send for PhysicalGpu {}
+unsafe impl Sync for PhysicalGpu {}
+
 /// Our device. C sees the resource header at its start.
 #[repr(C)]
 pub struct HipDevice {
@@ -41,6 +49,8 @@ pub struct HipDevice {
     /// One reference each, released on destroy or replacement.
     device_allocator: Mutex<*mut iree_hal_allocator_t>,
     channel_provider: Mutex<*mut iree_hal_channel_provider_t>,
+    /// One queue per GPU, in the same order.
+    queues: Vec<Queue>,
 }
 
 impl HipDevice {
@@ -61,6 +71,17 @@ impl HipDevice {
             gpus.push(PhysicalGpu { device: physical.device, context });
         }
         enable_peer_access(&hip, &gpus);
+        let mut queues = Vec::with_capacity(gpus.len());
+        for (index, gpu) in gpus.iter().enumerate() {
+            match Queue::create(hip.clone(), *gpu, index) {
+                Ok(queue) => queues.push(queue),
+                Err(status) => {
+                    drop(queues);
+                    release_all(&hip, &gpus);
+                    return Err(status);
+                }
+            }
+        }
         let device = Box::into_raw(Box::new(HipDevice {
             resource: iree_hal_resource_t { ref_count: AtomicI32::new(1), vtable: (&HIP_DEVICE_VTABLE as *const iree_hal_device_vtable_t).cast() },
             host_allocator,
@@ -69,6 +90,7 @@ impl HipDevice {
             params: request.params,
             device_allocator: Mutex::new(core::ptr::null_mut()),
             channel_provider: Mutex::new(core::ptr::null_mut()),
+            queues,
         }));
         let allocator_devices = gpus.iter().map(|g| AllocatorDevice { device: g.device, context: g.context }).collect();
         match HipAllocator::create(hip, device.cast(), allocator_devices, host_allocator) {
@@ -117,6 +139,35 @@ impl HipDevice {
         &self.params
     }
 
+    /// The queue an affinity selects: its lowest set bit, ANY meaning the first.
+    fn queue_for(&self, queue_affinity: iree_hal_queue_affinity_t) -> Result<&Queue> {
+        let index = if queue_affinity == IREE_HAL_QUEUE_AFFINITY_ANY || queue_affinity == 0 {
+            0
+        } else {
+            queue_affinity.trailing_zeros() as usize
+        };
+        self.queues.get(index).ok_or_else(|| {
+            crate::status!(InvalidArgument, "queue affinity {queue_affinity:#x} names no queue of this device ({} queues)", self.queues.len())
+        })
+    }
+
+    /// Submits `issue` on the affinity's queue after `waits`, signalling `signals` when done.
+    fn submit(
+        &self,
+        name: &'static str,
+        queue_affinity: iree_hal_queue_affinity_t,
+        waits: &iree_hal_semaphore_list_t,
+        signals: &iree_hal_semaphore_list_t,
+        issue: crate::queue::IssueFn,
+        keep_alive: Vec<Box<dyn Send>>,
+    ) -> Result<()> {
+        let queue = self.queue_for(queue_affinity)?;
+        // SAFETY: IREE's semaphore lists hold live semaphores for the call.
+        let (waits, signals) = unsafe { (retain_list(waits)?, retain_list(signals)?) };
+        queue.submit(Operation { name, waits, signals, issue, keep_alive });
+        Ok(())
+    }
+
     fn query_i64(&self, category: &[u8], key: &[u8]) -> Result<i64> {
         match category {
             b"hal.device.id" => Ok(matches_pattern(DEVICE_ID.as_bytes(), key) as i64),
@@ -130,6 +181,17 @@ impl HipDevice {
             )),
         }
     }
+}
+
+/// Takes a reference to every semaphore of a list, with its value.
+///
+/// # Safety
+/// The list must hold `count` live semaphores and values.
+unsafe fn retain_list(list: &iree_hal_semaphore_list_t) -> Result<Vec<(SemaphoreRef, u64)>> {
+    // SAFETY: per the caller.
+    let entries = unsafe { crate::semaphore::semaphore_list_entries(list) }?;
+    // SAFETY: each entry is live and ours (checked by semaphore_list_entries).
+    entries.into_iter().map(|(semaphore, value)| Ok((unsafe { SemaphoreRef::retain_raw(semaphore.as_raw()) }?, value))).collect()
 }
 
 /// IREE's `iree_string_view_match_pattern`: `*` any run, `?` any one character.
@@ -163,6 +225,8 @@ fn enable_peer_access(hip: &HipSymbols, gpus: &[PhysicalGpu]) {
 
 impl Drop for HipDevice {
     fn drop(&mut self) {
+        // Queues first: they finish their work and stop their workers.
+        self.queues.clear();
         // SAFETY: the device owns one reference to each.
         unsafe {
             crate::hal_resource::release(*self.device_allocator.get_mut());
@@ -303,8 +367,20 @@ unsafe extern "C" fn device_create_command_buffer(
 unsafe extern "C" fn device_create_event(_: *mut iree_hal_device_t, _: iree_hal_queue_affinity_t, _: iree_hal_event_flags_t, _: *mut *mut iree_hal_event_t) -> iree_status_t {
     not_yet("create_event")
 }
-unsafe extern "C" fn device_create_executable_cache(_: *mut iree_hal_device_t, _: iree_string_view_t, _: iree_loop_t, _: *mut *mut iree_hal_executable_cache_t) -> iree_status_t {
-    not_yet("create_executable_cache")
+unsafe extern "C" fn device_create_executable_cache(
+    device: *mut iree_hal_device_t,
+    _identifier: iree_string_view_t,
+    _loop: iree_loop_t,
+    out_executable_cache: *mut *mut iree_hal_executable_cache_t,
+) -> iree_status_t {
+    boundary::status_entry("iree_hal_hip_device_create_executable_cache", || {
+        // SAFETY: IREE's device contract.
+        let out = unsafe { OutParam::new(out_executable_cache, "out_executable_cache", core::ptr::null_mut()) }?;
+        // SAFETY: IREE's device contract.
+        let device = unsafe { HipDevice::from_raw(device) }?;
+        out.set(crate::executable_cache::HipExecutableCache::create(device)?);
+        Ok(())
+    })
 }
 unsafe extern "C" fn device_import_file(
     _: *mut iree_hal_device_t,
@@ -316,68 +392,165 @@ unsafe extern "C" fn device_import_file(
 ) -> iree_status_t {
     not_yet("import_file")
 }
-unsafe extern "C" fn device_create_semaphore(_: *mut iree_hal_device_t, _: u64, _: iree_hal_semaphore_flags_t, _: *mut *mut iree_hal_semaphore_t) -> iree_status_t {
-    not_yet("create_semaphore")
-}
-unsafe extern "C" fn device_query_semaphore_compatibility(_: *mut iree_hal_device_t, _: *mut iree_hal_semaphore_t) -> iree_hal_semaphore_compatibility_t {
-    IREE_HAL_SEMAPHORE_COMPATIBILITY_NONE
-}
-unsafe extern "C" fn device_queue_alloca(
-    _: *mut iree_hal_device_t,
-    _: iree_hal_queue_affinity_t,
-    _: iree_hal_semaphore_list_t,
-    _: iree_hal_semaphore_list_t,
-    _: iree_hal_allocator_pool_t,
-    _: iree_hal_buffer_params_t,
-    _: iree_device_size_t,
-    _: *mut *mut iree_hal_buffer_t,
+unsafe extern "C" fn device_create_semaphore(
+    device: *mut iree_hal_device_t,
+    initial_value: u64,
+    _flags: iree_hal_semaphore_flags_t,
+    out_semaphore: *mut *mut iree_hal_semaphore_t,
 ) -> iree_status_t {
-    not_yet("queue_alloca")
+    boundary::status_entry("iree_hal_hip_device_create_semaphore", || {
+        // SAFETY: IREE's device contract.
+        let out = unsafe { OutParam::new(out_semaphore, "out_semaphore", core::ptr::null_mut()) }?;
+        // SAFETY: IREE's device contract.
+        let device = unsafe { HipDevice::from_raw(device) }?;
+        out.set(Semaphore::create(initial_value, device.host_allocator.0)?);
+        Ok(())
+    })
 }
-unsafe extern "C" fn device_queue_dealloca(_: *mut iree_hal_device_t, _: iree_hal_queue_affinity_t, _: iree_hal_semaphore_list_t, _: iree_hal_semaphore_list_t, _: *mut iree_hal_buffer_t) -> iree_status_t {
-    not_yet("queue_dealloca")
+unsafe extern "C" fn device_query_semaphore_compatibility(_device: *mut iree_hal_device_t, semaphore: *mut iree_hal_semaphore_t) -> iree_hal_semaphore_compatibility_t {
+    boundary::value_entry("iree_hal_hip_device_query_semaphore_compatibility", IREE_HAL_SEMAPHORE_COMPATIBILITY_NONE, || {
+        // SAFETY: IREE's device contract.
+        match unsafe { Semaphore::from_raw(semaphore) } {
+            Ok(_) => IREE_HAL_SEMAPHORE_COMPATIBILITY_HOST_WAIT | IREE_HAL_SEMAPHORE_COMPATIBILITY_DEVICE_WAIT,
+            Err(_) => IREE_HAL_SEMAPHORE_COMPATIBILITY_NONE,
+        }
+    })
+}
+/// Allocates at submission from the device allocator (memory is usable at once) and orders
+/// the signals after the waits; stream-ordered pools come with the rest of the device.
+unsafe extern "C" fn device_queue_alloca(
+    device: *mut iree_hal_device_t,
+    queue_affinity: iree_hal_queue_affinity_t,
+    wait_semaphore_list: iree_hal_semaphore_list_t,
+    signal_semaphore_list: iree_hal_semaphore_list_t,
+    _pool: iree_hal_allocator_pool_t,
+    params: iree_hal_buffer_params_t,
+    allocation_size: iree_device_size_t,
+    out_buffer: *mut *mut iree_hal_buffer_t,
+) -> iree_status_t {
+    boundary::status_entry("iree_hal_hip_device_queue_alloca", || {
+        // SAFETY: IREE's device contract.
+        let out = unsafe { OutParam::new(out_buffer, "out_buffer", core::ptr::null_mut()) }?;
+        // SAFETY: IREE's device contract.
+        let device = unsafe { HipDevice::from_raw(device) }?;
+        let allocator = *device.device_allocator.lock();
+        let mut params = params;
+        if params.queue_affinity == 0 {
+            params.queue_affinity = queue_affinity;
+        }
+        let mut buffer: *mut iree_hal_buffer_t = core::ptr::null_mut();
+        // SAFETY: the device's allocator is live; IREE's allocator contract.
+        unsafe {
+            let allocate = (*(*allocator).resource.vtable.cast::<iree_hal_allocator_vtable_t>())
+                .allocate_buffer
+                .ok_or_else(|| crate::status!(Unimplemented, "device allocator cannot allocate"))?;
+            crate::status::Status::from_raw(allocate(allocator, &params, allocation_size, &mut buffer))?;
+        }
+        if let Err(status) = device.submit("queue_alloca", queue_affinity, &wait_semaphore_list, &signal_semaphore_list, Box::new(|_| Ok(())), Vec::new()) {
+            // SAFETY: we own the one reference.
+            unsafe { crate::hal_resource::release_buffer(buffer) };
+            return Err(status);
+        }
+        out.set(buffer);
+        Ok(())
+    })
+}
+/// Orders the signals after the waits; the memory goes back when the last reference to
+/// the buffer is released.
+unsafe extern "C" fn device_queue_dealloca(
+    device: *mut iree_hal_device_t,
+    queue_affinity: iree_hal_queue_affinity_t,
+    wait_semaphore_list: iree_hal_semaphore_list_t,
+    signal_semaphore_list: iree_hal_semaphore_list_t,
+    buffer: *mut iree_hal_buffer_t,
+) -> iree_status_t {
+    boundary::status_entry("iree_hal_hip_device_queue_dealloca", || {
+        // SAFETY: IREE's device contract.
+        let device = unsafe { HipDevice::from_raw(device) }?;
+        boundary::non_null(buffer, "buffer")?;
+        // SAFETY: live for the call; kept until the operation completes.
+        let keep: Vec<Box<dyn Send>> = vec![Box::new(unsafe { crate::buffer::RetainedBuffer::retain(buffer) })];
+        device.submit("queue_dealloca", queue_affinity, &wait_semaphore_list, &signal_semaphore_list, Box::new(|_| Ok(())), keep)
+    })
 }
 unsafe extern "C" fn device_queue_fill(
-    _: *mut iree_hal_device_t,
-    _: iree_hal_queue_affinity_t,
-    _: iree_hal_semaphore_list_t,
-    _: iree_hal_semaphore_list_t,
-    _: *mut iree_hal_buffer_t,
-    _: iree_device_size_t,
-    _: iree_device_size_t,
-    _: *const c_void,
-    _: iree_host_size_t,
-    _: iree_hal_fill_flags_t,
+    device: *mut iree_hal_device_t,
+    queue_affinity: iree_hal_queue_affinity_t,
+    wait_semaphore_list: iree_hal_semaphore_list_t,
+    signal_semaphore_list: iree_hal_semaphore_list_t,
+    target_buffer: *mut iree_hal_buffer_t,
+    target_offset: iree_device_size_t,
+    length: iree_device_size_t,
+    pattern: *const c_void,
+    pattern_length: iree_host_size_t,
+    _flags: iree_hal_fill_flags_t,
 ) -> iree_status_t {
-    not_yet("queue_fill")
+    boundary::status_entry("iree_hal_hip_device_queue_fill", || {
+        // SAFETY: IREE's device contract.
+        let device = unsafe { HipDevice::from_raw(device) }?;
+        boundary::non_null(pattern, "pattern")?;
+        // SAFETY: `pattern` holds `pattern_length` bytes.
+        let value = unsafe { crate::queue::fill_pattern(pattern, pattern_length) }?;
+        // SAFETY: IREE's device contract.
+        let range = unsafe { crate::buffer::device_range(target_buffer, target_offset, length, "target_buffer") }?;
+        let (target, count) = (crate::queue::SendPtr(range.device_ptr), range.length / pattern_length as u64);
+        if range.length % pattern_length as u64 != 0 {
+            return Err(crate::status!(InvalidArgument, "fill length {} is not a multiple of the {pattern_length}-byte pattern", range.length));
+        }
+        let issue: crate::queue::IssueFn = Box::new(move |q| crate::queue::issue_fill(q, target, count as usize, value));
+        device.submit("queue_fill", queue_affinity, &wait_semaphore_list, &signal_semaphore_list, issue, vec![Box::new(range.buffer)])
+    })
 }
 unsafe extern "C" fn device_queue_update(
-    _: *mut iree_hal_device_t,
-    _: iree_hal_queue_affinity_t,
-    _: iree_hal_semaphore_list_t,
-    _: iree_hal_semaphore_list_t,
-    _: *const c_void,
-    _: iree_host_size_t,
-    _: *mut iree_hal_buffer_t,
-    _: iree_device_size_t,
-    _: iree_device_size_t,
-    _: iree_hal_update_flags_t,
+    device: *mut iree_hal_device_t,
+    queue_affinity: iree_hal_queue_affinity_t,
+    wait_semaphore_list: iree_hal_semaphore_list_t,
+    signal_semaphore_list: iree_hal_semaphore_list_t,
+    source_buffer: *const c_void,
+    source_offset: iree_host_size_t,
+    target_buffer: *mut iree_hal_buffer_t,
+    target_offset: iree_device_size_t,
+    length: iree_device_size_t,
+    _flags: iree_hal_update_flags_t,
 ) -> iree_status_t {
-    not_yet("queue_update")
+    boundary::status_entry("iree_hal_hip_device_queue_update", || {
+        // SAFETY: IREE's device contract.
+        let device = unsafe { HipDevice::from_raw(device) }?;
+        boundary::non_null(source_buffer, "source_buffer")?;
+        // SAFETY: IREE's device contract.
+        let range = unsafe { crate::buffer::device_range(target_buffer, target_offset, length, "target_buffer") }?;
+        // The host data is copied now: the caller may reuse it as soon as this returns.
+        // SAFETY: the source holds `source_offset + length` bytes per IREE's contract.
+        let data: Vec<u8> = unsafe { core::slice::from_raw_parts(source_buffer.cast::<u8>().add(source_offset), range.length as usize) }.to_vec();
+        let (source, target, bytes) = (crate::queue::SendPtr(data.as_ptr() as *mut c_void), crate::queue::SendPtr(range.device_ptr), data.len());
+        let issue: crate::queue::IssueFn = Box::new(move |q| crate::hip_call!(q.hip, hipMemcpyHtoDAsync(target.get(), source.get(), bytes, q.stream)));
+        device.submit("queue_update", queue_affinity, &wait_semaphore_list, &signal_semaphore_list, issue, vec![Box::new(range.buffer), Box::new(data)])
+    })
 }
 unsafe extern "C" fn device_queue_copy(
-    _: *mut iree_hal_device_t,
-    _: iree_hal_queue_affinity_t,
-    _: iree_hal_semaphore_list_t,
-    _: iree_hal_semaphore_list_t,
-    _: *mut iree_hal_buffer_t,
-    _: iree_device_size_t,
-    _: *mut iree_hal_buffer_t,
-    _: iree_device_size_t,
-    _: iree_device_size_t,
-    _: iree_hal_copy_flags_t,
+    device: *mut iree_hal_device_t,
+    queue_affinity: iree_hal_queue_affinity_t,
+    wait_semaphore_list: iree_hal_semaphore_list_t,
+    signal_semaphore_list: iree_hal_semaphore_list_t,
+    source_buffer: *mut iree_hal_buffer_t,
+    source_offset: iree_device_size_t,
+    target_buffer: *mut iree_hal_buffer_t,
+    target_offset: iree_device_size_t,
+    length: iree_device_size_t,
+    _flags: iree_hal_copy_flags_t,
 ) -> iree_status_t {
-    not_yet("queue_copy")
+    boundary::status_entry("iree_hal_hip_device_queue_copy", || {
+        // SAFETY: IREE's device contract.
+        let device = unsafe { HipDevice::from_raw(device) }?;
+        // SAFETY: IREE's device contract.
+        let source = unsafe { crate::buffer::device_range(source_buffer, source_offset, length, "source_buffer") }?;
+        // SAFETY: IREE's device contract.
+        let target = unsafe { crate::buffer::device_range(target_buffer, target_offset, source.length, "target_buffer") }?;
+        let (from, to, bytes) = (crate::queue::SendPtr(source.device_ptr), crate::queue::SendPtr(target.device_ptr), source.length as usize);
+        let issue: crate::queue::IssueFn =
+            Box::new(move |q| crate::hip_call!(q.hip, hipMemcpyAsync(to.get(), from.get(), bytes, hipMemcpyDeviceToDevice, q.stream)));
+        device.submit("queue_copy", queue_affinity, &wait_semaphore_list, &signal_semaphore_list, issue, vec![Box::new(source.buffer), Box::new(target.buffer)])
+    })
 }
 unsafe extern "C" fn device_queue_read(
     _: *mut iree_hal_device_t,
@@ -408,21 +581,39 @@ unsafe extern "C" fn device_queue_write(
     not_yet("queue_write")
 }
 unsafe extern "C" fn device_queue_execute(
-    _: *mut iree_hal_device_t,
-    _: iree_hal_queue_affinity_t,
-    _: iree_hal_semaphore_list_t,
-    _: iree_hal_semaphore_list_t,
-    _: *mut iree_hal_command_buffer_t,
-    _: iree_hal_buffer_binding_table_t,
+    device: *mut iree_hal_device_t,
+    queue_affinity: iree_hal_queue_affinity_t,
+    wait_semaphore_list: iree_hal_semaphore_list_t,
+    signal_semaphore_list: iree_hal_semaphore_list_t,
+    command_buffer: *mut iree_hal_command_buffer_t,
+    _binding_table: iree_hal_buffer_binding_table_t,
 ) -> iree_status_t {
-    not_yet("queue_execute")
+    boundary::status_entry("iree_hal_hip_device_queue_execute", || {
+        // SAFETY: IREE's device contract.
+        let device = unsafe { HipDevice::from_raw(device) }?;
+        if !command_buffer.is_null() {
+            return Err(crate::status!(Unimplemented, "queue_execute of a command buffer is not implemented yet by the Rust HIP device"));
+        }
+        // A barrier: the signals follow the waits.
+        device.submit("queue_execute", queue_affinity, &wait_semaphore_list, &signal_semaphore_list, Box::new(|_| Ok(())), Vec::new())
+    })
 }
 unsafe extern "C" fn device_queue_flush(_: *mut iree_hal_device_t, _: iree_hal_queue_affinity_t) -> iree_status_t {
     // Work is issued as it is queued; there is nothing to flush.
     core::ptr::null_mut()
 }
-unsafe extern "C" fn device_wait_semaphores(_: *mut iree_hal_device_t, _: iree_hal_wait_mode_t, _: iree_hal_semaphore_list_t, _: iree_timeout_t) -> iree_status_t {
-    not_yet("wait_semaphores")
+unsafe extern "C" fn device_wait_semaphores(
+    device: *mut iree_hal_device_t,
+    wait_mode: iree_hal_wait_mode_t,
+    semaphore_list: iree_hal_semaphore_list_t,
+    timeout: iree_timeout_t,
+) -> iree_status_t {
+    boundary::status_entry("iree_hal_hip_device_wait_semaphores", || {
+        // SAFETY: IREE's device contract.
+        unsafe { HipDevice::from_raw(device) }?;
+        // SAFETY: IREE's semaphore lists hold live semaphores for the call.
+        unsafe { crate::semaphore::wait_semaphore_list(wait_mode, &semaphore_list, timeout) }
+    })
 }
 unsafe extern "C" fn device_profiling_begin(_: *mut iree_hal_device_t, _: *const iree_hal_device_profiling_options_t) -> iree_status_t {
     // No profiler is attached; profiling captures nothing, as IREE's C driver without Tracy.

@@ -15,13 +15,17 @@ pub mod device_params;
 pub mod device_path;
 pub mod driver;
 pub mod driver_handle;
+pub mod executable;
+pub mod executable_cache;
 /// cbindgen:ignore
 pub mod executable_format;
 pub mod hal_resource;
 pub mod hip;
 pub mod host_allocator;
+pub mod queue;
 pub mod registration;
 pub mod registry;
+pub mod semaphore;
 pub mod status;
 pub mod string_builder;
 pub mod uri;

@@ -257,6 +257,37 @@ impl Status {
         parts.join("; ")
     }
 
+    /// An independent copy with the same code, source location and full message (base
+    /// message and annotations joined), so that it prints as the original does. Works for
+    /// statuses made by IREE's C code as well as ours; a code-only status copies to the
+    /// bare code.
+    pub fn duplicate(&self) -> Status {
+        let storage = self.storage();
+        if storage.is_null() {
+            return Status::from_code(self.code());
+        }
+        // SAFETY: a non-null storage is a valid iree_status_storage_t owned by this status.
+        let (file, line) = unsafe { ((*storage).file, (*storage).line) };
+        if file.is_null() {
+            let copy = Status::new(self.code(), here!(), &self.message());
+            let copy_storage = copy.storage();
+            if !copy_storage.is_null() {
+                // SAFETY: the copy's storage is ours; a NULL file prints no location, as
+                // the original does.
+                unsafe { (*copy_storage).file = ptr::null() };
+            }
+            return copy;
+        }
+        let location = SourceLocation {
+            // SAFETY: status source files are string literals (`__FILE__`, `file!()`) that
+            // live as long as the code that made the status, which the original status
+            // already relies on; IREE's own clone keeps the same pointer.
+            file: unsafe { CStr::from_ptr(file) },
+            line,
+        };
+        Status::new(self.code(), location, &self.message())
+    }
+
     /// Appends `message` as an annotation, as `iree_status_annotate_f` does: a code-only
     /// status gains storage; one with storage gains a message payload.
     pub fn annotate(self, message: &str) -> Status {
@@ -474,6 +505,19 @@ mod tests {
         let bare = Status::from_code(StatusCode::Aborted).annotate("context");
         assert_eq!(bare.code(), StatusCode::Aborted);
         assert_eq!(bare.message(), "context");
+    }
+
+    #[test]
+    fn duplicates_print_like_the_original_and_are_freed_independently() {
+        let original = status!(Cancelled, "root cause {}", 1).annotate("while testing");
+        let copy = original.duplicate();
+        assert_eq!(copy.code(), StatusCode::Cancelled);
+        assert_eq!(copy.to_string(), original.to_string());
+        assert_ne!(copy.raw, original.raw);
+        drop(original);
+        assert_eq!(copy.message(), "root cause 1; while testing");
+        let bare = Status::from_code(StatusCode::Unknown).duplicate();
+        assert_eq!(bare.into_raw() as usize, IREE_STATUS_UNKNOWN as usize);
     }
 
     #[test]

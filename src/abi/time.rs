@@ -1,6 +1,6 @@
 //! `iree/base/time.h`: absolute times, durations and timeouts.
 
-/// `iree_time_t`: nanoseconds on IREE's monotonic clock.
+/// `iree_time_t`: nanoseconds on IREE's clock (CLOCK_REALTIME on Linux in v3.3.0).
 pub type iree_time_t = i64;
 /// `IREE_TIME_INFINITE_PAST`: a deadline that has always elapsed.
 pub const IREE_TIME_INFINITE_PAST: iree_time_t = i64::MIN;

@@ -1,0 +1,370 @@
+//! HIP executables (`iree_hal_executable_t` with IREE's executable vtable): a verified HIP1
+//! file whose code objects are loaded on every GPU of the logical device, with the launch
+//! information of each export kept for the command buffers.
+//!
+//! Loading follows IREE's C driver (`native_executable.c`): each module image goes through
+//! `hipModuleLoadDataEx` (with an error log for the JIT), each export's kernel through
+//! `hipModuleGetFunction`, and each function is given its dynamic shared memory limit with
+//! `hipFuncSetAttribute`. Unlike IREE we check the limits against every GPU (IREE checks
+//! the first only) and also the threads per block (see `executable_format`). A failure at
+//! any step unloads what was already loaded.
+//!
+//! The data is always verified, even under `CACHING_MODE_DISABLE_VERIFICATION` (it is
+//! cheap next to loading). Nothing borrows the caller's data after creation, so
+//! `ALIAS_PROVIDED_DATA` needs no special handling. Executable-level constants are
+//! ignored, as by IREE's C driver: HIP executables declare none.
+
+use crate::abi::*;
+use crate::boundary;
+use crate::device::PhysicalGpu;
+use crate::executable_format::{self, BindingFlags, DeviceLimits, HipExecutableDef};
+use crate::hip::context::ContextGuard;
+use crate::hip::types::*;
+use crate::hip::HipSymbols;
+use crate::hip_call;
+use crate::status::Result;
+use core::ffi::{c_int, c_uint, c_void, CStr};
+use core::sync::atomic::AtomicI32;
+use std::ffi::CString;
+use std::sync::Arc;
+
+/// Format strings `prepare_executable` accepts: the one IREE's HAL CTS passes for HIP and
+/// the one IREE's compiler records for HIP executables (the device answers it in
+/// `hal.executable.format`). Both name the same HIP1 flatbuffer.
+pub const ACCEPTED_FORMATS: [&str; 2] = ["HSACO", "rocm-hsaco-fb"];
+
+/// Whether `format` is one this driver prepares.
+pub fn is_accepted_format(format: &[u8]) -> bool {
+    ACCEPTED_FORMATS.iter().any(|accepted| accepted.as_bytes() == format)
+}
+
+/// Size of the JIT error log given to `hipModuleLoadDataEx` (IREE uses the same).
+const JIT_ERROR_LOG_BYTES: usize = 8192;
+
+/// How one export is launched.
+#[derive(Debug)]
+pub struct ExportInfo {
+    /// The kernel symbol in its module.
+    pub kernel_name: CString,
+    /// Threads per block in x, y, z.
+    pub block_dims: [u32; 3],
+    /// Dynamic shared memory per block, in bytes (passed to `hipModuleLaunchKernel`).
+    pub block_shared_memory_size: u32,
+    /// 32-bit push constants, passed after the bindings.
+    pub constant_count: u32,
+    /// One entry per binding, in binding order.
+    pub binding_flags: Vec<BindingFlags>,
+    /// The kernel on each GPU of the device, in the device's queue order.
+    functions: Vec<hipFunction_t>,
+}
+
+impl ExportInfo {
+    pub fn binding_count(&self) -> usize {
+        self.binding_flags.len()
+    }
+
+    /// The kernel loaded on GPU `gpu_index` (the device's queue order).
+    pub fn function(&self, gpu_index: usize) -> Result<hipFunction_t> {
+        self.functions.get(gpu_index).copied().ok_or_else(|| {
+            crate::status!(
+                OutOfRange,
+                "GPU index {gpu_index} out of range; the executable is loaded on {} GPUs",
+                self.functions.len()
+            )
+        })
+    }
+}
+
+/// Our executable. C sees the resource header at its start.
+#[repr(C)]
+pub struct HipExecutable {
+    resource: iree_hal_resource_t,
+    hip: Arc<HipSymbols>,
+    gpus: Vec<PhysicalGpu>,
+    /// Per GPU, the modules loaded there so far (all of them once creation succeeds).
+    modules: Vec<Vec<hipModule_t>>,
+    exports: Vec<ExportInfo>,
+}
+
+// SAFETY: the HIP handles are plain identifiers usable from any thread (with the right
+// context pushed, which every use does); nothing here is mutated after creation.
+unsafe impl Send for HipExecutable {}
+unsafe impl Sync for HipExecutable {}
+
+impl HipExecutable {
+    /// Verifies `params` and loads the executable on every GPU in `gpus`.
+    pub fn create(hip: Arc<HipSymbols>, gpus: &[PhysicalGpu], params: &iree_hal_executable_params_t) -> Result<*mut iree_hal_executable_t> {
+        if gpus.is_empty() {
+            return Err(crate::status!(InvalidArgument, "an executable needs at least one GPU to load on"));
+        }
+        // SAFETY: IREE's contract: the format view is readable.
+        let format = unsafe { boundary::view_bytes(params.executable_format, "executable_format") }?;
+        if !is_accepted_format(format) {
+            return Err(crate::status!(
+                InvalidArgument,
+                "executable format '{}' is not supported by the HIP driver (expected one of {:?})",
+                String::from_utf8_lossy(format),
+                ACCEPTED_FORMATS
+            ));
+        }
+        // SAFETY: IREE's contract: the data span is readable for the call.
+        let data = unsafe { executable_data(params.executable_data) }?;
+        let def = executable_format::parse(data)?;
+        for (index, gpu) in gpus.iter().enumerate() {
+            let limits = query_limits(&hip, gpu.device)?;
+            executable_format::check_limits(&def, &limits).map_err(|status| status.annotate(&format!("on GPU {index} (HIP device {})", gpu.device)))?;
+        }
+
+        let mut executable = Box::new(HipExecutable {
+            resource: iree_hal_resource_t {
+                ref_count: AtomicI32::new(1),
+                vtable: (&HIP_EXECUTABLE_VTABLE as *const iree_hal_executable_vtable_t).cast(),
+            },
+            hip,
+            gpus: gpus.to_vec(),
+            modules: Vec::with_capacity(gpus.len()),
+            exports: def
+                .exports
+                .iter()
+                .map(|export| ExportInfo {
+                    kernel_name: export.kernel_name.to_owned(),
+                    block_dims: export.block_dims,
+                    block_shared_memory_size: export.block_shared_memory_size,
+                    constant_count: export.constant_count,
+                    binding_flags: export.binding_flags.iter().collect(),
+                    functions: Vec::with_capacity(gpus.len()),
+                })
+                .collect(),
+        });
+        // On failure the box drops here, unloading every module already loaded.
+        for gpu_index in 0..gpus.len() {
+            executable.load_on_gpu(gpu_index, &def)?;
+        }
+        Ok(Box::into_raw(executable).cast())
+    }
+
+    /// Loads every module on GPU `gpu_index` and looks up every export's kernel there.
+    fn load_on_gpu(&mut self, gpu_index: usize, def: &HipExecutableDef<'_>) -> Result<()> {
+        let hip = self.hip.clone();
+        let gpu = self.gpus[gpu_index];
+        let on_gpu = |status: crate::status::Status| status.annotate(&format!("loading on GPU {gpu_index} (HIP device {})", gpu.device));
+        let _context = ContextGuard::push(&hip, gpu.context).map_err(on_gpu)?;
+        self.modules.push(Vec::with_capacity(def.modules.len()));
+        for (module_index, module) in def.modules.iter().enumerate() {
+            let loaded = load_module(&hip, module.image).map_err(|status| on_gpu(status.annotate(&format!("module {module_index}"))))?;
+            self.modules[gpu_index].push(loaded);
+        }
+        for (export_index, export) in def.exports.iter().enumerate() {
+            let module = self.modules[gpu_index][export.module_ordinal as usize];
+            let function = lookup_function(&hip, module, export.kernel_name, export.block_shared_memory_size).map_err(|status| {
+                on_gpu(status.annotate(&format!(
+                    "export {export_index} (kernel `{}` in module {})",
+                    export.kernel_name.to_string_lossy(),
+                    export.module_ordinal
+                )))
+            })?;
+            self.exports[export_index].functions.push(function);
+        }
+        Ok(())
+    }
+
+    /// Borrows one of our executables.
+    ///
+    /// # Safety
+    /// `executable` must be NULL or a live HAL executable.
+    pub unsafe fn from_raw<'a>(executable: *mut iree_hal_executable_t) -> Result<&'a HipExecutable> {
+        // SAFETY: per the caller.
+        let header = unsafe { boundary::try_ref(executable.cast_const(), "executable") }?;
+        if !core::ptr::eq(header.resource.vtable.cast::<iree_hal_executable_vtable_t>(), &HIP_EXECUTABLE_VTABLE) {
+            return Err(crate::status!(InvalidArgument, "executable is not a HIP executable of this library"));
+        }
+        // SAFETY: our vtable means our allocation.
+        Ok(unsafe { &*executable.cast::<HipExecutable>() })
+    }
+
+    /// All exports, in entry point ordinal order.
+    pub fn exports(&self) -> &[ExportInfo] {
+        &self.exports
+    }
+
+    /// The export with entry point ordinal `ordinal`.
+    pub fn export(&self, ordinal: u32) -> Result<&ExportInfo> {
+        self.exports.get(ordinal as usize).ok_or_else(|| {
+            crate::status!(InvalidArgument, "export ordinal {ordinal} out of range; the executable has {} exports", self.exports.len())
+        })
+    }
+
+    /// The kernel of export `ordinal` on GPU `gpu_index` (the device's queue order).
+    pub fn function(&self, ordinal: u32, gpu_index: usize) -> Result<hipFunction_t> {
+        self.export(ordinal)?.function(gpu_index)
+    }
+
+    /// The GPU a queue affinity runs on, chosen as IREE's C driver does: the lowest queue
+    /// in the affinity (an empty affinity means the first). A queue past the device's
+    /// GPUs is OUT_OF_RANGE (IREE lets the one just past the end through).
+    pub fn gpu_index_for_affinity(&self, queue_affinity: iree_hal_queue_affinity_t) -> Result<usize> {
+        let gpu_index = if queue_affinity == 0 { 0 } else { queue_affinity.trailing_zeros() as usize };
+        if gpu_index >= self.gpus.len() {
+            return Err(crate::status!(
+                OutOfRange,
+                "queue affinity {queue_affinity:#x} selects queue {gpu_index}, but the executable is loaded on {} GPUs",
+                self.gpus.len()
+            ));
+        }
+        Ok(gpu_index)
+    }
+
+    /// The export `ordinal` and its kernel on the GPU `queue_affinity` selects (IREE's
+    /// `lookup_kernel_params`).
+    pub fn lookup(&self, ordinal: u32, queue_affinity: iree_hal_queue_affinity_t) -> Result<(&ExportInfo, hipFunction_t)> {
+        let gpu_index = self.gpu_index_for_affinity(queue_affinity)?;
+        let export = self.export(ordinal)?;
+        Ok((export, export.function(gpu_index)?))
+    }
+
+    /// How many GPUs the executable is loaded on (all of its device's).
+    pub fn gpu_count(&self) -> usize {
+        self.gpus.len()
+    }
+
+    /// The modules loaded on GPU `gpu_index`, in module ordinal order.
+    pub fn modules(&self, gpu_index: usize) -> &[hipModule_t] {
+        self.modules.get(gpu_index).map_or(&[], Vec::as_slice)
+    }
+}
+
+impl Drop for HipExecutable {
+    fn drop(&mut self) {
+        for (gpu, modules) in self.gpus.iter().zip(&self.modules) {
+            if modules.is_empty() {
+                continue;
+            }
+            // Without the context the unload would go to whichever device is current;
+            // if it cannot be pushed, leaking the modules is the safe choice.
+            let Ok(_context) = ContextGuard::push(&self.hip, gpu.context) else { continue };
+            for &module in modules {
+                let _ = hip_call!(&self.hip, hipModuleUnload(module));
+            }
+        }
+    }
+}
+
+/// Borrows the executable data, rejecting a NULL pointer with a nonzero size.
+///
+/// # Safety
+/// A non-null `span.data` must point at `span.data_length` readable bytes for the lifetime.
+unsafe fn executable_data<'a>(span: iree_const_byte_span_t) -> Result<&'a [u8]> {
+    if span.data_length == 0 {
+        return Ok(&[]);
+    }
+    boundary::non_null(span.data, "executable_data")?;
+    // SAFETY: per the caller.
+    Ok(unsafe { core::slice::from_raw_parts(span.data, span.data_length) })
+}
+
+/// What `device` allows per block.
+fn query_limits(hip: &HipSymbols, device: hipDevice_t) -> Result<DeviceLimits> {
+    let attribute = |attribute: hipDeviceAttribute_t| -> Result<u32> {
+        let mut value: c_int = 0;
+        hip_call!(hip, hipDeviceGetAttribute(&mut value, attribute, device))?;
+        // A negative answer would be a broken runtime; treat it as "nothing allowed".
+        Ok(u32::try_from(value).unwrap_or(0))
+    };
+    Ok(DeviceLimits {
+        max_block_dims: [
+            attribute(hipDeviceAttributeMaxBlockDimX)?,
+            attribute(hipDeviceAttributeMaxBlockDimY)?,
+            attribute(hipDeviceAttributeMaxBlockDimZ)?,
+        ],
+        max_threads_per_block: attribute(hipDeviceAttributeMaxThreadsPerBlock)?,
+        max_shared_memory_bytes: attribute(hipDeviceAttributeMaxSharedMemoryPerBlock)? as u64,
+    })
+}
+
+/// Loads one code object on the current context. `image` is followed by a NUL byte in the
+/// verified buffer (flatbuffer strings are terminated), as HIP's loaders expect of data
+/// they size themselves.
+fn load_module(hip: &HipSymbols, image: &[u8]) -> Result<hipModule_t> {
+    let mut error_log = vec![0u8; JIT_ERROR_LOG_BYTES];
+    let mut options: [hipJitOption; 2] = [hipJitOptionErrorLogBuffer, hipJitOptionErrorLogBufferSizeBytes];
+    // HIP reads the size option's value from the pointer slot itself.
+    let mut values: [*mut c_void; 2] = [error_log.as_mut_ptr().cast(), JIT_ERROR_LOG_BYTES as *mut c_void];
+    let mut module: hipModule_t = core::ptr::null_mut();
+    let loaded = hip_call!(
+        hip,
+        hipModuleLoadDataEx(&mut module, image.as_ptr().cast(), options.len() as c_uint, options.as_mut_ptr(), values.as_mut_ptr())
+    );
+    if let Err(status) = loaded {
+        let mut status = status.annotate("mismatched target chip? missing/wrong bitcode directory?");
+        let log_length = error_log.iter().position(|&b| b == 0).unwrap_or(error_log.len());
+        if log_length > 0 {
+            status = status.annotate(&String::from_utf8_lossy(&error_log[..log_length]));
+        }
+        return Err(status);
+    }
+    if module.is_null() {
+        return Err(crate::status!(Internal, "hipModuleLoadDataEx succeeded but returned no module"));
+    }
+    Ok(module)
+}
+
+/// Looks up `name` in `module` (on the current context) and allows it the dynamic shared
+/// memory the export declares, as IREE's C driver does for every export.
+fn lookup_function(hip: &HipSymbols, module: hipModule_t, name: &CStr, shared_memory_bytes: u32) -> Result<hipFunction_t> {
+    let mut function: hipFunction_t = core::ptr::null_mut();
+    hip_call!(hip, hipModuleGetFunction(&mut function, module, name.as_ptr()))?;
+    if function.is_null() {
+        return Err(crate::status!(NotFound, "kernel `{}` not found in its module", name.to_string_lossy()));
+    }
+    // `check_limits` bounded the size by the device's shared memory, which fits in c_int.
+    let shared = c_int::try_from(shared_memory_bytes)
+        .map_err(|_| crate::status!(InvalidArgument, "{shared_memory_bytes} bytes of shared memory do not fit HIP's attribute"))?;
+    hip_call!(hip, hipFuncSetAttribute(function as *const c_void, hipFuncAttributeMaxDynamicSharedMemorySize, shared))?;
+    Ok(function)
+}
+
+//===----------------------------------------------------------------------===//
+// The executable vtable
+//===----------------------------------------------------------------------===//
+
+unsafe extern "C" fn executable_destroy(executable: *mut iree_hal_executable_t) {
+    boundary::value_entry("iree_hal_hip_executable_destroy", (), || {
+        // SAFETY: called once, for the last reference.
+        if unsafe { HipExecutable::from_raw(executable) }.is_ok() {
+            // SAFETY: our executables are boxed.
+            drop(unsafe { Box::from_raw(executable.cast::<HipExecutable>()) });
+        }
+    })
+}
+
+static HIP_EXECUTABLE_VTABLE: iree_hal_executable_vtable_t = iree_hal_executable_vtable_t { destroy: Some(executable_destroy) };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_the_cts_and_compiler_format_names_only() {
+        assert!(is_accepted_format(b"HSACO"));
+        assert!(is_accepted_format(b"rocm-hsaco-fb"));
+        assert!(!is_accepted_format(b"FOO?"));
+        assert!(!is_accepted_format(b"hsaco"));
+        assert!(!is_accepted_format(b""));
+    }
+
+    #[test]
+    fn export_lookups_out_of_range_are_errors() {
+        let export = ExportInfo {
+            kernel_name: CString::new("k").unwrap(),
+            block_dims: [1, 1, 1],
+            block_shared_memory_size: 0,
+            constant_count: 0,
+            binding_flags: vec![],
+            functions: vec![core::ptr::null_mut()],
+        };
+        assert!(export.function(0).is_ok());
+        let status = export.function(1).unwrap_err();
+        assert_eq!(status.code(), crate::status::StatusCode::OutOfRange);
+        assert!(status.message().contains("GPU index 1 out of range"), "{}", status.message());
+    }
+}

@@ -1,0 +1,773 @@
+//! Timeline semaphores (`iree_hal_semaphore_t` with IREE's semaphore vtable), the host-side
+//! waits a device needs (one semaphore, or many in ALL/ANY mode), and timepoints: callbacks
+//! that run once a semaphore reaches a value, which is how queue operations will start work
+//! without blocking the thread that submitted it.
+//!
+//! Semantics follow IREE v3.3.0's `semaphore.h` and its conformance tests:
+//! - values only increase; signalling a value not above the current one is OUT_OF_RANGE,
+//!   and values above `IREE_HAL_SEMAPHORE_MAX_VALUE` are OUT_OF_RANGE (the range above it
+//!   means "failed");
+//! - `fail` keeps the first failure; afterwards `query` reports
+//!   `IREE_HAL_SEMAPHORE_FAILURE_VALUE` *and* returns a copy of that failure (IREE's core
+//!   turns the query status into the code its wait sources report), `signal` returns a copy
+//!   of it, and every wait, blocked before the failure or started after it, returns ABORTED
+//!   (what IREE's conformance tests expect) whose message carries the original failure in
+//!   full, so the root cause reaches every waiter;
+//! - timeouts are IREE's: relative durations or absolute deadlines on `iree_time_now`'s
+//!   clock, which in v3.3.0 is CLOCK_REALTIME on Linux. Deadlines are converted once to the
+//!   monotonic clock so that waits sleep on a condition variable and never spin.
+//!
+//! IREE's `iree_hal_semaphore_await` and `iree_hal_semaphore_list_wait` need nothing beyond
+//! the vtable: the core's wait source calls `query` and `wait`.
+
+use crate::abi::*;
+use crate::boundary::{self, OutParam};
+use crate::host_allocator::HostAllocator;
+use crate::status::{Result, Status};
+use core::ptr::NonNull;
+use core::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
+use parking_lot::{Condvar, Mutex};
+use std::collections::BTreeMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How many semaphores exist right now (created and not yet destroyed), for leak checks.
+static LIVE_SEMAPHORES: AtomicUsize = AtomicUsize::new(0);
+
+/// The number of semaphores created and not yet destroyed, process-wide.
+pub fn live_semaphore_count() -> usize {
+    LIVE_SEMAPHORES.load(Ordering::SeqCst)
+}
+
+/// Called once with the outcome of a timepoint: `Ok` when the value was reached; the
+/// semaphore's original failure (a copy) when it failed; ABORTED when it was destroyed first.
+pub type TimepointCallback = Box<dyn FnOnce(Result<()>) + Send>;
+
+/// Names a registered timepoint so that it can be cancelled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimepointId {
+    value: u64,
+    serial: u64,
+}
+
+/// Our `iree_hal_semaphore_t`. C sees only the resource header at its start.
+#[repr(C)]
+pub struct Semaphore {
+    resource: iree_hal_resource_t,
+    host_allocator: HostAllocator,
+    state: Mutex<SemaphoreState>,
+    /// Notified whenever the value changes or the semaphore fails.
+    changed: Condvar,
+}
+
+// SAFETY: the header's vtable pointer points at an immutable static and its ref count is
+// atomic; everything else that changes is behind the mutex.
+unsafe impl Send for Semaphore {}
+unsafe impl Sync for Semaphore {}
+
+struct SemaphoreState {
+    value: u64,
+    /// The first failure; once set the semaphore never changes again.
+    failure: Option<Status>,
+    /// Pending timepoints, ordered by the value they wait for (then by registration).
+    timepoints: BTreeMap<(u64, u64), TimepointCallback>,
+    next_serial: u64,
+}
+
+impl SemaphoreState {
+    /// Removes the timepoints satisfied by `value`, in value order.
+    fn take_reached(&mut self, value: u64) -> Vec<TimepointCallback> {
+        // Values never exceed IREE_HAL_SEMAPHORE_MAX_VALUE, so `value + 1` cannot overflow.
+        let pending = self.timepoints.split_off(&(value.saturating_add(1), 0));
+        core::mem::replace(&mut self.timepoints, pending)
+            .into_values()
+            .collect()
+    }
+}
+
+/// When a wait gives up, on the monotonic clock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Deadline {
+    /// Poll: never block.
+    Immediate,
+    At(Instant),
+    Never,
+}
+
+impl Deadline {
+    /// `duration` from now (a zero duration polls).
+    pub fn after(duration: Duration) -> Deadline {
+        if duration.is_zero() {
+            return Deadline::Immediate;
+        }
+        Instant::now()
+            .checked_add(duration)
+            .map_or(Deadline::Never, Deadline::At)
+    }
+
+    /// Reads an IREE timeout: a relative duration, or an absolute deadline on IREE's clock
+    /// (`iree_time_now`, see `iree_time_now_ns`).
+    pub fn from_timeout(timeout: iree_timeout_t) -> Result<Deadline> {
+        match timeout.type_ {
+            IREE_TIMEOUT_RELATIVE => Ok(match timeout.nanos {
+                IREE_DURATION_INFINITE => Deadline::Never,
+                nanos if nanos <= IREE_DURATION_ZERO => Deadline::Immediate,
+                nanos => Deadline::after(Duration::from_nanos(nanos as u64)),
+            }),
+            IREE_TIMEOUT_ABSOLUTE => Ok(match timeout.nanos {
+                IREE_TIME_INFINITE_FUTURE => Deadline::Never,
+                IREE_TIME_INFINITE_PAST => Deadline::Immediate,
+                deadline => {
+                    let remaining = deadline.saturating_sub(iree_time_now_ns());
+                    if remaining <= 0 {
+                        Deadline::Immediate
+                    } else {
+                        Deadline::after(Duration::from_nanos(remaining as u64))
+                    }
+                }
+            }),
+            other => Err(crate::status!(
+                InvalidArgument,
+                "timeout type {other} is neither absolute nor relative"
+            )),
+        }
+    }
+
+    fn has_passed(self) -> bool {
+        match self {
+            Deadline::Immediate => true,
+            Deadline::At(instant) => Instant::now() >= instant,
+            Deadline::Never => false,
+        }
+    }
+}
+
+/// IREE's `iree_time_now` on Linux in v3.3.0: nanoseconds of CLOCK_REALTIME. Absolute
+/// timeouts from C are on this clock.
+pub fn iree_time_now_ns() -> iree_time_t {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes the timespec it is given.
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut now) };
+    now.tv_sec
+        .saturating_mul(1_000_000_000)
+        .saturating_add(now.tv_nsec)
+}
+
+/// The status every wait on a failed semaphore returns: ABORTED, as IREE's conformance
+/// tests expect, carrying the original failure's full text.
+fn aborted_by(failure: &Status) -> Status {
+    crate::status!(Aborted, "semaphore failed: {failure}")
+}
+
+/// Runs a timepoint callback; a panicking callback is reported and does not stop the
+/// others from running.
+fn run_timepoint(callback: TimepointCallback, outcome: Result<()>) {
+    if catch_unwind(AssertUnwindSafe(|| callback(outcome))).is_err() {
+        eprintln!("iree_hal_hip_rs: a semaphore timepoint callback panicked");
+    }
+}
+
+/// Runs callbacks that all see the same failure, each with its own copy.
+fn reject_timepoints(callbacks: Vec<TimepointCallback>, failure: Status) {
+    let count = callbacks.len();
+    let mut failure = Some(failure);
+    for (index, callback) in callbacks.into_iter().enumerate() {
+        let status = if index + 1 == count {
+            failure.take()
+        } else {
+            failure.as_ref().map(Status::duplicate)
+        };
+        if let Some(status) = status {
+            run_timepoint(callback, Err(status));
+        }
+    }
+}
+
+impl Semaphore {
+    /// Makes a semaphore at `initial_value` with one reference, in memory from
+    /// `host_allocator` (released to it on destroy).
+    pub fn create(
+        initial_value: u64,
+        host_allocator: iree_allocator_t,
+    ) -> Result<*mut iree_hal_semaphore_t> {
+        if initial_value > IREE_HAL_SEMAPHORE_MAX_VALUE {
+            return Err(crate::status!(
+                OutOfRange,
+                "initial semaphore value {initial_value} exceeds IREE_HAL_SEMAPHORE_MAX_VALUE ({IREE_HAL_SEMAPHORE_MAX_VALUE})"
+            ));
+        }
+        let host_allocator = HostAllocator(host_allocator);
+        let memory = host_allocator
+            .allocate_zeroed(core::mem::size_of::<Semaphore>())?
+            .cast::<Semaphore>();
+        if memory.align_offset(core::mem::align_of::<Semaphore>()) != 0 {
+            // SAFETY: just allocated from this allocator and unused.
+            unsafe { host_allocator.free(memory.cast()) };
+            return Err(crate::status!(
+                Internal,
+                "host allocator returned memory not aligned to {} bytes",
+                core::mem::align_of::<Semaphore>()
+            ));
+        }
+        let semaphore = Semaphore {
+            resource: iree_hal_resource_t {
+                ref_count: AtomicI32::new(1),
+                vtable: (&SEMAPHORE_VTABLE as *const iree_hal_semaphore_vtable_t).cast(),
+            },
+            host_allocator,
+            state: Mutex::new(SemaphoreState {
+                value: initial_value,
+                failure: None,
+                timepoints: BTreeMap::new(),
+                next_serial: 0,
+            }),
+            changed: Condvar::new(),
+        };
+        // SAFETY: `memory` is fresh, large enough and aligned for a `Semaphore`.
+        unsafe { memory.write(semaphore) };
+        LIVE_SEMAPHORES.fetch_add(1, Ordering::SeqCst);
+        Ok(memory.cast())
+    }
+
+    /// Borrows the semaphore behind a C handle, checking that it is one of ours.
+    ///
+    /// # Safety
+    /// `semaphore` must be NULL or a live HAL semaphore, alive for the returned lifetime.
+    pub unsafe fn from_raw<'a>(semaphore: *mut iree_hal_semaphore_t) -> Result<&'a Semaphore> {
+        // SAFETY: per the caller, a non-null semaphore starts with a resource header.
+        let header = unsafe { boundary::try_ref(semaphore.cast_const(), "semaphore") }?;
+        if !core::ptr::eq(
+            header.resource.vtable.cast::<iree_hal_semaphore_vtable_t>(),
+            &SEMAPHORE_VTABLE,
+        ) {
+            return Err(crate::status!(
+                InvalidArgument,
+                "semaphore {semaphore:p} is not a semaphore of this HIP driver (foreign semaphores cannot be waited on or signalled by it)"
+            ));
+        }
+        // SAFETY: our vtable means our allocation, whose first field is this header.
+        Ok(unsafe { &*semaphore.cast::<Semaphore>() })
+    }
+
+    /// The C handle of this semaphore.
+    pub fn as_raw(&self) -> *mut iree_hal_semaphore_t {
+        (self as *const Semaphore).cast_mut().cast()
+    }
+
+    /// The current value, or a copy of the failure if the semaphore failed.
+    pub fn query(&self) -> Result<u64> {
+        let state = self.state.lock();
+        match &state.failure {
+            Some(failure) => Err(failure.duplicate()),
+            None => Ok(state.value),
+        }
+    }
+
+    /// A copy of the failure, if the semaphore failed.
+    pub fn failure(&self) -> Option<Status> {
+        self.state.lock().failure.as_ref().map(Status::duplicate)
+    }
+
+    /// Advances the value to `new_value`, waking waiters and running the timepoints it
+    /// satisfies (on this thread, after the lock is released).
+    pub fn signal(&self, new_value: u64) -> Result<()> {
+        if new_value > IREE_HAL_SEMAPHORE_MAX_VALUE {
+            return Err(crate::status!(
+                OutOfRange,
+                "semaphore value {new_value} exceeds IREE_HAL_SEMAPHORE_MAX_VALUE ({IREE_HAL_SEMAPHORE_MAX_VALUE}); larger values mean failure"
+            ));
+        }
+        let reached = {
+            let mut state = self.state.lock();
+            if let Some(failure) = &state.failure {
+                return Err(failure.duplicate());
+            }
+            if new_value <= state.value {
+                return Err(crate::status!(
+                    OutOfRange,
+                    "semaphore values must increase monotonically; current value {}, new value {new_value}",
+                    state.value
+                ));
+            }
+            state.value = new_value;
+            self.changed.notify_all();
+            state.take_reached(new_value)
+        };
+        for callback in reached {
+            run_timepoint(callback, Ok(()));
+        }
+        Ok(())
+    }
+
+    /// Fails the semaphore with `status` unless it already failed (the first failure
+    /// wins; later ones are dropped). Wakes every waiter and rejects every timepoint.
+    pub fn fail(&self, status: Status) {
+        let (rejected, failure) = {
+            let mut state = self.state.lock();
+            if state.failure.is_some() {
+                return;
+            }
+            let copy = status.duplicate();
+            state.failure = Some(status);
+            self.changed.notify_all();
+            (core::mem::take(&mut state.timepoints), copy)
+        };
+        reject_timepoints(rejected.into_values().collect(), failure);
+    }
+
+    /// Blocks until the value reaches `value`, the semaphore fails (ABORTED carrying the
+    /// failure) or the deadline passes (DEADLINE_EXCEEDED).
+    pub fn wait(&self, value: u64, deadline: Deadline) -> Result<()> {
+        let mut state = self.state.lock();
+        loop {
+            if let Some(failure) = &state.failure {
+                return Err(aborted_by(failure));
+            }
+            if state.value >= value {
+                return Ok(());
+            }
+            if deadline.has_passed() {
+                return Err(crate::status!(
+                    DeadlineExceeded,
+                    "semaphore did not reach value {value} before the deadline (current value {})",
+                    state.value
+                ));
+            }
+            match deadline {
+                Deadline::At(instant) => {
+                    self.changed.wait_until(&mut state, instant);
+                }
+                _ => self.changed.wait(&mut state),
+            }
+        }
+    }
+
+    /// Runs `callback` once the semaphore reaches `value` (with `Ok`), fails (with a copy of
+    /// the failure) or is destroyed (ABORTED). If that already happened it runs now, on this
+    /// thread, and `None` is returned; otherwise it runs on the thread that signals or fails,
+    /// outside the semaphore's lock, and the returned id can cancel it.
+    pub fn on_value(
+        &self,
+        value: u64,
+        callback: impl FnOnce(Result<()>) + Send + 'static,
+    ) -> Option<TimepointId> {
+        let outcome = {
+            let mut state = self.state.lock();
+            if let Some(failure) = &state.failure {
+                Err(failure.duplicate())
+            } else if state.value >= value {
+                Ok(())
+            } else {
+                let serial = state.next_serial;
+                state.next_serial += 1;
+                state.timepoints.insert((value, serial), Box::new(callback));
+                return Some(TimepointId { value, serial });
+            }
+        };
+        run_timepoint(Box::new(callback), outcome);
+        None
+    }
+
+    /// Removes a pending timepoint without running it (its callback is dropped). Returns
+    /// false if it already ran or was cancelled.
+    pub fn cancel_timepoint(&self, id: TimepointId) -> bool {
+        let removed = self.state.lock().timepoints.remove(&(id.value, id.serial));
+        removed.is_some()
+    }
+
+    /// The number of timepoints still waiting.
+    pub fn pending_timepoint_count(&self) -> usize {
+        self.state.lock().timepoints.len()
+    }
+
+    /// Drops the object and returns its memory.
+    ///
+    /// # Safety
+    /// `semaphore` must be ours, with no references left.
+    unsafe fn destroy(semaphore: *mut Semaphore) {
+        // SAFETY: per the caller, nothing else uses the semaphore.
+        unsafe {
+            let host_allocator = (*semaphore).host_allocator;
+            core::ptr::drop_in_place(semaphore);
+            host_allocator.free(semaphore.cast());
+        }
+    }
+}
+
+impl Drop for Semaphore {
+    /// Timepoints still pending can never be reached: they run with ABORTED so that
+    /// nothing waiting on them hangs.
+    fn drop(&mut self) {
+        let state = self.state.get_mut();
+        let current = state.value;
+        let pending = core::mem::take(&mut state.timepoints);
+        for ((value, _), callback) in pending {
+            run_timepoint(
+                callback,
+                Err(crate::status!(
+                    Aborted,
+                    "semaphore destroyed before reaching value {value} (current value {current})"
+                )),
+            );
+        }
+        LIVE_SEMAPHORES.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+//===----------------------------------------------------------------------===//
+// References
+//===----------------------------------------------------------------------===//
+
+/// Adds a reference to any HAL semaphore (NULL is ignored), as `iree_hal_semaphore_retain`.
+///
+/// # Safety
+/// `semaphore` must be NULL or a live HAL semaphore.
+pub unsafe fn retain(semaphore: *mut iree_hal_semaphore_t) {
+    if !semaphore.is_null() {
+        // SAFETY: per the caller.
+        unsafe { &(*semaphore).resource.ref_count }.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Drops a reference to any HAL semaphore (NULL is ignored), destroying it through its
+/// vtable when the last one goes, as `iree_hal_semaphore_release`.
+///
+/// # Safety
+/// `semaphore` must be NULL or a live HAL semaphore on which the caller holds a reference.
+pub unsafe fn release(semaphore: *mut iree_hal_semaphore_t) {
+    if semaphore.is_null() {
+        return;
+    }
+    // SAFETY: per the caller the object is live; after the last reference nothing else
+    // touches it, and its vtable's destroy frees it.
+    unsafe {
+        if (*semaphore)
+            .resource
+            .ref_count
+            .fetch_sub(1, Ordering::AcqRel)
+            == 1
+        {
+            let vtable = (*semaphore)
+                .resource
+                .vtable
+                .cast::<iree_hal_semaphore_vtable_t>();
+            if let Some(destroy) = (*vtable).destroy {
+                destroy(semaphore);
+            }
+        }
+    }
+}
+
+/// An owned reference to one of our semaphores: cloning retains, dropping releases.
+pub struct SemaphoreRef(NonNull<Semaphore>);
+
+// SAFETY: the reference count is atomic and `Semaphore` is Send + Sync.
+unsafe impl Send for SemaphoreRef {}
+unsafe impl Sync for SemaphoreRef {}
+
+impl SemaphoreRef {
+    /// Creates a semaphore and owns its first reference.
+    pub fn create(initial_value: u64, host_allocator: iree_allocator_t) -> Result<SemaphoreRef> {
+        let raw = Semaphore::create(initial_value, host_allocator)?;
+        // SAFETY: just created, non-null, and its one reference is now ours.
+        Ok(SemaphoreRef(unsafe { NonNull::new_unchecked(raw.cast()) }))
+    }
+
+    /// Takes a new reference to the semaphore behind a C handle, checking that it is ours.
+    ///
+    /// # Safety
+    /// `semaphore` must be NULL or a live HAL semaphore.
+    pub unsafe fn retain_raw(semaphore: *mut iree_hal_semaphore_t) -> Result<SemaphoreRef> {
+        // SAFETY: per the caller.
+        let ours = unsafe { Semaphore::from_raw(semaphore) }?;
+        // SAFETY: checked live and ours.
+        unsafe { retain(semaphore) };
+        Ok(SemaphoreRef(NonNull::from(ours)))
+    }
+
+    /// Gives up this reference as a C handle (the caller must release it).
+    pub fn into_raw(self) -> *mut iree_hal_semaphore_t {
+        let raw = self.as_raw();
+        core::mem::forget(self);
+        raw
+    }
+}
+
+impl core::ops::Deref for SemaphoreRef {
+    type Target = Semaphore;
+    fn deref(&self) -> &Semaphore {
+        // SAFETY: the reference we hold keeps the semaphore alive.
+        unsafe { self.0.as_ref() }
+    }
+}
+
+impl Clone for SemaphoreRef {
+    fn clone(&self) -> SemaphoreRef {
+        // SAFETY: live while we hold our reference.
+        unsafe { retain(self.as_raw()) };
+        SemaphoreRef(self.0)
+    }
+}
+
+impl Drop for SemaphoreRef {
+    fn drop(&mut self) {
+        // SAFETY: we hold one reference.
+        unsafe { release(self.as_raw()) };
+    }
+}
+
+//===----------------------------------------------------------------------===//
+// Waiting on several semaphores
+//===----------------------------------------------------------------------===//
+
+/// `iree_hal_wait_mode_t`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WaitMode {
+    /// Every semaphore must reach its value.
+    All,
+    /// One semaphore reaching its value is enough.
+    Any,
+}
+
+impl WaitMode {
+    pub fn from_raw(mode: iree_hal_wait_mode_t) -> Result<WaitMode> {
+        match mode {
+            IREE_HAL_WAIT_MODE_ALL => Ok(WaitMode::All),
+            IREE_HAL_WAIT_MODE_ANY => Ok(WaitMode::Any),
+            other => Err(crate::status!(InvalidArgument, "unknown wait mode {other}")),
+        }
+    }
+}
+
+/// Wakes one multi-semaphore waiter: set by timepoints, cleared by the waiter. The flag is
+/// checked under the same lock the waiter sleeps on, so a wake between the waiter's check of
+/// the semaphores and its sleep is not lost.
+#[derive(Default)]
+struct Waker {
+    woken: Mutex<bool>,
+    condvar: Condvar,
+}
+
+impl Waker {
+    fn wake(&self) {
+        *self.woken.lock() = true;
+        self.condvar.notify_one();
+    }
+
+    /// Sleeps until woken or the deadline; returns whether it was woken.
+    fn sleep(&self, deadline: Deadline) -> bool {
+        let mut woken = self.woken.lock();
+        while !*woken {
+            match deadline {
+                Deadline::Immediate => break,
+                Deadline::Never => self.condvar.wait(&mut woken),
+                Deadline::At(instant) => {
+                    if self.condvar.wait_until(&mut woken, instant).timed_out() {
+                        break;
+                    }
+                }
+            }
+        }
+        core::mem::replace(&mut *woken, false)
+    }
+}
+
+/// Whether a multi-semaphore wait is over: a failure of any semaphore ends it with that
+/// failure, otherwise it ends when the mode's condition holds.
+fn wait_outcome(mode: WaitMode, list: &[(&Semaphore, u64)]) -> Option<Result<()>> {
+    let mut reached = 0;
+    for (semaphore, value) in list {
+        let state = semaphore.state.lock();
+        if let Some(failure) = &state.failure {
+            return Some(Err(aborted_by(failure)));
+        }
+        if state.value >= *value {
+            reached += 1;
+        }
+    }
+    let done = match mode {
+        WaitMode::All => reached == list.len(),
+        WaitMode::Any => reached > 0,
+    };
+    done.then_some(Ok(()))
+}
+
+/// The device's wait: blocks until all (or any) of `list`'s semaphores reach their values,
+/// one fails (ABORTED carrying its failure) or the deadline passes (DEADLINE_EXCEEDED).
+/// An empty list is satisfied at once.
+pub fn wait_semaphores(
+    mode: WaitMode,
+    list: &[(&Semaphore, u64)],
+    deadline: Deadline,
+) -> Result<()> {
+    if list.is_empty() {
+        return Ok(());
+    }
+    if let [(semaphore, value)] = list {
+        return semaphore.wait(*value, deadline);
+    }
+    if let Some(outcome) = wait_outcome(mode, list) {
+        return outcome;
+    }
+    let timed_out = || {
+        crate::status!(
+            DeadlineExceeded,
+            "{} of {} semaphores did not reach their values before the deadline",
+            if mode == WaitMode::All { "all" } else { "any" },
+            list.len()
+        )
+    };
+    if deadline == Deadline::Immediate {
+        return Err(timed_out());
+    }
+    // Every semaphore reaching its value or failing wakes us; both are final, so one
+    // timepoint per semaphore is enough however often we wake.
+    let waker = Arc::new(Waker::default());
+    let registrations: Vec<(&Semaphore, TimepointId)> = list
+        .iter()
+        .filter_map(|(semaphore, value)| {
+            let waker = Arc::clone(&waker);
+            semaphore
+                .on_value(*value, move |_| waker.wake())
+                .map(|id| (*semaphore, id))
+        })
+        .collect();
+    let outcome = loop {
+        if let Some(outcome) = wait_outcome(mode, list) {
+            break outcome;
+        }
+        if !waker.sleep(deadline) {
+            break wait_outcome(mode, list).unwrap_or_else(|| Err(timed_out()));
+        }
+    };
+    for (semaphore, id) in registrations {
+        semaphore.cancel_timepoint(id);
+    }
+    outcome
+}
+
+/// Reads an `iree_hal_semaphore_list_t` of our semaphores.
+///
+/// # Safety
+/// A non-empty list must point at `count` live semaphores and `count` values, alive for the
+/// returned lifetime.
+pub unsafe fn semaphore_list_entries<'a>(
+    list: &iree_hal_semaphore_list_t,
+) -> Result<Vec<(&'a Semaphore, u64)>> {
+    if list.count == 0 {
+        return Ok(Vec::new());
+    }
+    boundary::non_null(list.semaphores, "semaphore_list.semaphores")?;
+    boundary::non_null(list.payload_values, "semaphore_list.payload_values")?;
+    (0..list.count)
+        .map(|index| {
+            // SAFETY: per the caller, both arrays hold `count` entries.
+            let (semaphore, value) =
+                unsafe { (*list.semaphores.add(index), *list.payload_values.add(index)) };
+            // SAFETY: per the caller.
+            let semaphore = unsafe { Semaphore::from_raw(semaphore) }
+                .map_err(|status| status.annotate(&format!("semaphore_list entry {index}")))?;
+            Ok((semaphore, value))
+        })
+        .collect()
+}
+
+/// `iree_hal_device_wait_semaphores` for our semaphores, from C arguments.
+///
+/// # Safety
+/// As `semaphore_list_entries`.
+pub unsafe fn wait_semaphore_list(
+    wait_mode: iree_hal_wait_mode_t,
+    list: &iree_hal_semaphore_list_t,
+    timeout: iree_timeout_t,
+) -> Result<()> {
+    let mode = WaitMode::from_raw(wait_mode)?;
+    let deadline = Deadline::from_timeout(timeout)?;
+    // SAFETY: per the caller.
+    let entries = unsafe { semaphore_list_entries(list) }?;
+    wait_semaphores(mode, &entries, deadline)
+}
+
+//===----------------------------------------------------------------------===//
+// The semaphore vtable
+//===----------------------------------------------------------------------===//
+
+static SEMAPHORE_VTABLE: iree_hal_semaphore_vtable_t = iree_hal_semaphore_vtable_t {
+    destroy: Some(semaphore_destroy),
+    query: Some(semaphore_query),
+    signal: Some(semaphore_signal),
+    fail: Some(semaphore_fail),
+    wait: Some(semaphore_wait),
+};
+
+unsafe extern "C" fn semaphore_destroy(semaphore: *mut iree_hal_semaphore_t) {
+    boundary::value_entry("iree_hal_hip_semaphore_destroy", (), || {
+        // SAFETY: IREE calls destroy once, when the last reference goes.
+        if unsafe { Semaphore::from_raw(semaphore) }.is_ok() {
+            // SAFETY: ours, and no references are left.
+            unsafe { Semaphore::destroy(semaphore.cast()) };
+        }
+    })
+}
+
+unsafe extern "C" fn semaphore_query(
+    semaphore: *mut iree_hal_semaphore_t,
+    out_value: *mut u64,
+) -> iree_status_t {
+    boundary::status_entry("iree_hal_hip_semaphore_query", || {
+        // SAFETY: per IREE's semaphore contract.
+        let out_value = unsafe { OutParam::new(out_value, "out_value", 0) }?;
+        // SAFETY: per IREE's semaphore contract.
+        let semaphore = unsafe { Semaphore::from_raw(semaphore) }?;
+        match semaphore.query() {
+            Ok(value) => {
+                out_value.set(value);
+                Ok(())
+            }
+            Err(failure) => {
+                // A failed semaphore reports the failure value along with its failure.
+                out_value.set(IREE_HAL_SEMAPHORE_FAILURE_VALUE);
+                Err(failure)
+            }
+        }
+    })
+}
+
+unsafe extern "C" fn semaphore_signal(
+    semaphore: *mut iree_hal_semaphore_t,
+    new_value: u64,
+) -> iree_status_t {
+    boundary::status_entry("iree_hal_hip_semaphore_signal", || {
+        // SAFETY: per IREE's semaphore contract.
+        unsafe { Semaphore::from_raw(semaphore) }?.signal(new_value)
+    })
+}
+
+unsafe extern "C" fn semaphore_fail(semaphore: *mut iree_hal_semaphore_t, status: iree_status_t) {
+    // SAFETY: `fail` takes ownership of `status` whatever happens next.
+    let failure = unsafe { Status::from_raw(status) }
+        .err()
+        .unwrap_or_else(|| crate::status!(Internal, "semaphore failed with an OK status"));
+    boundary::value_entry("iree_hal_hip_semaphore_fail", (), move || {
+        // SAFETY: per IREE's semaphore contract.
+        if let Ok(semaphore) = unsafe { Semaphore::from_raw(semaphore) } {
+            semaphore.fail(failure);
+        }
+    })
+}
+
+unsafe extern "C" fn semaphore_wait(
+    semaphore: *mut iree_hal_semaphore_t,
+    value: u64,
+    timeout: iree_timeout_t,
+) -> iree_status_t {
+    boundary::status_entry("iree_hal_hip_semaphore_wait", || {
+        // SAFETY: per IREE's semaphore contract.
+        let semaphore = unsafe { Semaphore::from_raw(semaphore) }?;
+        semaphore.wait(value, Deadline::from_timeout(timeout)?)
+    })
+}

@@ -1,0 +1,267 @@
+//! Queue operations of the Rust HIP device, through the device vtable as IREE's core calls
+//! it, on the software HIP device: data movement, ordering by semaphores (including waits
+//! that run ahead of signals submitted later), and failures that reach every waiter with
+//! their root cause.
+
+mod common;
+
+use common::*;
+use core::ffi::c_void;
+use iree_hal_hip_rs::abi::*;
+use iree_hal_hip_rs::driver::*;
+use iree_hal_hip_rs::status::StatusCode;
+use std::time::Duration;
+
+static ALLOCATOR: CountingAllocator = CountingAllocator::new();
+
+struct Fixture {
+    driver: *mut iree_hal_driver_t,
+    device: *mut iree_hal_device_t,
+}
+
+impl Fixture {
+    fn new(path: &'static str) -> Fixture {
+        let library: &'static str = Box::leak(format!("file:{}", software_hip_library().display()).into_boxed_str());
+        let mut paths = [sv(library)];
+        let mut options = unsafe { core::mem::zeroed::<iree_hal_hip_driver_options_t>() };
+        unsafe { iree_hal_hip_driver_options_initialize(&mut options) };
+        options.hip_lib_search_paths = paths.as_mut_ptr();
+        options.hip_lib_search_path_count = 1;
+        let mut params = unsafe { core::mem::zeroed::<iree_hal_hip_device_params_t>() };
+        unsafe { iree_hal_hip_device_params_initialize(&mut params) };
+        let mut driver = core::ptr::null_mut();
+        assert_ok(unsafe { iree_hal_hip_driver_create(sv("hip"), &options, &params, ALLOCATOR.as_iree(), &mut driver) });
+        let vtable = unsafe { &*((*driver).resource.vtable as *const iree_hal_driver_vtable_t) };
+        let mut device = core::ptr::null_mut();
+        assert_ok(unsafe { (vtable.create_device_by_path.unwrap())(driver, sv("hip"), sv(path), 0, core::ptr::null(), ALLOCATOR.as_iree(), &mut device) });
+        Fixture { driver, device }
+    }
+
+    fn vtable(&self) -> &iree_hal_device_vtable_t {
+        unsafe { &*((*self.device).resource.vtable as *const iree_hal_device_vtable_t) }
+    }
+
+    fn semaphore(&self, initial: u64) -> *mut iree_hal_semaphore_t {
+        let mut semaphore = core::ptr::null_mut();
+        assert_ok(unsafe { (self.vtable().create_semaphore.unwrap())(self.device, initial, 0, &mut semaphore) });
+        semaphore
+    }
+
+    fn buffer(&self, memory_type: iree_hal_memory_type_t, size: u64) -> *mut iree_hal_buffer_t {
+        let allocator = unsafe { (self.vtable().device_allocator.unwrap())(self.device) };
+        let avtable = unsafe { &*((*allocator).resource.vtable as *const iree_hal_allocator_vtable_t) };
+        let params = iree_hal_buffer_params_t {
+            usage: IREE_HAL_BUFFER_USAGE_TRANSFER | IREE_HAL_BUFFER_USAGE_DISPATCH | IREE_HAL_BUFFER_USAGE_MAPPING,
+            access: IREE_HAL_MEMORY_ACCESS_ALL,
+            type_: memory_type,
+            queue_affinity: 0,
+            min_alignment: 0,
+        };
+        let mut buffer = core::ptr::null_mut();
+        assert_ok(unsafe { (avtable.allocate_buffer.unwrap())(allocator, &params, size, &mut buffer) });
+        buffer
+    }
+
+    /// The contents of a host-visible buffer.
+    fn read(&self, buffer: *mut iree_hal_buffer_t) -> Vec<u8> {
+        let hip = unsafe { iree_hal_hip_rs::buffer::HipBuffer::from_raw(buffer) }.unwrap();
+        let length = unsafe { (*buffer).byte_length } as usize;
+        unsafe { core::slice::from_raw_parts(hip.host_pointer().cast::<u8>(), length) }.to_vec()
+    }
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        unsafe { iree_hal_hip_rs::hal_resource::release(self.device) };
+        release_driver(self.driver);
+    }
+}
+
+fn list(entries: &mut [(*mut iree_hal_semaphore_t, u64)], semaphores: &mut Vec<*mut iree_hal_semaphore_t>, values: &mut Vec<u64>) -> iree_hal_semaphore_list_t {
+    semaphores.clear();
+    values.clear();
+    for (s, v) in entries.iter() {
+        semaphores.push(*s);
+        values.push(*v);
+    }
+    iree_hal_semaphore_list_t { count: semaphores.len(), semaphores: semaphores.as_mut_ptr(), payload_values: values.as_mut_ptr() }
+}
+
+fn empty_list() -> iree_hal_semaphore_list_t {
+    iree_hal_semaphore_list_t { count: 0, semaphores: core::ptr::null_mut(), payload_values: core::ptr::null_mut() }
+}
+
+fn wait(fixture: &Fixture, semaphore: *mut iree_hal_semaphore_t, value: u64, millis: i64) -> Option<(StatusCode, String)> {
+    let (mut s, mut v) = (vec![semaphore], vec![value]);
+    let list = iree_hal_semaphore_list_t { count: 1, semaphores: s.as_mut_ptr(), payload_values: v.as_mut_ptr() };
+    let timeout = iree_timeout_t { type_: IREE_TIMEOUT_RELATIVE, nanos: millis * 1_000_000 };
+    take_status(unsafe { (fixture.vtable().wait_semaphores.unwrap())(fixture.device, IREE_HAL_WAIT_MODE_ALL, list, timeout) })
+}
+
+const HOST: iree_hal_memory_type_t = IREE_HAL_MEMORY_TYPE_HOST_LOCAL | IREE_HAL_MEMORY_TYPE_DEVICE_VISIBLE;
+
+#[test]
+fn fill_update_and_copy_move_the_right_bytes() {
+    let f = Fixture::new("0");
+    let device_buffer = f.buffer(IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL, 64);
+    let host_buffer = f.buffer(HOST, 64);
+    let done = f.semaphore(0);
+    let (mut s, mut v) = (Vec::new(), Vec::new());
+    let pattern: u32 = 0xA1B2C3D4;
+    let signal1 = list(&mut [(done, 1)], &mut s, &mut v);
+    assert_ok(unsafe { (f.vtable().queue_fill.unwrap())(f.device, 0, empty_list(), signal1, device_buffer, 0, 64, (&pattern as *const u32).cast(), 4, 0) });
+    let (mut ws, mut wv, mut ss, mut sv2) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let update: [u8; 8] = *b"abcdefgh";
+    let waits = list(&mut [(done, 1)], &mut ws, &mut wv);
+    let signals = list(&mut [(done, 2)], &mut ss, &mut sv2);
+    assert_ok(unsafe { (f.vtable().queue_update.unwrap())(f.device, 0, waits, signals, update.as_ptr().cast::<c_void>(), 2, device_buffer, 8, 4, 0) });
+    let waits = list(&mut [(done, 2)], &mut ws, &mut wv);
+    let signals = list(&mut [(done, 3)], &mut ss, &mut sv2);
+    assert_ok(unsafe { (f.vtable().queue_copy.unwrap())(f.device, 0, waits, signals, device_buffer, 0, host_buffer, 0, 64, 0) });
+    assert!(wait(&f, done, 3, 5000).is_none());
+    let bytes = f.read(host_buffer);
+    let mut expected: Vec<u8> = pattern.to_le_bytes().repeat(16);
+    expected[8..12].copy_from_slice(b"cdef");
+    assert_eq!(bytes, expected);
+    unsafe {
+        iree_hal_hip_rs::hal_resource::release_buffer(device_buffer);
+        iree_hal_hip_rs::hal_resource::release_buffer(host_buffer);
+        iree_hal_hip_rs::semaphore::release(done);
+    }
+}
+
+/// A wait submitted before the signal it needs does not block the submitter and runs once
+/// the host signals.
+#[test]
+fn waits_may_run_ahead_of_later_signals() {
+    let f = Fixture::new("0");
+    let buffer = f.buffer(HOST, 16);
+    let (gate, done) = (f.semaphore(0), f.semaphore(0));
+    let (mut ws, mut wv, mut ss, mut sv2) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let pattern: u8 = 0x5A;
+    let waits = list(&mut [(gate, 1)], &mut ws, &mut wv);
+    let signals = list(&mut [(done, 1)], &mut ss, &mut sv2);
+    assert_ok(unsafe { (f.vtable().queue_fill.unwrap())(f.device, 0, waits, signals, buffer, 0, 16, (&pattern as *const u8).cast(), 1, 0) });
+    // Nothing runs until the gate opens.
+    let (code, _) = wait(&f, done, 1, 50).expect("must time out while the gate is closed");
+    assert_eq!(code, StatusCode::DeadlineExceeded);
+    assert_ne!(f.read(buffer), vec![0x5Au8; 16], "the fill ran before its wait was satisfied");
+    // A later submission signals the gate (a barrier with no waits).
+    let gate_signal = list(&mut [(gate, 1)], &mut ss, &mut sv2);
+    assert_ok(unsafe {
+        (f.vtable().queue_execute.unwrap())(f.device, 0, empty_list(), gate_signal, core::ptr::null_mut(), iree_hal_buffer_binding_table_t { count: 0, bindings: core::ptr::null() })
+    });
+    assert!(wait(&f, done, 1, 5000).is_none());
+    assert_eq!(f.read(buffer), vec![0x5A; 16]);
+    unsafe {
+        iree_hal_hip_rs::hal_resource::release_buffer(buffer);
+        iree_hal_hip_rs::semaphore::release(gate);
+        iree_hal_hip_rs::semaphore::release(done);
+    }
+}
+
+/// A failed wait semaphore fails the operation's signals with the original message.
+#[test]
+fn a_failed_wait_reaches_the_waiters_with_its_root_cause() {
+    let f = Fixture::new("0");
+    let (gate, done) = (f.semaphore(0), f.semaphore(0));
+    let (mut ws, mut wv, mut ss, mut sv2) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let waits = list(&mut [(gate, 1)], &mut ws, &mut wv);
+    let signals = list(&mut [(done, 1)], &mut ss, &mut sv2);
+    assert_ok(unsafe {
+        (f.vtable().queue_execute.unwrap())(f.device, 0, waits, signals, core::ptr::null_mut(), iree_hal_buffer_binding_table_t { count: 0, bindings: core::ptr::null() })
+    });
+    let waiter = {
+        let (done, device) = (done as usize, f.device as usize);
+        std::thread::spawn(move || {
+            let f = (done as *mut iree_hal_semaphore_t, device as *mut iree_hal_device_t);
+            let (mut s, mut v) = (vec![f.0], vec![1u64]);
+            let list = iree_hal_semaphore_list_t { count: 1, semaphores: s.as_mut_ptr(), payload_values: v.as_mut_ptr() };
+            let vt = unsafe { &*((*f.1).resource.vtable as *const iree_hal_device_vtable_t) };
+            let timeout = iree_timeout_t { type_: IREE_TIMEOUT_RELATIVE, nanos: 5_000_000_000 };
+            take_status(unsafe { (vt.wait_semaphores.unwrap())(f.1, IREE_HAL_WAIT_MODE_ALL, list, timeout) })
+        })
+    };
+    std::thread::sleep(Duration::from_millis(50));
+    let root = iree_hal_hip_rs::status::Status::new(StatusCode::DataLoss, iree_hal_hip_rs::here!(), "the upstream producer lost its input");
+    let svtable = unsafe { &*((*gate).resource.vtable as *const iree_hal_semaphore_vtable_t) };
+    unsafe { (svtable.fail.unwrap())(gate, root.into_raw()) };
+    let (code, text) = waiter.join().unwrap().expect("the wait must fail");
+    assert_eq!(code, StatusCode::Aborted, "{text}");
+    assert!(text.contains("the upstream producer lost its input") && text.contains("queue_execute"), "{text}");
+    unsafe {
+        iree_hal_hip_rs::semaphore::release(gate);
+        iree_hal_hip_rs::semaphore::release(done);
+    }
+}
+
+/// A HIP error while issuing (here injected into hipMemsetD32Async by the software device)
+/// fails the signals naming the HIP call and its error.
+#[test]
+fn a_hip_error_mid_stream_names_the_call() {
+    run_in_child("hip_error_child", &[("SOFTWARE_HIP_FAIL", "hipMemsetD32Async:1:hipErrorOutOfMemory".to_owned())]);
+}
+
+#[test]
+#[ignore = "run by a_hip_error_mid_stream_names_the_call in a child process"]
+fn hip_error_child() {
+    let f = Fixture::new("0");
+    let buffer = f.buffer(IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL, 64);
+    let done = f.semaphore(0);
+    let (mut ss, mut sv2) = (Vec::new(), Vec::new());
+    let pattern: u32 = 7;
+    let signals = list(&mut [(done, 1)], &mut ss, &mut sv2);
+    assert_ok(unsafe { (f.vtable().queue_fill.unwrap())(f.device, 0, empty_list(), signals, buffer, 0, 64, (&pattern as *const u32).cast(), 4, 0) });
+    let (code, text) = wait(&f, done, 1, 5000).expect("the fill must fail");
+    assert_eq!(code, StatusCode::Aborted, "{text}");
+    assert!(text.contains("hipMemsetD32Async failed: HIP error hipErrorOutOfMemory"), "{text}");
+    unsafe {
+        iree_hal_hip_rs::hal_resource::release_buffer(buffer);
+        iree_hal_hip_rs::semaphore::release(done);
+    }
+}
+
+/// Buffers of a two-GPU device go to the GPU the queue affinity names, and each queue runs
+/// its own work.
+#[test]
+fn a_two_gpu_device_runs_work_on_each_queue() {
+    let f = Fixture::new("0,1");
+    let done = f.semaphore(0);
+    let mut buffers = Vec::new();
+    for (queue, byte) in [(0u64, 0x11u8), (1, 0x22)] {
+        let buffer = f.buffer(HOST, 32);
+        let (mut ws, mut wv, mut ss, mut sv2) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let waits = if queue == 0 { empty_list() } else { list(&mut [(done, 1)], &mut ws, &mut wv) };
+        let signals = list(&mut [(done, queue + 1)], &mut ss, &mut sv2);
+        assert_ok(unsafe { (f.vtable().queue_fill.unwrap())(f.device, 1 << queue, waits, signals, buffer, 0, 32, (&byte as *const u8).cast(), 1, 0) });
+        buffers.push((buffer, byte));
+    }
+    assert!(wait(&f, done, 2, 5000).is_none());
+    for (buffer, byte) in buffers {
+        assert_eq!(f.read(buffer), vec![byte; 32]);
+        unsafe { iree_hal_hip_rs::hal_resource::release_buffer(buffer) };
+    }
+    let (mut ss, mut sv2) = (Vec::new(), Vec::new());
+    let signals = list(&mut [(done, 3)], &mut ss, &mut sv2);
+    let status = unsafe {
+        (f.vtable().queue_execute.unwrap())(f.device, 1 << 5, empty_list(), signals, core::ptr::null_mut(), iree_hal_buffer_binding_table_t { count: 0, bindings: core::ptr::null() })
+    };
+    assert!(assert_code(status, StatusCode::InvalidArgument).contains("names no queue"));
+    unsafe { iree_hal_hip_rs::semaphore::release(done) };
+}
+
+#[test]
+fn bad_queue_arguments_are_refused() {
+    let f = Fixture::new("0");
+    let buffer = f.buffer(HOST, 16);
+    let pattern: u32 = 1;
+    let fill = |offset: u64, length: u64, pattern_length: usize| unsafe {
+        (f.vtable().queue_fill.unwrap())(f.device, 0, empty_list(), empty_list(), buffer, offset, length, (&pattern as *const u32).cast(), pattern_length, 0)
+    };
+    assert!(assert_code(fill(0, 32, 4), StatusCode::OutOfRange).contains("exceeds"));
+    assert!(assert_code(fill(20, 4, 4), StatusCode::OutOfRange).contains("past the end"));
+    assert!(assert_code(fill(0, 16, 3), StatusCode::InvalidArgument).contains("not 1, 2 or 4"));
+    let status = unsafe { (f.vtable().queue_fill.unwrap())(f.device, 0, empty_list(), empty_list(), core::ptr::null_mut(), 0, 4, (&pattern as *const u32).cast(), 4, 0) };
+    assert_code(status, StatusCode::InvalidArgument);
+    unsafe { iree_hal_hip_rs::hal_resource::release_buffer(buffer) };
+}
