@@ -13,11 +13,12 @@
 //! buffers each time. Inline execution (`ALLOW_INLINE_EXECUTION`) is accepted and treated as
 //! deferred execution, which IREE allows.
 //!
-//! Events and collectives fail at record time with UNIMPLEMENTED until they land.
+//! Dispatches find their kernels through the executables module (`kernels`). Events and
+//! collectives fail at record time with UNIMPLEMENTED until they land.
 
 mod commands;
 mod graph;
-pub mod kernels;
+mod kernels;
 mod stream;
 mod vtable;
 
@@ -40,7 +41,6 @@ use std::sync::Arc;
 unsafe impl Send for HipCommandBuffer {}
 unsafe impl Sync for HipCommandBuffer {}
 
-pub use kernels::{set_kernel_lookup, KernelLaunchInfo, KernelLookup};
 
 /// Largest binding table a command buffer may declare: `buffer_slot` is a 24-bit field.
 const MAX_BINDING_CAPACITY: usize = 1 << 24;

@@ -7,16 +7,15 @@ mod common;
 
 use common::*;
 use iree_hal_hip_rs::abi::*;
-use iree_hal_hip_rs::command_buffer::{set_kernel_lookup, HipCommandBuffer, KernelLaunchInfo};
+use hip_executable_pack::{Executable as PackedExecutable, Export};
+use iree_hal_hip_rs::command_buffer::HipCommandBuffer;
 use iree_hal_hip_rs::device::{HipDevice, PhysicalGpu};
 use iree_hal_hip_rs::hip::context::ContextGuard;
 use iree_hal_hip_rs::hip::types::*;
 use iree_hal_hip_rs::hip::HipSymbols;
 use iree_hal_hip_rs::hip_call;
 use iree_hal_hip_rs::status::StatusCode;
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 
 static ALLOCATOR: CountingAllocator = CountingAllocator::new();
 
@@ -643,56 +642,14 @@ fn child_graph_copy_without_memcpy_node() {
 // Dispatch (kernels loaded directly with HIP; the executables module is separate work)
 //===----------------------------------------------------------------------===//
 
-/// A stand-in HAL executable: a header whose kernels the test lookup knows.
-#[repr(C)]
-struct FakeExecutable {
-    base: iree_hal_executable_t,
-}
-
-static FAKE_EXECUTABLES_DESTROYED: AtomicUsize = AtomicUsize::new(0);
-
-unsafe extern "C" fn fake_executable_destroy(executable: *mut iree_hal_executable_t) {
-    KERNELS.lock().unwrap().remove(&(executable as usize));
-    drop(unsafe { Box::from_raw(executable.cast::<FakeExecutable>()) });
-    FAKE_EXECUTABLES_DESTROYED.fetch_add(1, Ordering::SeqCst);
-}
-
-static FAKE_EXECUTABLE_VTABLE: iree_hal_executable_vtable_t = iree_hal_executable_vtable_t { destroy: Some(fake_executable_destroy) };
-
-/// Executable address -> (function address, block dims, constants, bindings).
-static KERNELS: Mutex<Option<HashMap<usize, (usize, [u32; 3], usize, usize)>>> = Mutex::new(None);
-
-trait KernelTable {
-    fn remove(&mut self, key: &usize);
-}
-impl KernelTable for Option<HashMap<usize, (usize, [u32; 3], usize, usize)>> {
-    fn remove(&mut self, key: &usize) {
-        if let Some(map) = self {
-            map.remove(key);
-        }
-    }
-}
-
-fn test_kernel_lookup(executable: *mut iree_hal_executable_t, export_ordinal: u32, _gpu_index: usize) -> iree_hal_hip_rs::status::Result<KernelLaunchInfo> {
-    let kernels = KERNELS.lock().unwrap();
-    let Some(&(function, block_dims, constant_count, binding_count)) = kernels.as_ref().and_then(|m| m.get(&(executable as usize))) else {
-        return Err(iree_hal_hip_rs::status!(NotFound, "test executable not registered"));
-    };
-    if export_ordinal != 0 {
-        return Err(iree_hal_hip_rs::status!(OutOfRange, "export {export_ordinal} out of range"));
-    }
-    Ok(KernelLaunchInfo { function: function as hipFunction_t, block_dims, shared_memory_bytes: 0, constant_count, binding_count })
-}
-
-/// Compiles a CTS kernel source to a code object, loads it with HIP and registers a fake
-/// executable for it.
-fn load_cts_kernel(fixture: &Fixture, source: &str, kernel: &str, block_dims: [u32; 3], constants: usize, bindings: usize) -> *mut iree_hal_executable_t {
+/// Compiles a CTS kernel source (software-hip/kernels/cts) to a software HIP code object.
+fn compile_cts_kernel(source: &str) -> Vec<u8> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("cmdbuf-kernels-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    // Tests run in parallel: each load compiles its own file.
-    static LOADS: AtomicUsize = AtomicUsize::new(0);
-    let object = dir.join(format!("{kernel}-{}.so", LOADS.fetch_add(1, Ordering::SeqCst)));
+    // Tests run in parallel: each compile writes its own file.
+    static COMPILES: AtomicUsize = AtomicUsize::new(0);
+    let object = dir.join(format!("kernel-{}.so", COMPILES.fetch_add(1, Ordering::SeqCst)));
     let status = std::process::Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
         .args(["-shared", "-fPIC", "-O2", "-std=c11", "-I"])
         .arg(root.join("software-hip/include"))
@@ -704,24 +661,67 @@ fn load_cts_kernel(fixture: &Fixture, source: &str, kernel: &str, block_dims: [u
     assert!(status.success(), "compiling {source}");
     let image = std::fs::read(&object).unwrap();
     std::fs::remove_file(&object).ok();
-    let _context = ContextGuard::push(fixture.hip(), fixture.gpu().context).unwrap();
-    let mut module: hipModule_t = core::ptr::null_mut();
-    hip_call!(fixture.hip(), hipModuleLoadData(&mut module, image.as_ptr().cast())).unwrap();
-    let name = std::ffi::CString::new(kernel).unwrap();
-    let mut function: hipFunction_t = core::ptr::null_mut();
-    hip_call!(fixture.hip(), hipModuleGetFunction(&mut function, module, name.as_ptr())).unwrap();
-    let executable = Box::into_raw(Box::new(FakeExecutable {
-        base: iree_hal_executable_t {
-            resource: iree_hal_resource_t {
-                ref_count: core::sync::atomic::AtomicI32::new(1),
-                vtable: (&FAKE_EXECUTABLE_VTABLE as *const iree_hal_executable_vtable_t).cast(),
-            },
-        },
-    }));
-    KERNELS.lock().unwrap().get_or_insert_with(HashMap::new).insert(executable as usize, (function as usize, block_dims, constants, bindings));
-    set_kernel_lookup(test_kernel_lookup);
-    // The module stays loaded for the process: the functions must outlive every graph.
-    executable.cast()
+    image
+}
+
+/// An executable reference, released on drop.
+struct Executable(*mut iree_hal_executable_t);
+
+impl Drop for Executable {
+    fn drop(&mut self) {
+        unsafe { iree_hal_hip_rs::hal_resource::release(self.0) };
+    }
+}
+
+impl Executable {
+    fn ref_count(&self) -> i32 {
+        unsafe { (*self.0).resource.ref_count.load(Ordering::SeqCst) }
+    }
+}
+
+unsafe extern "C" fn foreign_executable_destroy(executable: *mut iree_hal_executable_t) {
+    drop(unsafe { Box::from_raw(executable) });
+}
+
+static FOREIGN_EXECUTABLE_VTABLE: iree_hal_executable_vtable_t = iree_hal_executable_vtable_t { destroy: Some(foreign_executable_destroy) };
+
+/// An executable some other HAL implementation made.
+fn foreign_executable() -> Executable {
+    let resource = iree_hal_resource_t {
+        ref_count: core::sync::atomic::AtomicI32::new(1),
+        vtable: (&FOREIGN_EXECUTABLE_VTABLE as *const iree_hal_executable_vtable_t).cast(),
+    };
+    Executable(Box::into_raw(Box::new(iree_hal_executable_t { resource })))
+}
+
+/// Packs one CTS kernel as a HIP1 executable and prepares it with the device's cache.
+fn load_cts_kernel(fixture: &Fixture, source: &str, kernel: &str, block_dims: [u32; 3], constant_count: u32, binding_count: usize) -> Executable {
+    let export = Export {
+        kernel_name: kernel.into(),
+        module_ordinal: 0,
+        block_dims,
+        block_shared_memory_size: 0,
+        constant_count,
+        binding_flags: vec![0; binding_count],
+        debug_name: None,
+    };
+    let data = PackedExecutable { modules: vec![compile_cts_kernel(source)], exports: vec![export] }.pack().unwrap();
+    let mut cache = core::ptr::null_mut();
+    let mut loop_status: iree_status_t = core::ptr::null_mut();
+    let inline_loop = iree_loop_t { self_: (&mut loop_status as *mut iree_status_t).cast(), ctl: None };
+    assert_ok(unsafe { (fixture.device_vtable().create_executable_cache.unwrap())(fixture.device, sv("default"), inline_loop, &mut cache) });
+    let cache_vtable = unsafe { &*((*cache).resource.vtable as *const iree_hal_executable_cache_vtable_t) };
+    let params = iree_hal_executable_params_t {
+        caching_mode: 0,
+        executable_format: sv("HSACO"),
+        executable_data: iree_const_byte_span_t { data: data.as_ptr(), data_length: data.len() },
+        constant_count: 0,
+        constants: core::ptr::null(),
+    };
+    let mut executable = core::ptr::null_mut();
+    assert_ok(unsafe { (cache_vtable.prepare_executable.unwrap())(cache, &params, &mut executable) });
+    unsafe { iree_hal_hip_rs::hal_resource::release(cache) };
+    Executable(executable)
 }
 
 #[test]
@@ -738,24 +738,20 @@ fn dispatches_pass_bindings_at_offsets_and_constants() {
             assert_ok(cb.fill(direct(&input, 0, 16), &(-2.5f32).to_ne_bytes()));
             assert_ok(cb.fill(direct(&output, 0, 16), &(-9.0f32).to_ne_bytes()));
             assert_ok(cb.barrier());
-            assert_ok(cb.dispatch(abs, [1, 1, 1], &[], &[direct(&input, 4, 8), direct(&output, 4, 8)]));
-            assert_ok(cb.dispatch(constants_kernel, [1, 1, 1], &[11, 22, 0xFFFF_FFFF, 44], &[slot(0, 0, 16)]));
+            assert_ok(cb.dispatch(abs.0, [1, 1, 1], &[], &[direct(&input, 4, 8), direct(&output, 4, 8)]));
+            assert_ok(cb.dispatch(constants_kernel.0, [1, 1, 1], &[11, 22, 0xFFFF_FFFF, 44], &[slot(0, 0, 16)]));
             // An empty grid is skipped.
-            assert_ok(cb.dispatch(abs, [0, 1, 1], &[], &[direct(&output, 0, 8), direct(&output, 0, 8)]));
+            assert_ok(cb.dispatch(abs.0, [0, 1, 1], &[], &[direct(&output, 0, 8), direct(&output, 0, 8)]));
         });
-        // The command buffer holds the executables now.
-        unsafe {
-            iree_hal_hip_rs::hal_resource::release(abs);
-            iree_hal_hip_rs::hal_resource::release(constants_kernel);
-        }
+        // The command buffer holds a reference per dispatch.
+        assert_eq!((abs.ref_count(), constants_kernel.ref_count()), (3, 2));
         fixture.issue(&command_buffer, &[binding(&constants_out)]).unwrap();
         let floats: Vec<f32> = fixture.read(&output).chunks(4).map(|c| f32::from_ne_bytes(c.try_into().unwrap())).collect();
         assert_eq!(floats, vec![-9.0, 2.5, 2.5, -9.0], "{mode:?}");
         let words: Vec<u32> = fixture.read(&constants_out).chunks(4).map(|c| u32::from_ne_bytes(c.try_into().unwrap())).collect();
         assert_eq!(words, vec![11, 22, 0xFFFF_FFFF, 44], "{mode:?}");
-        let destroyed = FAKE_EXECUTABLES_DESTROYED.load(Ordering::SeqCst);
         drop(command_buffer);
-        assert_eq!(FAKE_EXECUTABLES_DESTROYED.load(Ordering::SeqCst), destroyed + 2, "releasing the command buffer releases its executables");
+        assert_eq!((abs.ref_count(), constants_kernel.ref_count()), (1, 1), "releasing the command buffer releases its executables");
     }
 }
 
@@ -777,9 +773,8 @@ fn indirect_dispatch_reads_the_workgroup_count_when_it_runs() {
             let bindings = [direct(&input, 0, 8), direct(&output, 0, 8)];
             let list = iree_hal_buffer_ref_list_t { count: 2, values: bindings.as_ptr() };
             let constants = iree_const_byte_span_t { data: core::ptr::null(), data_length: 0 };
-            assert_ok(unsafe { (cb.vtable().dispatch_indirect.unwrap())(cb.0, abs, 0, direct(&counts, 0, 12), constants, list, 0) });
+            assert_ok(unsafe { (cb.vtable().dispatch_indirect.unwrap())(cb.0, abs.0, 0, direct(&counts, 0, 12), constants, list, 0) });
         });
-        unsafe { iree_hal_hip_rs::hal_resource::release(abs) };
         fixture.issue(&command_buffer, &[]).unwrap();
         let floats: Vec<f32> = fixture.read(&output).chunks(4).map(|c| f32::from_ne_bytes(c.try_into().unwrap())).collect();
         assert_eq!(floats, vec![1.5, 3.0], "{mode:?}");
@@ -793,24 +788,27 @@ fn dispatches_not_matching_the_export_are_rejected_at_record_time() {
     let output = fixture.host_buffer(16);
     let command_buffer = fixture.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
     record(&command_buffer, |cb| {
-        let text = assert_code(cb.dispatch(kernel, [1, 1, 1], &[1, 2], &[direct(&output, 0, 16)]), StatusCode::InvalidArgument);
+        let text = assert_code(cb.dispatch(kernel.0, [1, 1, 1], &[1, 2], &[direct(&output, 0, 16)]), StatusCode::InvalidArgument);
         assert!(text.contains("takes 1 bindings and 4 constants but 1 and 2"), "{text}");
-        assert_code(cb.dispatch(kernel, [1, 1, 1], &[1, 2, 3, 4], &[]), StatusCode::InvalidArgument);
+        assert_code(cb.dispatch(kernel.0, [1, 1, 1], &[1, 2, 3, 4], &[]), StatusCode::InvalidArgument);
         // Constants must be whole 32-bit values.
         let constants = iree_const_byte_span_t { data: [0u8; 6].as_ptr(), data_length: 6 };
         let list = iree_hal_buffer_ref_list_t { count: 0, values: core::ptr::null() };
         let workgroups = [1u32; 3];
-        let text = assert_code(unsafe { (cb.vtable().dispatch.unwrap())(cb.0, kernel, 0, workgroups.as_ptr(), constants, list, 0) }, StatusCode::InvalidArgument);
+        let text = assert_code(unsafe { (cb.vtable().dispatch.unwrap())(cb.0, kernel.0, 0, workgroups.as_ptr(), constants, list, 0) }, StatusCode::InvalidArgument);
         assert!(text.contains("dispatch"), "{text}");
         // An export the executable does not have.
         let list = iree_hal_buffer_ref_list_t { count: 0, values: core::ptr::null() };
         let constants = iree_const_byte_span_t { data: core::ptr::null(), data_length: 0 };
-        assert_code(unsafe { (cb.vtable().dispatch.unwrap())(cb.0, kernel, 3, workgroups.as_ptr(), constants, list, 0) }, StatusCode::OutOfRange);
-        assert_code(unsafe { (cb.vtable().dispatch.unwrap())(cb.0, kernel, -1, workgroups.as_ptr(), constants, list, 0) }, StatusCode::InvalidArgument);
+        let text = assert_code(unsafe { (cb.vtable().dispatch.unwrap())(cb.0, kernel.0, 3, workgroups.as_ptr(), constants, list, 0) }, StatusCode::InvalidArgument);
+        assert!(text.contains("export ordinal 3"), "{text}");
+        // Something that is not one of our executables.
+        let foreign = foreign_executable();
+        let text = assert_code(unsafe { (cb.vtable().dispatch.unwrap())(cb.0, foreign.0, 0, workgroups.as_ptr(), constants, list, 0) }, StatusCode::InvalidArgument);
+        assert!(text.contains("executable"), "{text}");
+        assert_code(unsafe { (cb.vtable().dispatch.unwrap())(cb.0, kernel.0, -1, workgroups.as_ptr(), constants, list, 0) }, StatusCode::InvalidArgument);
     });
-    let refs = unsafe { (*kernel).resource.ref_count.load(Ordering::SeqCst) };
-    assert_eq!(refs, 1, "rejected dispatches do not retain the executable");
-    unsafe { iree_hal_hip_rs::hal_resource::release(kernel) };
+    assert_eq!(kernel.ref_count(), 1, "rejected dispatches do not retain the executable");
     fixture.issue(&command_buffer, &[]).unwrap();
     assert_eq!(fixture.read(&output), vec![0xEE; 16]);
 }

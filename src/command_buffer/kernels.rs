@@ -1,19 +1,15 @@
 //! How a dispatch finds the HIP function of an executable's export, and the kernel
 //! argument block IREE's HIP kernels expect.
-//!
-//! The executables module owns the loaded code objects. Until it is connected, lookups go
-//! through a replaceable function (`set_kernel_lookup`), which the tests also use to
-//! supply kernels loaded directly with HIP.
 
 use crate::abi::*;
+use crate::executable::HipExecutable;
 use crate::hip::types::hipFunction_t;
 use crate::status::Result;
 use core::ffi::c_void;
-use parking_lot::RwLock;
 
 /// What launching one export needs.
 #[derive(Clone, Copy, Debug)]
-pub struct KernelLaunchInfo {
+pub(crate) struct KernelLaunchInfo {
     /// The export's function, loaded on the GPU the dispatch is issued on.
     pub function: hipFunction_t,
     pub block_dims: [u32; 3],
@@ -24,26 +20,20 @@ pub struct KernelLaunchInfo {
     pub binding_count: usize,
 }
 
-/// Finds the kernel of `export_ordinal` of `executable` for the device's GPU `gpu_index`.
-pub type KernelLookup = fn(executable: *mut iree_hal_executable_t, export_ordinal: u32, gpu_index: usize) -> Result<KernelLaunchInfo>;
-
-fn executables_not_connected(_: *mut iree_hal_executable_t, export_ordinal: u32, _: usize) -> Result<KernelLaunchInfo> {
-    Err(crate::status!(
-        Unimplemented,
-        "dispatch of export {export_ordinal}: HIP executables are not connected to command buffers yet"
-    ))
-}
-
-static KERNEL_LOOKUP: RwLock<KernelLookup> = RwLock::new(executables_not_connected);
-
-/// Replaces the process-wide kernel lookup (the executables module, or a test's).
-pub fn set_kernel_lookup(lookup: KernelLookup) {
-    *KERNEL_LOOKUP.write() = lookup;
-}
-
+/// Finds the kernel of `export_ordinal` of `executable` (one of our executables) for the
+/// device's GPU `gpu_index`.
 pub(crate) fn lookup_kernel(executable: *mut iree_hal_executable_t, export_ordinal: u32, gpu_index: usize) -> Result<KernelLaunchInfo> {
-    let lookup = *KERNEL_LOOKUP.read();
-    lookup(executable, export_ordinal, gpu_index)
+    // SAFETY: callers pass live executables (retained by the command buffer or IREE's
+    // caller); the vtable check rejects anyone else's.
+    let executable = unsafe { HipExecutable::from_raw(executable) }?;
+    let export = executable.export(export_ordinal)?;
+    Ok(KernelLaunchInfo {
+        function: export.function(gpu_index)?,
+        block_dims: export.block_dims,
+        shared_memory_bytes: export.block_shared_memory_size,
+        constant_count: export.constant_count as usize,
+        binding_count: export.binding_count(),
+    })
 }
 
 /// The `kernelParams` array of one launch, laid out as IREE's HIP driver does: one pointer
