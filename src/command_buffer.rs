@@ -17,6 +17,7 @@
 //! collectives fail at record time with UNIMPLEMENTED until they land.
 
 mod commands;
+mod execution;
 mod graph;
 mod kernels;
 mod stream;
@@ -42,6 +43,8 @@ unsafe impl Send for HipCommandBuffer {}
 unsafe impl Sync for HipCommandBuffer {}
 
 
+pub use execution::prepare_execution;
+
 /// Largest binding table a command buffer may declare: `buffer_slot` is a 24-bit field.
 const MAX_BINDING_CAPACITY: usize = 1 << 24;
 
@@ -60,6 +63,8 @@ struct Recorder {
     commands: Vec<Command>,
     /// Whether a one-shot command buffer has been issued (it may be only once).
     issued: bool,
+    /// Whether a one-shot command buffer has been submitted to a queue.
+    submitted: bool,
     graphs: graph::GraphCache,
 }
 
@@ -140,7 +145,7 @@ impl HipCommandBuffer {
             hip,
             execution_mode: spec.execution_mode,
             _validation_storage: validation_storage,
-            recorder: Mutex::new(Recorder { phase: Phase::Initial, commands: Vec::new(), issued: false, graphs: Default::default() }),
+            recorder: Mutex::new(Recorder { phase: Phase::Initial, commands: Vec::new(), issued: false, submitted: false, graphs: Default::default() }),
         });
         Ok(Box::into_raw(command_buffer).cast())
     }
@@ -216,6 +221,24 @@ impl HipCommandBuffer {
         } else {
             stream::issue(hip, gpu_index, stream, &recorder.commands, binding_table)
         }
+    }
+
+    /// Checks made when the command buffer is submitted to a queue with `binding_table`:
+    /// it is ended, a one-shot one is submitted once, and every slot reference resolves.
+    pub fn check_submission(&self, binding_table: &[iree_hal_buffer_binding_t]) -> Result<()> {
+        let mut recorder = self.recorder.lock();
+        if recorder.phase != Phase::Executable {
+            return Err(crate::status!(FailedPrecondition, "queue_execute: command buffer was not ended (phase {:?})", recorder.phase));
+        }
+        let one_shot = self.header().mode & IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT != 0;
+        if one_shot && recorder.submitted {
+            return Err(crate::status!(FailedPrecondition, "queue_execute: one-shot command buffer submitted a second time"));
+        }
+        for command in &recorder.commands {
+            command.check_slots(binding_table)?;
+        }
+        recorder.submitted = true;
+        Ok(())
     }
 
     //===------------------------------------------------------------------===//

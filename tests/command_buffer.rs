@@ -464,6 +464,69 @@ fn recorded_buffers_stay_alive_until_the_command_buffer_goes() {
 }
 
 //===----------------------------------------------------------------------===//
+// Submission (what the device's queue_execute runs)
+//===----------------------------------------------------------------------===//
+
+fn table(bindings: &[iree_hal_buffer_binding_t]) -> iree_hal_buffer_binding_table_t {
+    iree_hal_buffer_binding_table_t { count: bindings.len(), bindings: bindings.as_ptr() }
+}
+
+#[test]
+fn prepared_executions_issue_on_a_queue_stream_and_keep_their_resources_alive() {
+    for mode in MODES {
+        let fixture = Fixture::new(mode);
+        let command_buffer = fixture.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 1);
+        record(&command_buffer, |cb| assert_ok(cb.fill(slot(0, 0, 8), &[0x42])));
+        let buffer = fixture.host_buffer(8);
+        let buffer_refs = || unsafe { (*buffer.0).resource.ref_count.load(Ordering::SeqCst) };
+        let command_buffer_refs = || command_buffer.header().resource.ref_count.load(Ordering::SeqCst);
+        let bindings = [binding(&buffer)];
+        let (issue, keep_alive) = unsafe { iree_hal_hip_rs::command_buffer::prepare_execution(command_buffer.0, table(&bindings)) }.unwrap();
+        assert_eq!((buffer_refs(), command_buffer_refs()), (2, 2), "the submission holds the table's buffers and the command buffer");
+        // A one-shot command buffer is submitted once.
+        let again = unsafe { iree_hal_hip_rs::command_buffer::prepare_execution(command_buffer.0, table(&bindings)) };
+        assert_eq!(again.err().unwrap().code(), StatusCode::FailedPrecondition);
+        {
+            let _context = ContextGuard::push(fixture.hip(), fixture.gpu().context).unwrap();
+            let queue = iree_hal_hip_rs::queue::StreamContext { hip: fixture.hip(), gpu: fixture.gpu(), gpu_index: 0, stream: fixture.stream };
+            issue(&queue).unwrap();
+            hip_call!(fixture.hip(), hipStreamSynchronize(fixture.stream)).unwrap();
+        }
+        assert_eq!(fixture.read(&buffer), vec![0x42; 8], "{mode:?}");
+        drop(keep_alive);
+        assert_eq!((buffer_refs(), command_buffer_refs()), (1, 1));
+    }
+}
+
+#[test]
+fn submissions_are_checked_before_anything_is_queued() {
+    let fixture = Fixture::new(Mode::Stream);
+    let prepare = |command_buffer: &CommandBuffer, bindings: &[iree_hal_buffer_binding_t]| {
+        unsafe { iree_hal_hip_rs::command_buffer::prepare_execution(command_buffer.0, table(bindings)) }.map(|_| ()).map_err(|s| (s.code(), s.to_string()))
+    };
+    let buffer = fixture.host_buffer(8);
+    let command_buffer = fixture.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_DEFAULT, 2);
+    assert_ok(command_buffer.begin());
+    assert_ok(command_buffer.copy(slot(0, 0, 4), slot(1, 2, 4)));
+    assert_eq!(prepare(&command_buffer, &[binding(&buffer), binding(&buffer)]).unwrap_err().0, StatusCode::FailedPrecondition, "not ended");
+    assert_ok(command_buffer.end());
+    let (code, text) = prepare(&command_buffer, &[binding(&buffer)]).unwrap_err();
+    assert_eq!(code, StatusCode::OutOfRange, "{text}");
+    assert!(text.contains("copy_buffer") && text.contains("slot 1"), "{text}");
+    let (code, text) = prepare(&command_buffer, &[binding(&buffer), iree_hal_buffer_binding_t { buffer: buffer.0, offset: 4, length: 4 }]).unwrap_err();
+    assert_eq!(code, StatusCode::OutOfRange, "{text}");
+    let (code, text) = prepare(&command_buffer, &[binding(&buffer), binding(&buffer)]).unwrap_err();
+    assert_eq!(code, StatusCode::InvalidArgument, "{text}");
+    assert!(text.contains("overlap"), "{text}");
+    prepare(&command_buffer, &[binding(&buffer), binding(&fixture.host_buffer(8))]).unwrap();
+    // A NULL command buffer is a barrier.
+    let (issue, keep_alive) = unsafe { iree_hal_hip_rs::command_buffer::prepare_execution(core::ptr::null_mut(), table(&[])) }.unwrap();
+    assert!(keep_alive.is_empty());
+    let queue = iree_hal_hip_rs::queue::StreamContext { hip: fixture.hip(), gpu: fixture.gpu(), gpu_index: 0, stream: fixture.stream };
+    issue(&queue).unwrap();
+}
+
+//===----------------------------------------------------------------------===//
 // Bad input
 //===----------------------------------------------------------------------===//
 

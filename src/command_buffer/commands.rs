@@ -246,6 +246,41 @@ impl Command {
     }
 }
 
+impl Command {
+    /// Resolves every binding table slot the command names against `binding_table`, with
+    /// the checks issuing would make, so that a bad table fails at submission.
+    pub(crate) fn check_slots(&self, binding_table: &[iree_hal_buffer_binding_t]) -> Result<()> {
+        let what = self.name();
+        let is_slot = |r: &BufferRef| matches!(r.source, BufferSource::Slot(_));
+        match self {
+            Command::Fill { target, pattern_length, .. } if is_slot(target) => {
+                check_fill_alignment(&target.resolve(binding_table, what)?, *pattern_length, what)
+            }
+            Command::Update { target, data } if is_slot(target) => {
+                let range = target.resolve(binding_table, what)?;
+                if range.length != data.len() as u64 {
+                    return Err(crate::status!(Internal, "{what}: resolved {} bytes for {} bytes of data", range.length, data.len()));
+                }
+                Ok(())
+            }
+            Command::Copy { source, target } if is_slot(source) || is_slot(target) => {
+                super::stream::resolve_copy(source, target, binding_table, what).map(|_| ())
+            }
+            Command::Dispatch(dispatch) => {
+                let indirect = match &dispatch.workgroups {
+                    Workgroups::Indirect(workgroups_ref) => Some(workgroups_ref),
+                    Workgroups::Direct(_) => None,
+                };
+                for buffer_ref in dispatch.bindings.iter().chain(indirect).filter(|r| is_slot(r)) {
+                    buffer_ref.resolve(binding_table, what)?;
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
 /// Checks a resolved fill range against the pattern's alignment rules.
 pub(crate) fn check_fill_alignment(range: &DeviceRange, pattern_length: u8, what: &str) -> Result<()> {
     let pattern_length = u64::from(pattern_length);
