@@ -42,7 +42,6 @@ use std::sync::Arc;
 unsafe impl Send for HipCommandBuffer {}
 unsafe impl Sync for HipCommandBuffer {}
 
-
 pub use execution::prepare_execution;
 
 /// Largest binding table a command buffer may declare: `buffer_slot` is a 24-bit field.
@@ -155,9 +154,10 @@ impl HipCommandBuffer {
     /// # Safety
     /// `command_buffer` must be NULL or a live HAL command buffer.
     pub unsafe fn from_raw<'a>(command_buffer: *mut iree_hal_command_buffer_t) -> Result<&'a HipCommandBuffer> {
-        // SAFETY: per the caller.
-        let header = unsafe { boundary::try_ref(command_buffer.cast_const(), "command_buffer") }?;
-        if header.resource.vtable != vtable::vtable_pointer() {
+        boundary::non_null(command_buffer, "command_buffer")?;
+        // SAFETY: per the caller; a field read, as IREE's core may be writing other fields.
+        let vtable = unsafe { core::ptr::addr_of!((*command_buffer).resource.vtable).read() };
+        if vtable != vtable::vtable_pointer() {
             return Err(crate::status!(InvalidArgument, "command buffer was not created by a HIP device of this library"));
         }
         // SAFETY: our vtable means our allocation.
