@@ -1,11 +1,11 @@
 //! The HIP device (`iree_hal_device_t` with IREE's device vtable): one logical device over
 //! one or more GPUs, each with its retained primary context, sharing one allocator.
 //!
-//! Implemented so far: identity, allocators, channel provider slot, trim, `query_i64`,
-//! semaphores and waits, and the queue operations barrier/execute (without command
-//! buffers yet), fill, update, copy, alloca and dealloca (`crate::queue`). Command buffers,
-//! executables, events, files and channels are the rest of the device issue and answer
-//! UNIMPLEMENTED until they land.
+//! Implemented: identity, allocators, channel provider slot, trim, `query_i64`, semaphores
+//! and waits, command buffers (`crate::command_buffer`), executables
+//! (`crate::executable_cache`), and the queue operations execute, fill, update, copy, alloca
+//! and dealloca (`crate::queue`). Events, files (queue_read/queue_write, import_file) and
+//! channels are the rest of the device issue and answer UNIMPLEMENTED until they land.
 
 use crate::abi::*;
 use crate::allocator::{AllocatorDevice, HipAllocator};
@@ -586,16 +586,16 @@ unsafe extern "C" fn device_queue_execute(
     wait_semaphore_list: iree_hal_semaphore_list_t,
     signal_semaphore_list: iree_hal_semaphore_list_t,
     command_buffer: *mut iree_hal_command_buffer_t,
-    _binding_table: iree_hal_buffer_binding_table_t,
+    binding_table: iree_hal_buffer_binding_table_t,
 ) -> iree_status_t {
     boundary::status_entry("iree_hal_hip_device_queue_execute", || {
         // SAFETY: IREE's device contract.
         let device = unsafe { HipDevice::from_raw(device) }?;
-        if !command_buffer.is_null() {
-            return Err(crate::status!(Unimplemented, "queue_execute of a command buffer is not implemented yet by the Rust HIP device"));
-        }
-        // A barrier: the signals follow the waits.
-        device.submit("queue_execute", queue_affinity, &wait_semaphore_list, &signal_semaphore_list, Box::new(|_| Ok(())), Vec::new())
+        // Checks the command buffer and table now and keeps them alive until the queue is
+        // done; a NULL command buffer makes a barrier (the signals follow the waits).
+        // SAFETY: IREE's queue_execute contract.
+        let (issue, keep_alive) = unsafe { crate::command_buffer::prepare_execution(command_buffer, binding_table) }?;
+        device.submit("queue_execute", queue_affinity, &wait_semaphore_list, &signal_semaphore_list, issue, keep_alive)
     })
 }
 unsafe extern "C" fn device_queue_flush(_: *mut iree_hal_device_t, _: iree_hal_queue_affinity_t) -> iree_status_t {
