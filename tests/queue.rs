@@ -265,3 +265,51 @@ fn bad_queue_arguments_are_refused() {
     assert_code(status, StatusCode::InvalidArgument);
     unsafe { iree_hal_hip_rs::hal_resource::release_buffer(buffer) };
 }
+
+#[repr(C)]
+#[derive(Default, Debug)]
+struct SoftHipMemoryUsage {
+    allocated_bytes: u64,
+    peak_allocated_bytes: u64,
+    limit_bytes: u64,
+    allocation_count: u64,
+}
+
+/// Memory is placed on the GPU the queue affinity names, whatever device the calling thread
+/// selected last in HIP (every driver call pushes its GPU's context).
+#[test]
+fn allocations_follow_the_affinity_not_the_threads_current_device() {
+    let f = Fixture::new("0,1");
+    // The same library the driver loaded (dlopen of the same path returns the same handle).
+    let library = unsafe { libloading::Library::new(software_hip_library()) }.unwrap();
+    let usage = |device: i32| -> u64 {
+        let query: libloading::Symbol<unsafe extern "C" fn(i32, *mut SoftHipMemoryUsage) -> i32> =
+            unsafe { library.get(b"softhip_device_memory_usage\0") }.unwrap();
+        let mut out = SoftHipMemoryUsage::default();
+        assert_eq!(unsafe { query(device, &mut out) }, 0);
+        out.allocated_bytes
+    };
+    let set_device: libloading::Symbol<unsafe extern "C" fn(i32) -> u32> = unsafe { library.get(b"hipSetDevice\0") }.unwrap();
+    let allocator = unsafe { (f.vtable().device_allocator.unwrap())(f.device) };
+    let avtable = unsafe { &*((*allocator).resource.vtable as *const iree_hal_allocator_vtable_t) };
+    const SIZE: u64 = 1 << 20;
+    for (thread_device, affinity, expected_gpu) in [(1, 1u64 << 0, 0), (0, 1u64 << 1, 1), (1, 1u64 << 1, 1)] {
+        assert_eq!(unsafe { set_device(thread_device) }, 0);
+        let before = [usage(0), usage(1)];
+        let params = iree_hal_buffer_params_t {
+            usage: IREE_HAL_BUFFER_USAGE_TRANSFER,
+            access: IREE_HAL_MEMORY_ACCESS_ALL,
+            type_: IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL,
+            queue_affinity: affinity,
+            min_alignment: 0,
+        };
+        let mut buffer = core::ptr::null_mut();
+        assert_ok(unsafe { (avtable.allocate_buffer.unwrap())(allocator, &params, SIZE, &mut buffer) });
+        let after = [usage(0), usage(1)];
+        let other = 1 - expected_gpu;
+        assert!(after[expected_gpu] >= before[expected_gpu] + SIZE, "affinity {affinity:#x} with the thread on device {thread_device}: {before:?} -> {after:?}");
+        assert_eq!(after[other], before[other], "affinity {affinity:#x} charged the wrong GPU: {before:?} -> {after:?}");
+        unsafe { iree_hal_hip_rs::hal_resource::release_buffer(buffer) };
+        assert_eq!([usage(0), usage(1)], before, "the buffer's memory went back");
+    }
+}
