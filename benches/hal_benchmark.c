@@ -1,0 +1,566 @@
+// HAL benchmark: one program written against IREE v3.3.0's public HAL C API, built twice
+// from this source: linked with IREE's C HIP driver (hal_benchmark_c) and with ours
+// (hal_benchmark_rs). Both run on the software HIP device (IREE_HIP_DYLIB_PATH).
+//
+// usage: hal_benchmark [--smoke] [--hip_use_streams=true|false] <abs kernel HIP executable>
+//
+// Every measurement is one line on stdout, tab separated, for bench.sh to combine:
+//   scenario  mode  metric  value  unit
+// mode is "stream" or "graph" (from --hip_use_streams); a scenario the driver cannot run
+// prints "n/a" as its value, one that fails prints "error" (and the reason on stderr).
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "iree/base/api.h"
+#include "iree/base/internal/flags.h"
+#include "iree/hal/api.h"
+#include "iree/hal/drivers/hip/registration/driver_module.h"
+
+#ifndef BENCH_DRIVER_NAME
+#error "build with -DBENCH_DRIVER_NAME=\"c\" or \"rust\""
+#endif
+#ifndef BENCH_MULTI_GPU
+#define BENCH_MULTI_GPU 0
+#endif
+
+IREE_FLAG(bool, smoke, false, "Run a few iterations of every scenario (a quick check).");
+
+// Stops the enclosing function with |expr|'s status when it fails.
+#define BENCH_RETURN_IF_ERROR(expr)             \
+  do {                                          \
+    iree_status_t bench_status = (expr);        \
+    if (!iree_status_is_ok(bench_status)) {     \
+      return bench_status;                      \
+    }                                           \
+  } while (0)
+
+// What every scenario needs: the device, the abs kernel and its two small buffers.
+typedef struct bench_t {
+  iree_allocator_t host_allocator;
+  iree_hal_device_t* device;
+  iree_hal_executable_cache_t* cache;
+  iree_hal_executable_t* executable;
+  iree_byte_span_t executable_data;
+  iree_hal_buffer_t* input;
+  iree_hal_buffer_t* output;
+  iree_hal_buffer_t* fill_target;
+  const char* mode;
+  bool smoke;
+} bench_t;
+
+enum { FILL_TARGET_BYTES = 4096, COMMANDS_PER_BUFFER = 1000, CHAIN_LENGTH = 1000 };
+
+static double now_seconds(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static void report(const char* scenario, const char* mode, const char* metric, double value,
+                   const char* unit) {
+  printf("%s\t%s\t%s\t%.3f\t%s\n", scenario, mode, metric, value, unit);
+  fflush(stdout);
+}
+
+static void report_text(const char* scenario, const char* mode, const char* metric,
+                        const char* text, const char* unit) {
+  printf("%s\t%s\t%s\t%s\t%s\n", scenario, mode, metric, text, unit);
+  fflush(stdout);
+}
+
+// Loop bounds: at least |min_iterations|, then until |seconds| have passed or
+// |max_iterations| ran (the smoke run does |smoke_iterations| and stops).
+typedef struct loop_bounds_t {
+  int min_iterations;
+  int max_iterations;
+  double seconds;
+  int smoke_iterations;
+} loop_bounds_t;
+
+static bool loop_continues(const bench_t* b, loop_bounds_t bounds, int done, double start) {
+  if (b->smoke) return done < bounds.smoke_iterations;
+  if (done < bounds.min_iterations) return true;
+  return done < bounds.max_iterations && now_seconds() - start < bounds.seconds;
+}
+
+static iree_hal_semaphore_list_t one_semaphore(iree_hal_semaphore_t** semaphore, uint64_t* value) {
+  iree_hal_semaphore_list_t list = {1, semaphore, value};
+  return list;
+}
+
+static iree_status_t read_file(const char* path, iree_allocator_t allocator,
+                               iree_byte_span_t* out_contents) {
+  FILE* file = fopen(path, "rb");
+  if (!file) return iree_make_status(IREE_STATUS_NOT_FOUND, "cannot open '%s'", path);
+  fseek(file, 0, SEEK_END);
+  long size = ftell(file);
+  fseek(file, 0, SEEK_SET);
+  iree_status_t status =
+      iree_allocator_malloc(allocator, (iree_host_size_t)size, (void**)&out_contents->data);
+  if (iree_status_is_ok(status) && fread(out_contents->data, 1, (size_t)size, file) != (size_t)size) {
+    status = iree_make_status(IREE_STATUS_DATA_LOSS, "short read of '%s'", path);
+  }
+  out_contents->data_length = (iree_host_size_t)size;
+  fclose(file);
+  return status;
+}
+
+static iree_status_t create_driver(iree_allocator_t host_allocator, iree_hal_driver_t** out_driver) {
+  return iree_hal_driver_registry_try_create(iree_hal_driver_registry_default(), IREE_SV("hip"),
+                                             host_allocator, out_driver);
+}
+
+static iree_status_t load_executable(bench_t* b, iree_hal_executable_t** out_executable) {
+  iree_hal_executable_params_t params;
+  iree_hal_executable_params_initialize(&params);
+  params.executable_format = IREE_SV("HSACO");
+  params.executable_data =
+      iree_make_const_byte_span(b->executable_data.data, b->executable_data.data_length);
+  return iree_hal_executable_cache_prepare_executable(b->cache, &params, out_executable);
+}
+
+static iree_status_t allocate_device_buffer(bench_t* b, iree_device_size_t size,
+                                            iree_hal_buffer_t** out_buffer) {
+  iree_hal_buffer_params_t params = {
+      .usage = IREE_HAL_BUFFER_USAGE_DEFAULT,
+      .type = IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL,
+  };
+  return iree_hal_allocator_allocate_buffer(iree_hal_device_allocator(b->device), params, size,
+                                            out_buffer);
+}
+
+// Records |count| abs dispatches (or 4-byte fills when |fills|) into a new command buffer.
+static iree_status_t record_commands(bench_t* b, int count, bool fills,
+                                     iree_hal_command_buffer_mode_t mode,
+                                     iree_hal_command_buffer_t** out_command_buffer) {
+  iree_hal_command_buffer_t* command_buffer = NULL;
+  BENCH_RETURN_IF_ERROR(iree_hal_command_buffer_create(b->device, mode, IREE_HAL_COMMAND_CATEGORY_ANY,
+                                                       IREE_HAL_QUEUE_AFFINITY_ANY, 0, &command_buffer));
+  iree_status_t status = iree_hal_command_buffer_begin(command_buffer);
+  iree_hal_buffer_ref_t refs[2] = {
+      {.buffer = b->input, .offset = 0, .length = 2 * sizeof(float)},
+      {.buffer = b->output, .offset = 0, .length = 2 * sizeof(float)},
+  };
+  iree_hal_buffer_ref_list_t bindings = {2, refs};
+  uint32_t workgroup_count[3] = {1, 1, 1};
+  const uint32_t pattern = 0x3f800000u;
+  for (int i = 0; i < count && iree_status_is_ok(status); ++i) {
+    if (fills) {
+      iree_hal_buffer_ref_t target = {
+          .buffer = b->fill_target,
+          .offset = (iree_device_size_t)((i * sizeof(pattern)) % FILL_TARGET_BYTES),
+          .length = sizeof(pattern),
+      };
+      status = iree_hal_command_buffer_fill_buffer(command_buffer, target, &pattern, sizeof(pattern),
+                                                   IREE_HAL_FILL_FLAG_NONE);
+    } else {
+      status = iree_hal_command_buffer_dispatch(command_buffer, b->executable, 0, workgroup_count,
+                                                iree_const_byte_span_empty(), bindings,
+                                                IREE_HAL_DISPATCH_FLAG_NONE);
+    }
+  }
+  if (iree_status_is_ok(status)) status = iree_hal_command_buffer_end(command_buffer);
+  if (iree_status_is_ok(status)) {
+    *out_command_buffer = command_buffer;
+  } else {
+    iree_hal_command_buffer_release(command_buffer);
+  }
+  return status;
+}
+
+// 1. queue_execute of a one-dispatch command buffer, then a host wait on its signal.
+static iree_status_t scenario_round_trip(bench_t* b) {
+  iree_hal_command_buffer_t* command_buffer = NULL;
+  BENCH_RETURN_IF_ERROR(record_commands(b, 1, false, IREE_HAL_COMMAND_BUFFER_MODE_DEFAULT, &command_buffer));
+  iree_hal_semaphore_t* semaphore = NULL;
+  iree_status_t status =
+      iree_hal_semaphore_create(b->device, 0, IREE_HAL_SEMAPHORE_FLAG_NONE, &semaphore);
+  uint64_t value = 0;
+  const int warmup = b->smoke ? 2 : 50;
+  loop_bounds_t bounds = {.min_iterations = 200, .max_iterations = 20000, .seconds = 1.0,
+                          .smoke_iterations = 10};
+  double start = 0;
+  int done = 0;
+  for (int i = -warmup; iree_status_is_ok(status); ++i) {
+    if (i == 0) start = now_seconds();
+    if (i >= 0 && !loop_continues(b, bounds, done, start)) break;
+    uint64_t signal_value = ++value;
+    status = iree_hal_device_queue_execute(b->device, IREE_HAL_QUEUE_AFFINITY_ANY,
+                                           iree_hal_semaphore_list_empty(),
+                                           one_semaphore(&semaphore, &signal_value), command_buffer,
+                                           iree_hal_buffer_binding_table_empty());
+    if (iree_status_is_ok(status)) {
+      status = iree_hal_semaphore_wait(semaphore, signal_value, iree_infinite_timeout());
+    }
+    if (i >= 0) ++done;
+  }
+  if (iree_status_is_ok(status)) {
+    report("s1_round_trip", b->mode, "execute_wait", (now_seconds() - start) * 1e6 / done, "us");
+  }
+  iree_hal_semaphore_release(semaphore);
+  iree_hal_command_buffer_release(command_buffer);
+  return status;
+}
+
+// 2. A chain of barriers, each waiting on the value the previous one signals, alternating
+// between the queues in |affinities| (the same queue twice for a one-queue chain).
+static iree_status_t run_chain(bench_t* b, iree_hal_device_t* device,
+                               const iree_hal_queue_affinity_t affinities[2], const char* prefix) {
+  const int length = b->smoke ? 20 : CHAIN_LENGTH;
+  const int repetitions = b->smoke ? 1 : 5;
+  double submit_total = 0, complete_total = 0;
+  iree_status_t status = iree_ok_status();
+  for (int r = 0; r < repetitions && iree_status_is_ok(status); ++r) {
+    iree_hal_semaphore_t* semaphore = NULL;
+    BENCH_RETURN_IF_ERROR(
+        iree_hal_semaphore_create(device, 0, IREE_HAL_SEMAPHORE_FLAG_NONE, &semaphore));
+    double start = now_seconds();
+    for (int i = 0; i < length && iree_status_is_ok(status); ++i) {
+      uint64_t wait_value = (uint64_t)i;
+      uint64_t signal_value = (uint64_t)i + 1;
+      iree_hal_semaphore_list_t waits =
+          i == 0 ? iree_hal_semaphore_list_empty() : one_semaphore(&semaphore, &wait_value);
+      status = iree_hal_device_queue_barrier(device, affinities[i % 2], waits,
+                                             one_semaphore(&semaphore, &signal_value));
+    }
+    double submitted = now_seconds();
+    if (iree_status_is_ok(status)) {
+      status = iree_hal_semaphore_wait(semaphore, (uint64_t)length, iree_infinite_timeout());
+    }
+    double completed = now_seconds();
+    submit_total += submitted - start;
+    complete_total += completed - start;
+    iree_hal_semaphore_release(semaphore);
+  }
+  if (iree_status_is_ok(status)) {
+    char metric[64];
+    snprintf(metric, sizeof(metric), "%s_submit_per_edge", prefix);
+    report("s2_chain", b->mode, metric, submit_total * 1e6 / (repetitions * length), "us");
+    snprintf(metric, sizeof(metric), "%s_complete_per_edge", prefix);
+    report("s2_chain", b->mode, metric, complete_total * 1e6 / (repetitions * length), "us");
+  }
+  return status;
+}
+
+static iree_status_t scenario_chain_one_queue(bench_t* b) {
+  const iree_hal_queue_affinity_t affinities[2] = {IREE_HAL_QUEUE_AFFINITY_ANY,
+                                                   IREE_HAL_QUEUE_AFFINITY_ANY};
+  return run_chain(b, b->device, affinities, "one_queue");
+}
+
+// The same chain hopping between the two GPUs of a "0,1" device (queues 1 and 2).
+static iree_status_t scenario_chain_two_queues(bench_t* b) {
+  if (!BENCH_MULTI_GPU) {
+    report_text("s2_chain", b->mode, "two_queues_submit_per_edge", "n/a", "us");
+    report_text("s2_chain", b->mode, "two_queues_complete_per_edge", "n/a", "us");
+    return iree_ok_status();
+  }
+  iree_hal_driver_t* driver = NULL;
+  BENCH_RETURN_IF_ERROR(create_driver(b->host_allocator, &driver));
+  iree_hal_device_t* device = NULL;
+  iree_status_t status = iree_hal_driver_create_device_by_path(
+      driver, IREE_SV("hip"), IREE_SV("0,1"), 0, NULL, b->host_allocator, &device);
+  iree_hal_driver_release(driver);
+  if (iree_status_is_ok(status)) {
+    const iree_hal_queue_affinity_t affinities[2] = {1, 2};
+    status = run_chain(b, device, affinities, "two_queues");
+    iree_hal_device_release(device);
+  }
+  return status;
+}
+
+// 3. Command buffers of 1,000 dispatches / 1,000 fills: record, and record + execute.
+static iree_status_t measure_recording(bench_t* b, bool fills) {
+  const int count = b->smoke ? 20 : COMMANDS_PER_BUFFER;
+  const int repetitions = b->smoke ? 1 : 10;
+  iree_hal_semaphore_t* semaphore = NULL;
+  BENCH_RETURN_IF_ERROR(
+      iree_hal_semaphore_create(b->device, 0, IREE_HAL_SEMAPHORE_FLAG_NONE, &semaphore));
+  iree_status_t status = iree_ok_status();
+  double record_total = 0, record_execute_total = 0;
+  uint64_t value = 0;
+  for (int r = 0; r < repetitions + 1 && iree_status_is_ok(status); ++r) {
+    iree_hal_command_buffer_t* command_buffer = NULL;
+    double start = now_seconds();
+    status = record_commands(b, count, fills, IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, &command_buffer);
+    double recorded = now_seconds();
+    if (!iree_status_is_ok(status)) break;
+    uint64_t signal_value = ++value;
+    status = iree_hal_device_queue_execute(b->device, IREE_HAL_QUEUE_AFFINITY_ANY,
+                                           iree_hal_semaphore_list_empty(),
+                                           one_semaphore(&semaphore, &signal_value), command_buffer,
+                                           iree_hal_buffer_binding_table_empty());
+    if (iree_status_is_ok(status)) {
+      status = iree_hal_semaphore_wait(semaphore, signal_value, iree_infinite_timeout());
+    }
+    double completed = now_seconds();
+    iree_hal_command_buffer_release(command_buffer);
+    if (r == 0) continue;  // the first one warms up
+    record_total += recorded - start;
+    record_execute_total += completed - start;
+  }
+  if (iree_status_is_ok(status)) {
+    const char* kind = fills ? "fills" : "dispatches";
+    char metric[64];
+    snprintf(metric, sizeof(metric), "%s_record", kind);
+    report("s3_recording", b->mode, metric, record_total * 1e3 / repetitions, "ms");
+    snprintf(metric, sizeof(metric), "%s_record_execute", kind);
+    report("s3_recording", b->mode, metric, record_execute_total * 1e3 / repetitions, "ms");
+  }
+  iree_hal_semaphore_release(semaphore);
+  return status;
+}
+
+static iree_status_t scenario_recording_dispatches(bench_t* b) { return measure_recording(b, false); }
+static iree_status_t scenario_recording_fills(bench_t* b) { return measure_recording(b, true); }
+
+// 4. queue_alloca then queue_dealloca after it, host wait on the dealloca: pairs per second.
+static iree_status_t measure_alloca(bench_t* b, iree_device_size_t size, const char* metric) {
+  iree_hal_semaphore_t* semaphore = NULL;
+  BENCH_RETURN_IF_ERROR(
+      iree_hal_semaphore_create(b->device, 0, IREE_HAL_SEMAPHORE_FLAG_NONE, &semaphore));
+  iree_hal_buffer_params_t params = {
+      .usage = IREE_HAL_BUFFER_USAGE_DEFAULT,
+      .type = IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL,
+  };
+  loop_bounds_t bounds = {.min_iterations = 20, .max_iterations = 100000, .seconds = 0.5,
+                          .smoke_iterations = 3};
+  iree_status_t status = iree_ok_status();
+  uint64_t value = 0;
+  int done = 0;
+  double start = now_seconds();
+  while (iree_status_is_ok(status) && loop_continues(b, bounds, done, start)) {
+    uint64_t allocated_value = value + 1;
+    uint64_t released_value = value + 2;
+    iree_hal_buffer_t* buffer = NULL;
+    status = iree_hal_device_queue_alloca(b->device, IREE_HAL_QUEUE_AFFINITY_ANY,
+                                          one_semaphore(&semaphore, &value),
+                                          one_semaphore(&semaphore, &allocated_value),
+                                          IREE_HAL_ALLOCATOR_POOL_DEFAULT, params, size, &buffer);
+    if (iree_status_is_ok(status)) {
+      status = iree_hal_device_queue_dealloca(b->device, IREE_HAL_QUEUE_AFFINITY_ANY,
+                                              one_semaphore(&semaphore, &allocated_value),
+                                              one_semaphore(&semaphore, &released_value), buffer);
+      iree_hal_buffer_release(buffer);
+    }
+    if (iree_status_is_ok(status)) {
+      status = iree_hal_semaphore_wait(semaphore, released_value, iree_infinite_timeout());
+    }
+    value = released_value;
+    ++done;
+  }
+  if (iree_status_is_ok(status)) {
+    report("s4_alloca", b->mode, metric, done / (now_seconds() - start), "pairs/s");
+  } else {
+    report_text("s4_alloca", b->mode, metric, "error", "pairs/s");
+  }
+  iree_hal_semaphore_release(semaphore);
+  return status;
+}
+
+static iree_status_t scenario_alloca(bench_t* b) {
+  iree_status_t status = measure_alloca(b, 4096, "alloca_dealloca_4KiB");
+  if (iree_status_is_ok(status)) status = measure_alloca(b, 1 << 20, "alloca_dealloca_1MiB");
+  if (iree_status_is_ok(status)) status = measure_alloca(b, 64 << 20, "alloca_dealloca_64MiB");
+  return status;
+}
+
+// 5. CPU time a thread spends blocked on a semaphore that the main thread signals later.
+typedef struct waiter_t {
+  iree_hal_semaphore_t* semaphore;
+  iree_status_t status;
+  double cpu_seconds;
+  double woke_at;
+} waiter_t;
+
+static double thread_cpu_seconds(void) {
+  struct rusage usage;
+  getrusage(RUSAGE_THREAD, &usage);
+  return (double)(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+         (double)(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
+}
+
+static void* waiter_main(void* arg) {
+  waiter_t* waiter = (waiter_t*)arg;
+  double before = thread_cpu_seconds();
+  waiter->status = iree_hal_semaphore_wait(waiter->semaphore, 1, iree_infinite_timeout());
+  waiter->woke_at = now_seconds();
+  waiter->cpu_seconds = thread_cpu_seconds() - before;
+  return NULL;
+}
+
+static iree_status_t scenario_blocked_wait(bench_t* b) {
+  const int repetitions = b->smoke ? 1 : 3;
+  const long delay_ms = b->smoke ? 20 : 200;
+  double cpu_total = 0, wake_total = 0;
+  iree_status_t status = iree_ok_status();
+  for (int r = 0; r < repetitions && iree_status_is_ok(status); ++r) {
+    waiter_t waiter = {0};
+    BENCH_RETURN_IF_ERROR(
+        iree_hal_semaphore_create(b->device, 0, IREE_HAL_SEMAPHORE_FLAG_NONE, &waiter.semaphore));
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, waiter_main, &waiter) != 0) {
+      iree_hal_semaphore_release(waiter.semaphore);
+      return iree_make_status(IREE_STATUS_INTERNAL, "pthread_create failed");
+    }
+    struct timespec delay = {0, delay_ms * 1000000L};
+    nanosleep(&delay, NULL);
+    double signaled_at = now_seconds();
+    status = iree_hal_semaphore_signal(waiter.semaphore, 1);
+    pthread_join(thread, NULL);
+    if (iree_status_is_ok(status)) status = waiter.status;
+    cpu_total += waiter.cpu_seconds;
+    wake_total += waiter.woke_at - signaled_at;
+    iree_hal_semaphore_release(waiter.semaphore);
+  }
+  if (iree_status_is_ok(status)) {
+    char metric[64];
+    snprintf(metric, sizeof(metric), "waiter_cpu_per_%ldms", delay_ms);
+    report("s5_blocked_wait", b->mode, metric, cpu_total * 1e6 / repetitions, "us");
+    report("s5_blocked_wait", b->mode, "wake_latency", wake_total * 1e6 / repetitions, "us");
+  }
+  return status;
+}
+
+// 6. Driver + device creation (after the first, which main measures) and executable loads.
+static iree_status_t scenario_creation(bench_t* b) {
+  const int creations = b->smoke ? 1 : 5;
+  double driver_total = 0, device_total = 0;
+  for (int i = 0; i < creations; ++i) {
+    double start = now_seconds();
+    iree_hal_driver_t* driver = NULL;
+    BENCH_RETURN_IF_ERROR(create_driver(b->host_allocator, &driver));
+    double driver_created = now_seconds();
+    iree_hal_device_t* device = NULL;
+    iree_status_t status = iree_hal_driver_create_default_device(driver, b->host_allocator, &device);
+    double device_created = now_seconds();
+    iree_hal_device_release(device);
+    iree_hal_driver_release(driver);
+    BENCH_RETURN_IF_ERROR(status);
+    driver_total += driver_created - start;
+    device_total += device_created - driver_created;
+  }
+  report("s6_creation", b->mode, "driver_create", driver_total * 1e3 / creations, "ms");
+  report("s6_creation", b->mode, "device_create", device_total * 1e3 / creations, "ms");
+
+  const int loads = b->smoke ? 2 : 50;
+  double load_total = 0;
+  for (int i = 0; i < loads; ++i) {
+    double start = now_seconds();
+    iree_hal_executable_t* executable = NULL;
+    BENCH_RETURN_IF_ERROR(load_executable(b, &executable));
+    load_total += now_seconds() - start;
+    iree_hal_executable_release(executable);
+  }
+  report("s6_creation", b->mode, "executable_load", load_total * 1e3 / loads, "ms");
+  return iree_ok_status();
+}
+
+typedef struct scenario_t {
+  const char* name;
+  iree_status_t (*run)(bench_t* b);
+} scenario_t;
+
+static const scenario_t kScenarios[] = {
+    {"s1_round_trip", scenario_round_trip},
+    {"s2_chain one queue", scenario_chain_one_queue},
+    {"s2_chain two queues", scenario_chain_two_queues},
+    {"s3_recording dispatches", scenario_recording_dispatches},
+    {"s3_recording fills", scenario_recording_fills},
+    {"s4_alloca", scenario_alloca},
+    {"s5_blocked_wait", scenario_blocked_wait},
+    {"s6_creation", scenario_creation},
+};
+
+// Reads --hip_use_streams from the command line (the driver's own flag) to label the lines.
+static const char* mode_from_arguments(int argc, char** argv) {
+  const char* mode = "stream";
+  for (int i = 1; i < argc; ++i) {
+    if (strncmp(argv[i], "--hip_use_streams=", 18) == 0) {
+      const char* value = argv[i] + 18;
+      mode = (strcmp(value, "false") == 0 || strcmp(value, "0") == 0) ? "graph" : "stream";
+    }
+  }
+  return mode;
+}
+
+static iree_status_t set_up(bench_t* b, const char* executable_path) {
+  BENCH_RETURN_IF_ERROR(iree_hal_hip_driver_module_register(iree_hal_driver_registry_default()));
+  double start = now_seconds();
+  iree_hal_driver_t* driver = NULL;
+  BENCH_RETURN_IF_ERROR(create_driver(b->host_allocator, &driver));
+  iree_status_t status = iree_hal_driver_create_default_device(driver, b->host_allocator, &b->device);
+  iree_hal_driver_release(driver);
+  BENCH_RETURN_IF_ERROR(status);
+  report("s6_creation", b->mode, "first_driver_and_device_create", (now_seconds() - start) * 1e3, "ms");
+
+  BENCH_RETURN_IF_ERROR(read_file(executable_path, b->host_allocator, &b->executable_data));
+  iree_status_t loop_status = iree_ok_status();
+  BENCH_RETURN_IF_ERROR(iree_hal_executable_cache_create(
+      b->device, IREE_SV("bench"), iree_loop_inline(&loop_status), &b->cache));
+  BENCH_RETURN_IF_ERROR(load_executable(b, &b->executable));
+  BENCH_RETURN_IF_ERROR(allocate_device_buffer(b, 2 * sizeof(float), &b->input));
+  BENCH_RETURN_IF_ERROR(allocate_device_buffer(b, 2 * sizeof(float), &b->output));
+  BENCH_RETURN_IF_ERROR(allocate_device_buffer(b, FILL_TARGET_BYTES, &b->fill_target));
+  // Real inputs for abs: the kernel reads them on every dispatch.
+  const float input[2] = {-1.5f, 2.0f};
+  return iree_hal_device_transfer_h2d(b->device, input, b->input, 0, sizeof(input),
+                                      IREE_HAL_TRANSFER_BUFFER_FLAG_DEFAULT,
+                                      iree_make_timeout_ms(10000));
+}
+
+static void tear_down(bench_t* b) {
+  iree_hal_buffer_release(b->fill_target);
+  iree_hal_buffer_release(b->output);
+  iree_hal_buffer_release(b->input);
+  iree_hal_executable_release(b->executable);
+  iree_hal_executable_cache_release(b->cache);
+  if (b->executable_data.data) iree_allocator_free(b->host_allocator, b->executable_data.data);
+  iree_hal_device_release(b->device);
+}
+
+int main(int argc, char** argv) {
+  bench_t b = {0};
+  b.host_allocator = iree_allocator_system();
+  b.mode = mode_from_arguments(argc, argv);
+  IREE_CHECK_OK(iree_flags_parse(IREE_FLAGS_PARSE_MODE_DEFAULT, &argc, &argv));
+  b.smoke = FLAG_smoke;
+  if (argc != 2) {
+    fprintf(stderr, "usage: %s [--smoke] [--hip_use_streams=true|false] <abs kernel HIP executable>\n",
+            argv[0]);
+    return 2;
+  }
+  fprintf(stderr, "hal_benchmark: driver %s, mode %s%s\n", BENCH_DRIVER_NAME, b.mode,
+          b.smoke ? " (smoke)" : "");
+
+  iree_status_t status = set_up(&b, argv[1]);
+  if (!iree_status_is_ok(status)) {
+    fprintf(stderr, "hal_benchmark: setting up failed: ");
+    iree_status_fprint(stderr, status);
+    iree_status_free(status);
+    tear_down(&b);
+    return 1;
+  }
+  int failures = 0;
+  for (size_t i = 0; i < sizeof(kScenarios) / sizeof(kScenarios[0]); ++i) {
+    status = kScenarios[i].run(&b);
+    if (!iree_status_is_ok(status)) {
+      fprintf(stderr, "hal_benchmark: %s failed: ", kScenarios[i].name);
+      iree_status_fprint(stderr, status);
+      iree_status_free(status);
+      ++failures;
+    }
+  }
+  tear_down(&b);
+
+  struct rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  report("all", b.mode, "peak_rss", (double)usage.ru_maxrss / 1024.0, "MiB");
+  return failures == 0 ? 0 : 1;
+}
