@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# HAL benchmark: IREE's C HIP driver against ours on the software HIP device, and the floor
+# (the same HIP calls with no driver). Builds a Release tree, runs the two benchmark
+# binaries alternately in stream and graph mode for ROUNDS rounds, and prints the medians.
+#
+# usage: ./bench.sh [ROUNDS]      (default 5; BUILD_DIR overrides build-bench)
+#
+# Raw lines (scenario, mode, metric, value, unit) are kept in $BUILD_DIR/bench-results/.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")"
+rounds=${1:-5}
+build_dir=${BUILD_DIR:-build-bench}
+
+# Release everywhere: IREE's runtime and C driver optimized like our cargo --release build.
+if [[ ! -f "$build_dir/build.ninja" ]]; then
+  cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DIREE_HAL_HIP_RS_SANITIZE=OFF
+fi
+cmake --build "$build_dir" --target hal_benchmark_c hal_benchmark_rs hip_floor -- -j"${BENCH_JOBS:-2}"
+
+lib_dir=$(pwd)/target/release
+executable=$build_dir/cts-testdata/rocm_command_buffer_dispatch_test.bin
+kernel_object=$build_dir/cts-testdata/command_buffer_dispatch_test.so
+export IREE_HIP_DYLIB_PATH=$lib_dir
+results=$build_dir/bench-results/$(date -u +%Y%m%dT%H%M%SZ)
+mkdir -p "$results"
+
+run() {  # run NAME COMMAND...: appends "driver<TAB>line" for each output line
+  local name=$1
+  shift
+  "$@" 2>>"$results/stderr.log" | sed "s/^/$name\t/" >>"$results/lines.tsv" ||
+    echo "bench.sh: $name run failed (see $results/stderr.log)" >&2
+}
+
+for ((round = 1; round <= rounds; ++round)); do
+  echo "round $round/$rounds" >&2
+  for streams in true false; do
+    # Alternate which driver goes first so warm-up and machine noise fall on both.
+    if ((round % 2)); then order="c rs"; else order="rs c"; fi
+    for driver in $order; do
+      run "$driver" "$build_dir/benches/hal_benchmark_$driver" --hip_use_streams=$streams "$executable"
+    done
+  done
+  run floor "$build_dir/benches/hip_floor" "$lib_dir/libamdhip64.so" "$kernel_object"
+done
+
+python3 - "$results/lines.tsv" "$rounds" <<'PY'
+import collections, statistics, sys
+
+path, rounds = sys.argv[1], sys.argv[2]
+values = collections.defaultdict(list)   # (driver, scenario, mode, metric) -> [float]
+units, rows, na = {}, [], set()
+for line in open(path):
+    fields = line.rstrip("\n").split("\t")
+    if len(fields) != 6:
+        continue
+    driver, scenario, mode, metric, value, unit = fields
+    key = (scenario, mode, metric)
+    if driver != "floor" and key not in rows:
+        rows.append(key)
+    units[(scenario, metric)] = unit
+    try:
+        values[(driver,) + key].append(float(value))
+    except ValueError:
+        na.add((driver,) + key)
+
+def median(driver, scenario, mode, metric):
+    v = values.get((driver, scenario, mode, metric))
+    return statistics.median(v) if v else None
+
+def show(x):
+    if x is None:
+        return "n/a"
+    return f"{x:.3g}" if abs(x) < 100 else f"{x:.0f}"
+
+header = ["scenario", "mode", "metric", "unit", "C", "ours", "ours/C", "floor", "(ours-floor)/(C-floor)"]
+table = [header]
+for scenario, mode, metric in rows:
+    c = median("c", scenario, mode, metric)
+    ours = median("rs", scenario, mode, metric)
+    floor = median("floor", scenario, "floor", metric)
+    ratio = ours / c if c and ours is not None else None
+    overhead = None
+    if scenario in ("s1_round_trip", "s2_chain") and None not in (c, ours, floor) and c != floor:
+        overhead = (ours - floor) / (c - floor)
+    unit = units[(scenario, metric)] + (" (more=better)" if units[(scenario, metric)].endswith("/s") else "")
+    table.append([scenario, mode, metric, unit, show(c), show(ours), show(ratio), show(floor), show(overhead)])
+widths = [max(len(r[i]) for r in table) for i in range(len(header))]
+print(f"medians of {rounds} rounds ({path})")
+for i, r in enumerate(table):
+    print("  ".join(cell.ljust(w) if j < 4 else cell.rjust(w) for j, (cell, w) in enumerate(zip(r, widths))))
+    if i == 0:
+        print("  ".join("-" * w for w in widths))
+PY
