@@ -2,7 +2,7 @@
 // from this source: linked with IREE's C HIP driver (hal_benchmark_c) and with ours
 // (hal_benchmark_rs). Both run on the software HIP device (IREE_HIP_DYLIB_PATH).
 //
-// usage: hal_benchmark [--smoke] [--hip_use_streams=true|false] <abs kernel HIP executable>
+// usage: hal_benchmark [--smoke] [--only=PREFIX] [--hip_use_streams=true|false] <abs kernel HIP executable>
 //
 // Every measurement is one line on stdout, tab separated, for bench.sh to combine:
 //   scenario  mode  metric  value  unit
@@ -30,6 +30,7 @@
 #endif
 
 IREE_FLAG(bool, smoke, false, "Run a few iterations of every scenario (a quick check).");
+IREE_FLAG(string, only, "", "Run only the scenarios whose name starts with this (e.g. s3_recording).");
 
 // Stops the enclosing function with |expr|'s status when it fails.
 #define BENCH_RETURN_IF_ERROR(expr)             \
@@ -562,6 +563,7 @@ int main(int argc, char** argv) {
   }
   int failures = 0;
   for (size_t i = 0; i < sizeof(kScenarios) / sizeof(kScenarios[0]); ++i) {
+    if (strncmp(kScenarios[i].name, FLAG_only, strlen(FLAG_only)) != 0) continue;
     status = kScenarios[i].run(&b);
     if (!iree_status_is_ok(status)) {
       fprintf(stderr, "hal_benchmark: %s failed: ", kScenarios[i].name);
