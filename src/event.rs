@@ -24,12 +24,20 @@ use crate::hip::HipSymbols;
 use crate::hip_call;
 use crate::status::Result;
 use core::ffi::c_void;
-use core::sync::atomic::AtomicI32;
+use core::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
 use parking_lot::Mutex;
 use std::sync::Arc;
 
 /// HIP's `hipEventDisableTiming`: our events only order work, timing would cost.
 const HIP_EVENT_DISABLE_TIMING: u32 = 0x2;
+
+/// Events alive in this process (for leak checks).
+static LIVE_EVENTS: AtomicUsize = AtomicUsize::new(0);
+
+/// How many of our events exist right now.
+pub fn live_event_count() -> usize {
+    LIVE_EVENTS.load(Ordering::SeqCst)
+}
 
 static HIP_EVENT_VTABLE: iree_hal_event_vtable_t = iree_hal_event_vtable_t { destroy: Some(event_destroy) };
 
@@ -78,6 +86,7 @@ impl HipEvent {
             gpu_events: Vec::with_capacity(gpus.len()),
             state: Mutex::new(SignalState::default()),
         });
+        LIVE_EVENTS.fetch_add(1, Ordering::SeqCst);
         for gpu in gpus {
             let hip = event.hip.clone();
             let _context = ContextGuard::push(&hip, gpu.context)?;
@@ -107,6 +116,11 @@ impl HipEvent {
     /// a wait issued after this grew orders after that signal).
     pub fn signals_issued(&self) -> u64 {
         self.state.lock().signals_issued
+    }
+
+    /// The HIP event on GPU `gpu_index` (for diagnostics and tests).
+    pub fn hip_event(&self, gpu_index: usize) -> Option<hipEvent_t> {
+        self.gpu_events.get(gpu_index).map(|gpu| gpu.event)
     }
 
     fn gpu_event(&self, gpu_index: usize) -> Result<hipEvent_t> {
@@ -164,6 +178,7 @@ impl Drop for HipEvent {
                 let _ = hip_call!(&self.hip, hipEventDestroy(gpu.event));
             }
         }
+        LIVE_EVENTS.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -189,7 +204,8 @@ impl RetainedEvent {
     ///
     /// # Safety
     /// `event` must be NULL or a live HAL event.
-    pub(crate) unsafe fn retain(event: *const iree_hal_event_t) -> Result<RetainedEvent> {
+    pub(crate) unsafe fn retain(event: *const iree_hal_event_t, what: &str) -> Result<RetainedEvent> {
+        boundary::non_null(event, what)?;
         // SAFETY: per the caller.
         unsafe { HipEvent::from_raw(event) }?;
         let event = event.cast_mut();

@@ -104,7 +104,7 @@ unsafe extern "C" fn command_buffer_signal_event(
     with_command_buffer("iree_hal_hip_command_buffer_signal_event", command_buffer, |cb| {
         cb.ensure_recording("signal_event")?;
         // SAFETY: IREE's contract: NULL or a live event (checked to be ours).
-        let event = unsafe { RetainedEvent::retain(event) }?;
+        let event = unsafe { RetainedEvent::retain(event, "signal_event event") }?;
         cb.record("signal_event", IREE_HAL_COMMAND_CATEGORY_DISPATCH, super::Command::SignalEvent(event))
     })
 }
@@ -117,7 +117,7 @@ unsafe extern "C" fn command_buffer_reset_event(
     with_command_buffer("iree_hal_hip_command_buffer_reset_event", command_buffer, |cb| {
         cb.ensure_recording("reset_event")?;
         // SAFETY: as for signal_event.
-        let event = unsafe { RetainedEvent::retain(event) }?;
+        let event = unsafe { RetainedEvent::retain(event, "reset_event event") }?;
         cb.record("reset_event", IREE_HAL_COMMAND_CATEGORY_DISPATCH, super::Command::ResetEvent { _event: event })
     })
 }
@@ -144,7 +144,7 @@ unsafe extern "C" fn command_buffer_wait_events(
         let retained = events
             .iter()
             // SAFETY: each entry NULL or a live event (checked to be ours).
-            .map(|&event| unsafe { RetainedEvent::retain(event) })
+            .map(|&event| unsafe { RetainedEvent::retain(event, "wait_events event") })
             .collect::<crate::status::Result<Vec<_>>>()?;
         cb.record("wait_events", IREE_HAL_COMMAND_CATEGORY_DISPATCH, super::Command::WaitEvents(retained))
     })
