@@ -227,7 +227,7 @@ impl Drop for CommandBuffer {
 }
 
 /// Enough bytes that a fill is still running when a racing copy would start.
-const LARGE: u64 = 32 << 20;
+const LARGE: u64 = 8 << 20;
 
 fn words(bytes: &[u8]) -> impl Iterator<Item = u32> + '_ {
     bytes.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap()))
