@@ -6,15 +6,16 @@
 //! once the submission's waits are satisfied, and the commands go onto the queue's stream
 //! one by one (`stream`, the STREAM mode) or as a HIP graph (`graph`, the GRAPH mode;
 //! command buffers with indirect dispatches are always issued as streams because their
-//! workgroup counts are only known when they run).
+//! workgroup counts are only known when they run, and so are those waiting on events that
+//! other submissions signal, as graphs have no node for that).
 //!
 //! Buffer references may name a binding table slot instead of a buffer; slots are resolved
 //! against the table given to `issue`, so a reusable command buffer can run over different
 //! buffers each time. Inline execution (`ALLOW_INLINE_EXECUTION`) is accepted and treated as
 //! deferred execution, which IREE allows.
 //!
-//! Dispatches find their kernels through the executables module (`kernels`). Events and
-//! collectives fail at record time with UNIMPLEMENTED until they land.
+//! Dispatches find their kernels through the executables module (`kernels`). Events are
+//! `crate::event`; collectives fail at record time with UNIMPLEMENTED until they land.
 
 mod commands;
 mod execution;
@@ -215,7 +216,7 @@ impl HipCommandBuffer {
             .commands
             .iter()
             .any(|c| matches!(c, Command::Dispatch(d) if matches!(d.workgroups, Workgroups::Indirect(_))));
-        if self.execution_mode == IREE_HAL_HIP_COMMAND_BUFFER_MODE_GRAPH && !has_indirect {
+        if self.execution_mode == IREE_HAL_HIP_COMMAND_BUFFER_MODE_GRAPH && !has_indirect && !waits_outside(&recorder.commands) {
             let Recorder { commands, graphs, .. } = &mut *recorder;
             graphs.launch(hip, gpu.context, gpu_index, stream, commands, binding_table)
         } else {

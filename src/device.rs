@@ -364,8 +364,24 @@ unsafe extern "C" fn device_create_command_buffer(
         Ok(())
     })
 }
-unsafe extern "C" fn device_create_event(_: *mut iree_hal_device_t, _: iree_hal_queue_affinity_t, _: iree_hal_event_flags_t, _: *mut *mut iree_hal_event_t) -> iree_status_t {
-    not_yet("create_event")
+/// Events hold a HIP event on every GPU whatever the affinity, so they work on any queue.
+unsafe extern "C" fn device_create_event(
+    device: *mut iree_hal_device_t,
+    _queue_affinity: iree_hal_queue_affinity_t,
+    flags: iree_hal_event_flags_t,
+    out_event: *mut *mut iree_hal_event_t,
+) -> iree_status_t {
+    boundary::status_entry("iree_hal_hip_device_create_event", || {
+        // SAFETY: IREE's device contract.
+        let out = unsafe { OutParam::new(out_event, "out_event", core::ptr::null_mut()) }?;
+        // SAFETY: IREE's device contract.
+        let device = unsafe { HipDevice::from_raw(device) }?;
+        if flags != IREE_HAL_EVENT_FLAG_NONE {
+            return Err(crate::status!(InvalidArgument, "create_event: unknown event flags {flags:#x}"));
+        }
+        out.set(crate::event::HipEvent::create(device.hip.clone(), &device.gpus)?);
+        Ok(())
+    })
 }
 unsafe extern "C" fn device_create_executable_cache(
     device: *mut iree_hal_device_t,

@@ -15,6 +15,7 @@ pub mod device_params;
 pub mod device_path;
 pub mod driver;
 pub mod driver_handle;
+pub mod event;
 pub mod executable;
 pub mod executable_cache;
 /// cbindgen:ignore

@@ -4,6 +4,7 @@
 
 use crate::abi::*;
 use crate::buffer::HipBuffer;
+pub(crate) use crate::event::RetainedEvent;
 use crate::status::Result;
 use core::ffi::c_void;
 
@@ -230,6 +231,12 @@ pub(crate) enum Command {
     Dispatch(Box<Dispatch>),
     /// Everything before completes before anything after starts.
     Barrier,
+    /// Signals the event once everything before has completed (`crate::event`).
+    SignalEvent(RetainedEvent),
+    /// Needs no GPU work (see `crate::event`); holds the event as IREE's command buffers do.
+    ResetEvent { _event: RetainedEvent },
+    /// Everything after waits for the latest issued signal of each event.
+    WaitEvents(Vec<RetainedEvent>),
 }
 
 impl Command {
@@ -242,8 +249,25 @@ impl Command {
             Command::Dispatch(d) if matches!(d.workgroups, Workgroups::Indirect(_)) => "dispatch_indirect",
             Command::Dispatch(_) => "dispatch",
             Command::Barrier => "execution_barrier",
+            Command::SignalEvent(_) => "signal_event",
+            Command::ResetEvent { .. } => "reset_event",
+            Command::WaitEvents(_) => "wait_events",
         }
     }
+}
+
+/// Whether some wait names an event not signalled earlier in `commands`: such waits depend
+/// on other submissions, which a graph cannot express, so the commands go onto a stream.
+pub(crate) fn waits_outside(commands: &[Command]) -> bool {
+    let mut signalled: Vec<*const iree_hal_event_t> = Vec::new();
+    for command in commands {
+        match command {
+            Command::SignalEvent(event) => signalled.push(event.as_ptr()),
+            Command::WaitEvents(events) if events.iter().any(|event| !signalled.contains(&event.as_ptr())) => return true,
+            _ => {}
+        }
+    }
+    false
 }
 
 impl Command {

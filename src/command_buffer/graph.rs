@@ -1,6 +1,6 @@
 //! Issuing recorded commands as a HIP graph (the GRAPH command buffer mode): the commands
-//! become memset, memcpy and kernel nodes; a barrier becomes a node every later node depends
-//! on. The graph is instantiated once per (GPU, binding table contents) and relaunched.
+//! become memset, memcpy, kernel and event-record nodes; a barrier (or a wait on an event
+//! signalled earlier in the graph) becomes a node every later node depends on. The graph is instantiated once per (GPU, binding table contents) and relaunched.
 
 use super::commands::*;
 use super::kernels::KernelArguments;
@@ -90,7 +90,13 @@ impl GraphCache {
                 self.graphs.len() - 1
             }
         };
-        hip_call!(hip, hipGraphLaunch(self.graphs[index].exec, stream))
+        hip_call!(hip, hipGraphLaunch(self.graphs[index].exec, stream))?;
+        for command in commands {
+            if let Command::SignalEvent(event) = command {
+                event.note_graph_signal(gpu_index);
+            }
+        }
+        Ok(())
     }
 
     /// Destroys every instantiated graph.
@@ -160,7 +166,10 @@ fn build(
         let mut node: hipGraphNode_t = core::ptr::null_mut();
         let (dependencies, dependency_count) = chain.dependencies();
         match command {
-            Command::Barrier => {
+            // Waits only reach graphs when every event they name is signalled earlier in
+            // the same command buffer (see `waits_outside`): then all work before the wait,
+            // the signals included, completing first is what a barrier gives.
+            Command::Barrier | Command::WaitEvents(_) => {
                 match chain.since_barrier.len() {
                     0 => {}
                     // A lone node can serve as the barrier itself.
@@ -172,6 +181,18 @@ fn build(
                     }
                 }
                 continue;
+            }
+            Command::ResetEvent { .. } => continue,
+            Command::SignalEvent(event) => {
+                // After everything recorded so far: the nodes since the last barrier, which
+                // each follow the barrier, or the barrier alone.
+                let target = event.graph_record_target(gpu_index)?;
+                let (dependencies, dependency_count) = if chain.since_barrier.is_empty() {
+                    (dependencies, dependency_count)
+                } else {
+                    (chain.since_barrier.as_ptr(), chain.since_barrier.len())
+                };
+                hip_call!(hip, hipGraphAddEventRecordNode(&mut node, graph, dependencies, dependency_count, target))?;
             }
             Command::Fill { target, pattern, pattern_length } => {
                 let range = target.resolve(binding_table, what)?;

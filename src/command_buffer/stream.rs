@@ -1,6 +1,7 @@
 //! Issuing recorded commands one by one onto a HIP stream (the STREAM command buffer mode,
 //! and the fallback for command buffers a graph cannot express). A stream runs its work in
-//! order, so barriers need nothing.
+//! order, so barriers and event resets need nothing; signals record the event on the
+//! stream and waits make the stream wait for it (`crate::event`).
 
 use super::commands::*;
 use super::kernels::{lookup_kernel, KernelArguments, KernelLaunchInfo};
@@ -17,6 +18,8 @@ enum Step<'a> {
     Update { range: DeviceRange, data: &'a [u8] },
     Copy { source: DeviceRange, target: DeviceRange },
     Launch { info: KernelLaunchInfo, arguments: KernelArguments, grid: Grid },
+    Signal(&'a RetainedEvent),
+    Wait(&'a [RetainedEvent]),
 }
 
 enum Grid {
@@ -37,7 +40,7 @@ pub(crate) fn issue(
 ) -> Result<()> {
     let steps = plan(gpu_index, commands, binding_table)?;
     for step in steps {
-        enqueue(hip, stream, step)?;
+        enqueue(hip, gpu_index, stream, step)?;
     }
     Ok(())
 }
@@ -82,15 +85,22 @@ fn plan<'a>(gpu_index: usize, commands: &'a [Command], binding_table: &[iree_hal
                 let (info, arguments) = prepare_dispatch(dispatch, binding_table, gpu_index, what)?;
                 Step::Launch { info, arguments, grid }
             }
-            Command::Barrier => continue, // streams run in order
+            Command::Barrier | Command::ResetEvent { .. } => continue, // streams run in order
+            Command::SignalEvent(event) => {
+                event.check_gpu(gpu_index)?;
+                Step::Signal(event)
+            }
+            Command::WaitEvents(events) => Step::Wait(events),
         };
         steps.push(step);
     }
     Ok(steps)
 }
 
-fn enqueue(hip: &HipSymbols, stream: hipStream_t, step: Step) -> Result<()> {
+fn enqueue(hip: &HipSymbols, gpu_index: usize, stream: hipStream_t, step: Step) -> Result<()> {
     match step {
+        Step::Signal(event) => event.record(hip, gpu_index, stream),
+        Step::Wait(events) => events.iter().try_for_each(|event| event.make_stream_wait(hip, stream)),
         Step::Fill { range, pattern, pattern_length } => {
             if range.length == 0 {
                 return Ok(());

@@ -4,6 +4,7 @@
 use super::{DispatchWorkgroups, HipCommandBuffer};
 use crate::abi::*;
 use crate::boundary;
+use crate::event::RetainedEvent;
 use core::ffi::c_void;
 
 static HIP_COMMAND_BUFFER_VTABLE: iree_hal_command_buffer_vtable_t = iree_hal_command_buffer_vtable_t {
@@ -91,30 +92,40 @@ unsafe extern "C" fn command_buffer_execution_barrier(
     })
 }
 
-fn events_not_yet(what: &str) -> crate::status::Status {
-    crate::status!(Unimplemented, "{what}: HIP events in command buffers are not implemented yet by the Rust HIP driver")
-}
+// Events: stage masks and barriers are covered by stream order (see `crate::event`), so
+// only the events themselves are recorded, each retained by the command buffer. IREE's
+// validation puts events in the dispatch category.
 
 unsafe extern "C" fn command_buffer_signal_event(
     command_buffer: *mut iree_hal_command_buffer_t,
-    _event: *mut iree_hal_event_t,
+    event: *mut iree_hal_event_t,
     _source_stage_mask: iree_hal_execution_stage_t,
 ) -> iree_status_t {
-    with_command_buffer("iree_hal_hip_command_buffer_signal_event", command_buffer, |_| Err(events_not_yet("signal_event")))
+    with_command_buffer("iree_hal_hip_command_buffer_signal_event", command_buffer, |cb| {
+        cb.ensure_recording("signal_event")?;
+        // SAFETY: IREE's contract: NULL or a live event (checked to be ours).
+        let event = unsafe { RetainedEvent::retain(event, "signal_event event") }?;
+        cb.record("signal_event", IREE_HAL_COMMAND_CATEGORY_DISPATCH, super::Command::SignalEvent(event))
+    })
 }
 
 unsafe extern "C" fn command_buffer_reset_event(
     command_buffer: *mut iree_hal_command_buffer_t,
-    _event: *mut iree_hal_event_t,
+    event: *mut iree_hal_event_t,
     _source_stage_mask: iree_hal_execution_stage_t,
 ) -> iree_status_t {
-    with_command_buffer("iree_hal_hip_command_buffer_reset_event", command_buffer, |_| Err(events_not_yet("reset_event")))
+    with_command_buffer("iree_hal_hip_command_buffer_reset_event", command_buffer, |cb| {
+        cb.ensure_recording("reset_event")?;
+        // SAFETY: as for signal_event.
+        let event = unsafe { RetainedEvent::retain(event, "reset_event event") }?;
+        cb.record("reset_event", IREE_HAL_COMMAND_CATEGORY_DISPATCH, super::Command::ResetEvent { _event: event })
+    })
 }
 
 unsafe extern "C" fn command_buffer_wait_events(
     command_buffer: *mut iree_hal_command_buffer_t,
-    _event_count: iree_host_size_t,
-    _events: *mut *const iree_hal_event_t,
+    event_count: iree_host_size_t,
+    events: *mut *const iree_hal_event_t,
     _source_stage_mask: iree_hal_execution_stage_t,
     _target_stage_mask: iree_hal_execution_stage_t,
     _memory_barrier_count: iree_host_size_t,
@@ -122,7 +133,21 @@ unsafe extern "C" fn command_buffer_wait_events(
     _buffer_barrier_count: iree_host_size_t,
     _buffer_barriers: *const iree_hal_buffer_barrier_t,
 ) -> iree_status_t {
-    with_command_buffer("iree_hal_hip_command_buffer_wait_events", command_buffer, |_| Err(events_not_yet("wait_events")))
+    with_command_buffer("iree_hal_hip_command_buffer_wait_events", command_buffer, |cb| {
+        cb.ensure_recording("wait_events")?;
+        if event_count == 0 {
+            return Ok(());
+        }
+        boundary::non_null(events, "wait_events events")?;
+        // SAFETY: IREE's contract: `event_count` entries.
+        let events = unsafe { core::slice::from_raw_parts(events.cast_const(), event_count) };
+        let retained = events
+            .iter()
+            // SAFETY: each entry NULL or a live event (checked to be ours).
+            .map(|&event| unsafe { RetainedEvent::retain(event, "wait_events event") })
+            .collect::<crate::status::Result<Vec<_>>>()?;
+        cb.record("wait_events", IREE_HAL_COMMAND_CATEGORY_DISPATCH, super::Command::WaitEvents(retained))
+    })
 }
 
 unsafe extern "C" fn command_buffer_advise_buffer(
