@@ -399,14 +399,22 @@ unsafe extern "C" fn device_create_executable_cache(
     })
 }
 unsafe extern "C" fn device_import_file(
-    _: *mut iree_hal_device_t,
-    _: iree_hal_queue_affinity_t,
-    _: iree_hal_memory_access_t,
-    _: *mut iree_io_file_handle_t,
-    _: iree_hal_external_file_flags_t,
-    _: *mut *mut iree_hal_file_t,
+    device: *mut iree_hal_device_t,
+    queue_affinity: iree_hal_queue_affinity_t,
+    access: iree_hal_memory_access_t,
+    handle: *mut iree_io_file_handle_t,
+    _flags: iree_hal_external_file_flags_t,
+    out_file: *mut *mut iree_hal_file_t,
 ) -> iree_status_t {
-    not_yet("import_file")
+    boundary::status_entry("iree_hal_hip_device_import_file", || {
+        // SAFETY: IREE's device contract.
+        let out = unsafe { OutParam::new(out_file, "out_file", core::ptr::null_mut()) }?;
+        // SAFETY: IREE's device contract.
+        let device = unsafe { HipDevice::from_raw(device) }?;
+        // SAFETY: IREE's device contract: `handle` is NULL or live.
+        out.set(unsafe { crate::file::HipFile::import(device, queue_affinity, access, handle) }?);
+        Ok(())
+    })
 }
 unsafe extern "C" fn device_create_semaphore(
     device: *mut iree_hal_device_t,
@@ -569,32 +577,44 @@ unsafe extern "C" fn device_queue_copy(
     })
 }
 unsafe extern "C" fn device_queue_read(
-    _: *mut iree_hal_device_t,
-    _: iree_hal_queue_affinity_t,
-    _: iree_hal_semaphore_list_t,
-    _: iree_hal_semaphore_list_t,
-    _: *mut iree_hal_file_t,
-    _: u64,
-    _: *mut iree_hal_buffer_t,
-    _: iree_device_size_t,
-    _: iree_device_size_t,
-    _: iree_hal_read_flags_t,
+    device: *mut iree_hal_device_t,
+    queue_affinity: iree_hal_queue_affinity_t,
+    wait_semaphore_list: iree_hal_semaphore_list_t,
+    signal_semaphore_list: iree_hal_semaphore_list_t,
+    source_file: *mut iree_hal_file_t,
+    source_offset: u64,
+    target_buffer: *mut iree_hal_buffer_t,
+    target_offset: iree_device_size_t,
+    length: iree_device_size_t,
+    _flags: iree_hal_read_flags_t,
 ) -> iree_status_t {
-    not_yet("queue_read")
+    boundary::status_entry("iree_hal_hip_device_queue_read", || {
+        // SAFETY: IREE's device contract.
+        let device = unsafe { HipDevice::from_raw(device) }?;
+        // SAFETY: IREE's device contract: the file and buffer are NULL or live.
+        let transfer = unsafe { crate::file::prepare_read(source_file, source_offset, target_buffer, target_offset, length) }?;
+        device.submit("queue_read", queue_affinity, &wait_semaphore_list, &signal_semaphore_list, transfer.issue, transfer.keep_alive)
+    })
 }
 unsafe extern "C" fn device_queue_write(
-    _: *mut iree_hal_device_t,
-    _: iree_hal_queue_affinity_t,
-    _: iree_hal_semaphore_list_t,
-    _: iree_hal_semaphore_list_t,
-    _: *mut iree_hal_buffer_t,
-    _: iree_device_size_t,
-    _: *mut iree_hal_file_t,
-    _: u64,
-    _: iree_device_size_t,
-    _: iree_hal_write_flags_t,
+    device: *mut iree_hal_device_t,
+    queue_affinity: iree_hal_queue_affinity_t,
+    wait_semaphore_list: iree_hal_semaphore_list_t,
+    signal_semaphore_list: iree_hal_semaphore_list_t,
+    source_buffer: *mut iree_hal_buffer_t,
+    source_offset: iree_device_size_t,
+    target_file: *mut iree_hal_file_t,
+    target_offset: u64,
+    length: iree_device_size_t,
+    _flags: iree_hal_write_flags_t,
 ) -> iree_status_t {
-    not_yet("queue_write")
+    boundary::status_entry("iree_hal_hip_device_queue_write", || {
+        // SAFETY: IREE's device contract.
+        let device = unsafe { HipDevice::from_raw(device) }?;
+        // SAFETY: IREE's device contract: the buffer and file are NULL or live.
+        let transfer = unsafe { crate::file::prepare_write(source_buffer, source_offset, target_file, target_offset, length) }?;
+        device.submit("queue_write", queue_affinity, &wait_semaphore_list, &signal_semaphore_list, transfer.issue, transfer.keep_alive)
+    })
 }
 unsafe extern "C" fn device_queue_execute(
     device: *mut iree_hal_device_t,

@@ -52,5 +52,29 @@ pub struct iree_io_file_handle_t {
     _private: [u8; 0],
 }
 
+/// The fields behind an `iree_io_file_handle_t*`, as IREE v3.3.0 lays them out
+/// (`struct iree_io_file_handle_t` in iree/io/file_handle.c).
+///
+/// IREE keeps this struct private and offers only C functions to read it, which this
+/// library cannot call when it runs without IREE's io library. Importing a file therefore
+/// reads these fields directly and counts references the way IREE's retain/release do
+/// (an atomic 32-bit count). This is an assumption about IREE v3.3.0's private layout:
+/// the checks below pin the offsets it relies on, and a newer IREE must be re-checked.
+#[repr(C)]
+pub struct iree_io_file_handle_fields_t {
+    pub ref_count: core::sync::atomic::AtomicI32,
+    /// Frees the handle once the last reference is gone.
+    pub host_allocator: iree_allocator_t,
+    pub access: iree_io_file_access_t,
+    pub primitive: iree_io_file_handle_primitive_t,
+    /// Called with `primitive` when the last reference is dropped, before the free.
+    pub release_callback: iree_io_file_handle_release_callback_t,
+}
+
 const _: () = assert!(core::mem::size_of::<iree_io_file_handle_primitive_t>() == 24);
+const _: () = assert!(core::mem::offset_of!(iree_io_file_handle_fields_t, host_allocator) == 8);
+const _: () = assert!(core::mem::offset_of!(iree_io_file_handle_fields_t, access) == 24);
+const _: () = assert!(core::mem::offset_of!(iree_io_file_handle_fields_t, primitive) == 32);
+const _: () = assert!(core::mem::offset_of!(iree_io_file_handle_fields_t, release_callback) == 56);
+const _: () = assert!(core::mem::size_of::<iree_io_file_handle_fields_t>() == 72);
 const _: () = assert!(core::mem::size_of::<iree_io_file_handle_release_callback_t>() == 16);
