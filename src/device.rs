@@ -3,9 +3,9 @@
 //!
 //! Implemented: identity, allocators, channel provider slot, trim, `query_i64`, semaphores
 //! and waits, command buffers (`crate::command_buffer`), executables
-//! (`crate::executable_cache`), and the queue operations execute, fill, update, copy, alloca
-//! and dealloca (`crate::queue`). Events, files (queue_read/queue_write, import_file) and
-//! channels are the rest of the device issue and answer UNIMPLEMENTED until they land.
+//! (`crate::executable_cache`), events (`crate::event`), files (`crate::file`), and the
+//! queue operations execute, fill, update, copy, read, write, alloca and dealloca
+//! (`crate::queue`). Collective channels come with a later issue.
 
 use crate::abi::*;
 use crate::allocator::{AllocatorDevice, HipAllocator};
