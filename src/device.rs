@@ -150,6 +150,11 @@ impl HipDevice {
         &self.params
     }
 
+    /// The stream-ordered allocation pools, when queue allocations use them.
+    pub fn memory_pools(&self) -> Option<&Arc<crate::memory_pools::MemoryPools>> {
+        self.memory_pools.as_ref()
+    }
+
     /// The queue an affinity selects: its lowest set bit, ANY meaning the first.
     fn queue_for(&self, queue_affinity: iree_hal_queue_affinity_t) -> Result<&Queue> {
         let index = if queue_affinity == IREE_HAL_QUEUE_AFFINITY_ANY || queue_affinity == 0 {
