@@ -475,7 +475,7 @@ unsafe extern "C" fn device_queue_alloca(
     boundary::status_entry("iree_hal_hip_device_queue_alloca", || {
         // SAFETY: IREE's device contract.
         let out = unsafe { OutParam::new(out_buffer, "out_buffer", core::ptr::null_mut()) }?;
-        // SAFETY: IREE's device contract.
+        // Recorded in stream-ordered buffers' placement.
         let device_handle = device;
         // SAFETY: IREE's device contract.
         let device = unsafe { HipDevice::from_raw(device) }?;

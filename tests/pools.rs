@@ -470,3 +470,18 @@ fn channels_need_rccl() {
     unsafe { std::env::remove_var("IREE_HIP_DYLIB_PATH") };
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn releasing_a_buffer_while_its_alloca_is_in_flight_frees_it_later() {
+    let f = Fixture::new(&[("memory_pools.device_local.release_threshold", "0")]);
+    let (gate, done) = (f.semaphore(), f.semaphore());
+    let before = device_bytes();
+    let buffer = f.alloca(&[(gate, 1)], &[(done, 1)], KIB64);
+    // The queue holds the last reference: the buffer dies when the alloca completes.
+    release_buffer(buffer);
+    signal(gate, 1);
+    assert!(f.wait(done, 1, 5000).is_none());
+    f.trim();
+    assert_eq!(device_bytes(), before);
+    release_semaphores(&[gate, done]);
+}
