@@ -490,7 +490,7 @@ unsafe extern "C" fn device_queue_alloca(
             let gpu_index = if queue_affinity == IREE_HAL_QUEUE_AFFINITY_ANY || queue_affinity == 0 { 0 } else { queue_affinity.trailing_zeros() as usize };
             // SAFETY: the device's allocator is live while the device is.
             let stats = unsafe { crate::allocator::shared_statistics(allocator) }.unwrap_or_default();
-            let (buffer, issue, keep_alive) = pools.prepare_alloca(gpu_index, device_handle, queue_affinity, &params, allocation_size, stats)?;
+            let crate::memory_pools::PreparedAlloca { buffer, issue, keep_alive } = pools.prepare_alloca(gpu_index, device_handle, queue_affinity, &params, allocation_size, stats)?;
             if let Err(status) = device.submit("queue_alloca", queue_affinity, &wait_semaphore_list, &signal_semaphore_list, issue, keep_alive) {
                 // SAFETY: we own the one reference.
                 unsafe { crate::hal_resource::release_buffer(buffer) };

@@ -55,6 +55,16 @@ pub struct PoolUsage {
     pub reserved: u64,
 }
 
+/// A stream-ordered queue_alloca ready to submit.
+pub struct PreparedAlloca {
+    /// The new buffer, with one reference for the caller.
+    pub buffer: *mut iree_hal_buffer_t,
+    /// Allocates from the pool on the queue's stream and publishes the pointer.
+    pub issue: IssueFn,
+    /// What the queue operation keeps alive until it completes.
+    pub keep_alive: Vec<Box<dyn Send>>,
+}
+
 impl MemoryPools {
     /// Creates the pools when the parameters ask for asynchronous allocations and every GPU
     /// reports memory pool support; `None` means queue allocations stay synchronous.
@@ -113,9 +123,8 @@ impl MemoryPools {
         Ok(())
     }
 
-    /// Makes a stream-ordered buffer for queue_alloca on GPU `gpu_index`: the buffer (one
-    /// reference, for the caller), the issue step that allocates it, and what the operation
-    /// must keep alive. `placement_device` is recorded in the buffer, not retained.
+    /// Makes a stream-ordered buffer for queue_alloca on GPU `gpu_index`.
+    /// `placement_device` is recorded in the buffer, not retained.
     pub fn prepare_alloca(
         self: &Arc<Self>,
         gpu_index: usize,
@@ -124,7 +133,7 @@ impl MemoryPools {
         params: &iree_hal_buffer_params_t,
         allocation_size: u64,
         stats: SharedStatistics,
-    ) -> Result<(*mut iree_hal_buffer_t, IssueFn, Vec<Box<dyn Send>>)> {
+    ) -> Result<PreparedAlloca> {
         let memory_type = params.type_ & !IREE_HAL_MEMORY_TYPE_OPTIMAL;
         let pool = self.pool_for(gpu_index, memory_type)?;
         let size = if allocation_size == 0 { 4 } else { allocation_size };
@@ -162,7 +171,7 @@ impl MemoryPools {
             buffer.publish_device_pointer(device_ptr);
             Ok(())
         });
-        Ok((buffer, issue, vec![Box::new(kept)]))
+        Ok(PreparedAlloca { buffer, issue, keep_alive: vec![Box::new(kept)] })
     }
 
     /// Frees the memory of a stream-ordered buffer released without queue_dealloca.
