@@ -175,9 +175,20 @@ impl HipAllocator {
             memory,
             device_ptr,
             host_ptr,
+            release_hook: None,
         };
         Ok(HipBuffer::wrap(spec, self.hip.clone(), self.stats.clone()))
     }
+}
+
+/// The statistics `allocator` counts in, when it is one of ours (buffers made elsewhere for
+/// it, such as stream-ordered ones, count there too).
+///
+/// # Safety
+/// `allocator` must be NULL or a live HAL allocator.
+pub(crate) unsafe fn shared_statistics(allocator: *const iree_hal_allocator_t) -> Option<SharedStatistics> {
+    // SAFETY: per the caller.
+    unsafe { HipAllocator::from_raw(allocator) }.ok().map(|a| a.stats.clone())
 }
 
 static HIP_ALLOCATOR_VTABLE: iree_hal_allocator_vtable_t = iree_hal_allocator_vtable_t {
@@ -294,27 +305,175 @@ unsafe extern "C" fn allocator_deallocate_buffer(_allocator: *mut iree_hal_alloc
 }
 
 unsafe extern "C" fn allocator_import_buffer(
-    _allocator: *mut iree_hal_allocator_t,
-    _params: *const iree_hal_buffer_params_t,
-    _external_buffer: *mut iree_hal_external_buffer_t,
-    _release_callback: iree_hal_buffer_release_callback_t,
+    allocator: *mut iree_hal_allocator_t,
+    params: *const iree_hal_buffer_params_t,
+    external_buffer: *mut iree_hal_external_buffer_t,
+    release_callback: iree_hal_buffer_release_callback_t,
     out_buffer: *mut *mut iree_hal_buffer_t,
 ) -> iree_status_t {
     boundary::status_entry("iree_hal_hip_allocator_import_buffer", || {
         // SAFETY: IREE's allocator contract.
-        let _out = unsafe { OutParam::new(out_buffer, "out_buffer", core::ptr::null_mut()) }?;
-        Err(crate::status!(Unimplemented, "importing external buffers is not implemented yet by the Rust HIP allocator"))
+        let out = unsafe { OutParam::new(out_buffer, "out_buffer", core::ptr::null_mut()) }?;
+        // SAFETY: IREE's allocator contract.
+        let allocator = unsafe { HipAllocator::from_raw(allocator) }?;
+        // SAFETY: IREE's allocator contract.
+        let params = unsafe { boundary::try_ref(params, "params") }?;
+        // SAFETY: IREE's allocator contract.
+        let external = unsafe { boundary::try_ref(external_buffer.cast_const(), "external_buffer") }?;
+        out.set(allocator.import(params, external, release_callback)?);
+        Ok(())
     })
 }
 
 unsafe extern "C" fn allocator_export_buffer(
-    _allocator: *mut iree_hal_allocator_t,
-    _buffer: *mut iree_hal_buffer_t,
-    _requested_type: iree_hal_external_buffer_type_t,
-    _requested_flags: iree_hal_external_buffer_flags_t,
-    _out_external_buffer: *mut iree_hal_external_buffer_t,
+    allocator: *mut iree_hal_allocator_t,
+    buffer: *mut iree_hal_buffer_t,
+    requested_type: iree_hal_external_buffer_type_t,
+    requested_flags: iree_hal_external_buffer_flags_t,
+    out_external_buffer: *mut iree_hal_external_buffer_t,
 ) -> iree_status_t {
     boundary::status_entry("iree_hal_hip_allocator_export_buffer", || {
-        Err(crate::status!(Unimplemented, "exporting buffers is not implemented yet by the Rust HIP allocator"))
+        // SAFETY: IREE's allocator contract.
+        unsafe { HipAllocator::from_raw(allocator) }?;
+        boundary::non_null(out_external_buffer, "out_external_buffer")?;
+        if requested_type != IREE_HAL_EXTERNAL_BUFFER_TYPE_DEVICE_ALLOCATION {
+            return Err(crate::status!(Unimplemented, "exporting buffers as {} is not supported by the HIP allocator", external_type_name(requested_type)));
+        }
+        // SAFETY: IREE's allocator contract: a live buffer (possibly a subspan of ours).
+        let header = unsafe { boundary::try_ref(buffer.cast_const(), "buffer") }?;
+        let allocated = if header.allocated_buffer.is_null() { buffer } else { header.allocated_buffer };
+        // SAFETY: the allocated buffer of a live buffer is live.
+        let ours = unsafe { HipBuffer::from_raw(allocated) }?;
+        let base = ours.checked_device_pointer()?;
+        let pointer = base as u64 + header.byte_offset;
+        // SAFETY: checked non-null; the caller's struct.
+        unsafe {
+            out_external_buffer.write(iree_hal_external_buffer_t {
+                type_: IREE_HAL_EXTERNAL_BUFFER_TYPE_DEVICE_ALLOCATION,
+                flags: requested_flags,
+                size: header.byte_length,
+                handle: iree_hal_external_buffer_handle_t { device_allocation: iree_hal_external_buffer_device_allocation_t { ptr: pointer } },
+            })
+        };
+        Ok(())
     })
+}
+
+/// IREE's name for an external buffer type, for messages.
+fn external_type_name(type_: iree_hal_external_buffer_type_t) -> String {
+    match type_ {
+        IREE_HAL_EXTERNAL_BUFFER_TYPE_NONE => "NONE".to_owned(),
+        IREE_HAL_EXTERNAL_BUFFER_TYPE_HOST_ALLOCATION => "HOST_ALLOCATION".to_owned(),
+        IREE_HAL_EXTERNAL_BUFFER_TYPE_DEVICE_ALLOCATION => "DEVICE_ALLOCATION".to_owned(),
+        IREE_HAL_EXTERNAL_BUFFER_TYPE_OPAQUE_FD => "OPAQUE_FD".to_owned(),
+        IREE_HAL_EXTERNAL_BUFFER_TYPE_OPAQUE_WIN32 => "OPAQUE_WIN32".to_owned(),
+        other => format!("external buffer type {other}"),
+    }
+}
+
+/// A caller's release callback, called once when the imported buffer dies.
+struct ReleaseCallback(iree_hal_buffer_release_callback_t);
+// SAFETY: IREE's contract lets the callback run on whichever thread releases the buffer.
+unsafe impl Send for ReleaseCallback {}
+impl ReleaseCallback {
+    fn call(self, buffer: *mut iree_hal_buffer_t) {
+        if let Some(callback) = self.0.fn_ {
+            // SAFETY: the caller's callback with its own user data, called exactly once.
+            unsafe { callback(self.0.user_data, buffer) };
+        }
+    }
+}
+
+/// A registered host range, unregistered when its buffer dies.
+struct HostRegistration {
+    hip: Arc<HipSymbols>,
+    context: hipCtx_t,
+    host_ptr: *mut c_void,
+}
+// SAFETY: HIP handles and the registered address may be used from any thread.
+unsafe impl Send for HostRegistration {}
+impl HostRegistration {
+    fn unregister(self) {
+        if let Ok(_context) = ContextGuard::push(&self.hip, self.context) {
+            let _ = hip_call!(&self.hip, hipHostUnregister(self.host_ptr));
+        }
+    }
+}
+
+impl HipAllocator {
+    /// Wraps memory owned outside the HAL: host memory is registered with HIP (and
+    /// unregistered when the buffer dies), device memory only wrapped. The caller's release
+    /// callback runs once the buffer dies.
+    fn import(
+        &self,
+        params: &iree_hal_buffer_params_t,
+        external: &iree_hal_external_buffer_t,
+        release_callback: iree_hal_buffer_release_callback_t,
+    ) -> Result<*mut iree_hal_buffer_t> {
+        let mut params_used = *params;
+        let mut size = external.size;
+        let compatibility = self.compatibility(&mut params_used, &mut size);
+        if compatibility & IREE_HAL_BUFFER_COMPATIBILITY_IMPORTABLE == 0 {
+            return Err(crate::status!(
+                InvalidArgument,
+                "buffers with memory type {:#x} and usage {:#x} cannot be imported (they must be device-visible)",
+                params.type_,
+                params.usage
+            ));
+        }
+        let device = self.device_for(params.queue_affinity)?;
+        let (device_ptr, host_ptr, registration) = match external.type_ {
+            IREE_HAL_EXTERNAL_BUFFER_TYPE_HOST_ALLOCATION => {
+                // SAFETY: the union member the type names.
+                let host_ptr = unsafe { external.handle.host_allocation.ptr };
+                boundary::non_null(host_ptr, "external_buffer.handle.host_allocation.ptr")?;
+                let bytes = usize::try_from(external.size).map_err(|_| crate::status!(OutOfRange, "{} bytes exceed the address space", external.size))?;
+                let _context = ContextGuard::push(&self.hip, device.context)?;
+                hip_call!(&self.hip, hipHostRegister(host_ptr, bytes, hipHostRegisterMapped))?;
+                let registration = HostRegistration { hip: self.hip.clone(), context: device.context, host_ptr };
+                let mut device_ptr: *mut c_void = core::ptr::null_mut();
+                if let Err(status) = hip_call!(&self.hip, hipHostGetDevicePointer(&mut device_ptr, host_ptr, 0)) {
+                    drop(_context);
+                    registration.unregister();
+                    return Err(status);
+                }
+                (device_ptr, host_ptr, Some(registration))
+            }
+            IREE_HAL_EXTERNAL_BUFFER_TYPE_DEVICE_ALLOCATION => {
+                // SAFETY: the union member the type names.
+                let pointer = unsafe { external.handle.device_allocation.ptr };
+                if pointer == 0 {
+                    return Err(crate::status!(InvalidArgument, "external_buffer.handle.device_allocation.ptr is NULL"));
+                }
+                (pointer as *mut c_void, core::ptr::null_mut(), None)
+            }
+            other => {
+                return Err(crate::status!(Unimplemented, "importing {} buffers is not supported by the HIP allocator", external_type_name(other)));
+            }
+        };
+        let callback = ReleaseCallback(release_callback);
+        let release_hook: buffer::ReleaseHook = Box::new(move |buffer, _device_ptr| {
+            if let Some(registration) = registration {
+                registration.unregister();
+            }
+            callback.call(buffer);
+        });
+        let spec = BufferSpec {
+            placement: iree_hal_buffer_placement_t {
+                device: self.parent_device,
+                queue_affinity: if params.queue_affinity != 0 { params.queue_affinity } else { IREE_HAL_QUEUE_AFFINITY_ANY },
+                flags: 0,
+                reserved: 0,
+            },
+            memory_type: params_used.type_,
+            access: params_used.access,
+            usage: params_used.usage,
+            size: external.size,
+            memory: BufferMemory::External,
+            device_ptr,
+            host_ptr,
+            release_hook: Some(release_hook),
+        };
+        Ok(HipBuffer::wrap(spec, self.hip.clone(), self.stats.clone()))
+    }
 }

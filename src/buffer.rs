@@ -8,7 +8,7 @@ use crate::boundary;
 use crate::hip::HipSymbols;
 use crate::status::Result;
 use core::ffi::c_void;
-use core::sync::atomic::AtomicI32;
+use core::sync::atomic::{AtomicI32, AtomicPtr, Ordering};
 use parking_lot::Mutex;
 use std::sync::Arc;
 
@@ -19,7 +19,17 @@ pub enum BufferMemory {
     Device,
     /// hipHostMalloc: freed with hipHostFree.
     Host,
+    /// From a stream-ordered pool (`crate::memory_pools`): the device pointer is published
+    /// when the queue_alloca is issued and given back by queue_dealloca or the release hook.
+    StreamOrdered,
+    /// Memory owned outside the HAL (imported): only the release hook runs.
+    External,
 }
+
+/// Runs when a buffer dies, with the buffer and its device pointer at that time (NULL once
+/// a stream-ordered buffer was deallocated): gives back memory the buffer does not free
+/// itself and calls owners' release callbacks.
+pub type ReleaseHook = Box<dyn FnOnce(*mut iree_hal_buffer_t, *mut c_void) + Send>;
 
 /// Allocation accounting shared by an allocator and its buffers.
 pub type SharedStatistics = Arc<Mutex<iree_hal_allocator_statistics_t>>;
@@ -54,10 +64,14 @@ fn record_free(stats: &SharedStatistics, memory_type: iree_hal_memory_type_t, si
 pub struct HipBuffer {
     base: iree_hal_buffer_t,
     memory: BufferMemory,
-    device_ptr: *mut c_void,
+    /// Fixed at creation except for stream-ordered buffers, whose pointer the queue worker
+    /// stores (Release) when it issues the allocation and takes back when it issues the
+    /// deallocation; readers load it (Acquire) at issue time.
+    device_ptr: AtomicPtr<c_void>,
     host_ptr: *mut c_void,
     hip: Arc<HipSymbols>,
     stats: SharedStatistics,
+    release_hook: Mutex<Option<ReleaseHook>>,
 }
 
 /// What a new buffer is made of.
@@ -70,6 +84,7 @@ pub struct BufferSpec {
     pub memory: BufferMemory,
     pub device_ptr: *mut c_void,
     pub host_ptr: *mut c_void,
+    pub release_hook: Option<ReleaseHook>,
 }
 
 impl HipBuffer {
@@ -92,10 +107,11 @@ impl HipBuffer {
                 flags: 0,
             },
             memory: spec.memory,
-            device_ptr: spec.device_ptr,
+            device_ptr: AtomicPtr::new(spec.device_ptr),
             host_ptr: spec.host_ptr,
             hip,
             stats,
+            release_hook: Mutex::new(spec.release_hook),
         }));
         // SAFETY: just allocated; a whole buffer is its own allocated buffer.
         unsafe { (*buffer).base.allocated_buffer = buffer.cast() };
@@ -116,9 +132,42 @@ impl HipBuffer {
         Ok(unsafe { &*buffer.cast::<HipBuffer>() })
     }
 
-    /// The device address of the buffer's first byte.
+    /// The device address of the buffer's first byte: NULL for a stream-ordered buffer
+    /// whose allocation has not been issued yet or was deallocated.
     pub fn device_pointer(&self) -> *mut c_void {
-        self.device_ptr
+        self.device_ptr.load(Ordering::Acquire)
+    }
+
+    /// The device address, or an error saying why a stream-ordered buffer has none now.
+    pub fn checked_device_pointer(&self) -> Result<*mut c_void> {
+        let pointer = self.device_pointer();
+        if pointer.is_null() && self.memory == BufferMemory::StreamOrdered {
+            return Err(crate::status!(
+                FailedPrecondition,
+                "buffer is stream-ordered and has no memory now: work using it must wait for its queue_alloca and finish before its queue_dealloca"
+            ));
+        }
+        Ok(pointer)
+    }
+
+    /// How the buffer's memory was obtained.
+    pub fn memory(&self) -> BufferMemory {
+        self.memory
+    }
+
+    /// Publishes a stream-ordered allocation's device pointer. Called by the queue worker
+    /// when it issues the allocation, before the operation's signals can be reached, so work
+    /// ordered after those signals observes it.
+    pub fn publish_device_pointer(&self, pointer: *mut c_void) {
+        debug_assert_eq!(self.memory, BufferMemory::StreamOrdered);
+        self.device_ptr.store(pointer, Ordering::Release);
+    }
+
+    /// Takes a stream-ordered allocation's device pointer back (NULL if it has none), so it
+    /// is given back exactly once.
+    pub fn take_device_pointer(&self) -> *mut c_void {
+        debug_assert_eq!(self.memory, BufferMemory::StreamOrdered);
+        self.device_ptr.swap(core::ptr::null_mut(), Ordering::AcqRel)
     }
 
     /// The host address of the buffer's first byte, if the memory is host-visible.
@@ -154,12 +203,19 @@ impl HipBuffer {
 
 impl Drop for HipBuffer {
     fn drop(&mut self) {
+        let device_ptr = *self.device_ptr.get_mut();
         // Freeing synchronises with work still using the memory, as HIP's frees do.
         let _ = match self.memory {
-            BufferMemory::Device => crate::hip_call!(&self.hip, hipFree(self.device_ptr)),
+            BufferMemory::Device => crate::hip_call!(&self.hip, hipFree(device_ptr)),
             BufferMemory::Host => crate::hip_call!(&self.hip, hipHostFree(self.host_ptr)),
+            BufferMemory::StreamOrdered | BufferMemory::External => Ok(()),
         };
-        record_free(&self.stats, self.base.memory_type, self.base.allocation_size);
+        if let Some(hook) = self.release_hook.get_mut().take() {
+            hook((self as *mut HipBuffer).cast(), device_ptr);
+        }
+        if self.memory != BufferMemory::External {
+            record_free(&self.stats, self.base.memory_type, self.base.allocation_size);
+        }
     }
 }
 
@@ -236,6 +292,11 @@ impl RetainedBuffer {
         unsafe { crate::hal_resource::retain(buffer) };
         RetainedBuffer(buffer)
     }
+
+    /// The buffer (still referenced by this value).
+    pub fn as_ptr(&self) -> *mut iree_hal_buffer_t {
+        self.0
+    }
 }
 
 impl Drop for RetainedBuffer {
@@ -247,9 +308,38 @@ impl Drop for RetainedBuffer {
 
 /// A byte range of a buffer on the device: its device address, with the buffer kept alive.
 pub struct DeviceRange {
+    /// The address when resolved: NULL for a stream-ordered buffer not allocated yet. Queue
+    /// operations resolve `address` again when they are issued.
     pub device_ptr: *mut c_void,
     pub length: u64,
     pub buffer: RetainedBuffer,
+    pub address: DeferredAddress,
+}
+
+/// Where a range starts, read when the work using it is issued: a stream-ordered buffer
+/// only has memory once its queue_alloca was issued, which the queue guarantees for work
+/// that waits on that alloca's signals.
+#[derive(Clone, Copy)]
+pub struct DeferredAddress {
+    allocated: *const HipBuffer,
+    offset: u64,
+}
+
+// SAFETY: the buffer is kept alive by the operation holding the range's RetainedBuffer for
+// as long as the address may be resolved; HipBuffer's pointer is atomic.
+unsafe impl Send for DeferredAddress {}
+
+impl DeferredAddress {
+    /// The range's device address now.
+    ///
+    /// # Safety
+    /// The range's buffer must still be alive (its `RetainedBuffer` not dropped).
+    pub unsafe fn resolve(self) -> Result<*mut c_void> {
+        // SAFETY: per the caller.
+        let buffer = unsafe { &*self.allocated };
+        let base = buffer.checked_device_pointer()?;
+        Ok(base.cast::<u8>().wrapping_add(self.offset as usize).cast())
+    }
 }
 
 /// Resolves `[offset, offset + length)` of `buffer` (one of ours, or a subspan IREE's core
@@ -272,8 +362,9 @@ pub unsafe fn device_range(buffer: *mut iree_hal_buffer_t, offset: u64, length: 
         return Err(crate::status!(OutOfRange, "{what}: range [{offset}, +{length}) exceeds the {}-byte buffer", header.byte_length));
     }
     let start = header.byte_offset + offset;
-    // SAFETY: within the allocation, checked above.
-    let device_ptr = unsafe { allocated.device_pointer().cast::<u8>().add(start as usize) }.cast();
+    // Offsets within the allocation, checked above; NULL stays NULL-based until allocated.
+    let device_ptr = allocated.device_pointer().cast::<u8>().wrapping_add(start as usize).cast();
+    let address = DeferredAddress { allocated, offset: start };
     // SAFETY: live per the caller.
-    Ok(DeviceRange { device_ptr, length, buffer: unsafe { RetainedBuffer::retain(buffer) } })
+    Ok(DeviceRange { device_ptr, length, buffer: unsafe { RetainedBuffer::retain(buffer) }, address })
 }

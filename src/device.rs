@@ -51,6 +51,8 @@ pub struct HipDevice {
     channel_provider: Mutex<*mut iree_hal_channel_provider_t>,
     /// One queue per GPU, in the same order.
     queues: Vec<Queue>,
+    /// Stream-ordered allocation pools; `None` keeps queue_alloca synchronous.
+    memory_pools: Option<Arc<crate::memory_pools::MemoryPools>>,
 }
 
 impl HipDevice {
@@ -82,6 +84,14 @@ impl HipDevice {
                 }
             }
         }
+        let memory_pools = match crate::memory_pools::MemoryPools::create(&hip, &gpus, &request.params) {
+            Ok(pools) => pools,
+            Err(status) => {
+                drop(queues);
+                release_all(&hip, &gpus);
+                return Err(status);
+            }
+        };
         let device = Box::into_raw(Box::new(HipDevice {
             resource: iree_hal_resource_t { ref_count: AtomicI32::new(1), vtable: (&HIP_DEVICE_VTABLE as *const iree_hal_device_vtable_t).cast() },
             host_allocator,
@@ -91,6 +101,7 @@ impl HipDevice {
             device_allocator: Mutex::new(core::ptr::null_mut()),
             channel_provider: Mutex::new(core::ptr::null_mut()),
             queues,
+            memory_pools,
         }));
         let allocator_devices = gpus.iter().map(|g| AllocatorDevice { device: g.device, context: g.context }).collect();
         match HipAllocator::create(hip, device.cast(), allocator_devices, host_allocator) {
@@ -137,6 +148,11 @@ impl HipDevice {
     /// The parameters the device was created with.
     pub fn params(&self) -> &iree_hal_hip_device_params_t {
         &self.params
+    }
+
+    /// The stream-ordered allocation pools, when queue allocations use them.
+    pub fn memory_pools(&self) -> Option<&Arc<crate::memory_pools::MemoryPools>> {
+        self.memory_pools.as_ref()
     }
 
     /// The queue an affinity selects: its lowest set bit, ANY meaning the first.
@@ -307,6 +323,13 @@ unsafe extern "C" fn device_trim(device: *mut iree_hal_device_t) -> iree_status_
     boundary::status_entry("iree_hal_hip_device_trim", || {
         // SAFETY: IREE's device contract.
         let device = unsafe { HipDevice::from_raw(device) }?;
+        if let Some(pools) = &device.memory_pools {
+            // Frees still queued must land in their pools before the pools can shrink.
+            for queue in &device.queues {
+                queue.synchronize()?;
+            }
+            pools.trim()?;
+        }
         let allocator = *device.device_allocator.lock();
         // SAFETY: the device's allocator is live while the device is.
         let trim = unsafe { (*(*allocator).resource.vtable.cast::<iree_hal_allocator_vtable_t>()).trim };
@@ -336,8 +359,27 @@ unsafe extern "C" fn device_query_i64(
     })
 }
 
-unsafe extern "C" fn device_create_channel(_: *mut iree_hal_device_t, _: iree_hal_queue_affinity_t, _: iree_hal_channel_params_t, _: *mut *mut iree_hal_channel_t) -> iree_status_t {
-    not_yet("create_channel")
+/// Collective channels need RCCL: without it the answer is UNAVAILABLE listing where it was
+/// looked for (the system loader, then each `IREE_HIP_DYLIB_PATH` directory); with it,
+/// channels themselves are not implemented yet.
+unsafe extern "C" fn device_create_channel(
+    device: *mut iree_hal_device_t,
+    _queue_affinity: iree_hal_queue_affinity_t,
+    _params: iree_hal_channel_params_t,
+    out_channel: *mut *mut iree_hal_channel_t,
+) -> iree_status_t {
+    boundary::status_entry("iree_hal_hip_device_create_channel", || {
+        // SAFETY: IREE's device contract.
+        let _out = unsafe { OutParam::new(out_channel, "out_channel", core::ptr::null_mut()) }?;
+        // SAFETY: IREE's device contract.
+        unsafe { HipDevice::from_raw(device) }?;
+        let mut search_paths = vec![format!("file:{}", crate::hip::rccl::RCCL_LIBRARY_NAME)];
+        if let Ok(directories) = std::env::var("IREE_HIP_DYLIB_PATH") {
+            search_paths.extend(directories.split(';').filter(|d| !d.is_empty()).map(str::to_owned));
+        }
+        crate::hip::rccl::RcclSymbols::load(&search_paths).map_err(|s| s.annotate("creating a collective channel"))?;
+        Err(crate::status!(Unimplemented, "RCCL is available but collective channels come in a later issue of the Rust HIP driver"))
+    })
 }
 unsafe extern "C" fn device_create_command_buffer(
     device: *mut iree_hal_device_t,
@@ -440,8 +482,10 @@ unsafe extern "C" fn device_query_semaphore_compatibility(_device: *mut iree_hal
         }
     })
 }
-/// Allocates at submission from the device allocator (memory is usable at once) and orders
-/// the signals after the waits; stream-ordered pools come with the rest of the device.
+/// With memory pools (async allocations on, and supported by every GPU) a device-only
+/// buffer is allocated in stream order: returned now, given memory when the queue issues
+/// the operation after its waits (see `crate::memory_pools`). Otherwise it is allocated at
+/// submission from the device allocator and the signals are ordered after the waits.
 unsafe extern "C" fn device_queue_alloca(
     device: *mut iree_hal_device_t,
     queue_affinity: iree_hal_queue_affinity_t,
@@ -455,12 +499,29 @@ unsafe extern "C" fn device_queue_alloca(
     boundary::status_entry("iree_hal_hip_device_queue_alloca", || {
         // SAFETY: IREE's device contract.
         let out = unsafe { OutParam::new(out_buffer, "out_buffer", core::ptr::null_mut()) }?;
+        // Recorded in stream-ordered buffers' placement.
+        let device_handle = device;
         // SAFETY: IREE's device contract.
         let device = unsafe { HipDevice::from_raw(device) }?;
         let allocator = *device.device_allocator.lock();
         let mut params = params;
         if params.queue_affinity == 0 {
             params.queue_affinity = queue_affinity;
+        }
+        let host_visible = params.type_ & IREE_HAL_MEMORY_TYPE_HOST_VISIBLE == IREE_HAL_MEMORY_TYPE_HOST_VISIBLE;
+        if let (Some(pools), false) = (&device.memory_pools, host_visible) {
+            device.queue_for(queue_affinity)?;
+            let gpu_index = if queue_affinity == IREE_HAL_QUEUE_AFFINITY_ANY || queue_affinity == 0 { 0 } else { queue_affinity.trailing_zeros() as usize };
+            // SAFETY: the device's allocator is live while the device is.
+            let stats = unsafe { crate::allocator::shared_statistics(allocator) }.unwrap_or_default();
+            let crate::memory_pools::PreparedAlloca { buffer, issue, keep_alive } = pools.prepare_alloca(gpu_index, device_handle, queue_affinity, &params, allocation_size, stats)?;
+            if let Err(status) = device.submit("queue_alloca", queue_affinity, &wait_semaphore_list, &signal_semaphore_list, issue, keep_alive) {
+                // SAFETY: we own the one reference.
+                unsafe { crate::hal_resource::release_buffer(buffer) };
+                return Err(status);
+            }
+            out.set(buffer);
+            return Ok(());
         }
         let mut buffer: *mut iree_hal_buffer_t = core::ptr::null_mut();
         // SAFETY: the device's allocator is live; IREE's allocator contract.
@@ -479,8 +540,9 @@ unsafe extern "C" fn device_queue_alloca(
         Ok(())
     })
 }
-/// Orders the signals after the waits; the memory goes back when the last reference to
-/// the buffer is released.
+/// A stream-ordered buffer's memory goes back to its pool on the queue's stream after the
+/// waits; for other buffers this only orders the signals after the waits and the memory
+/// goes back when the last reference to the buffer is released.
 unsafe extern "C" fn device_queue_dealloca(
     device: *mut iree_hal_device_t,
     queue_affinity: iree_hal_queue_affinity_t,
@@ -494,7 +556,9 @@ unsafe extern "C" fn device_queue_dealloca(
         boundary::non_null(buffer, "buffer")?;
         // SAFETY: live for the call; kept until the operation completes.
         let keep: Vec<Box<dyn Send>> = vec![Box::new(unsafe { crate::buffer::RetainedBuffer::retain(buffer) })];
-        device.submit("queue_dealloca", queue_affinity, &wait_semaphore_list, &signal_semaphore_list, Box::new(|_| Ok(())), keep)
+        // SAFETY: live, and kept alive by `keep` until the operation completes.
+        let issue = unsafe { crate::memory_pools::prepare_dealloca(buffer) }.unwrap_or_else(|| Box::new(|_| Ok(())));
+        device.submit("queue_dealloca", queue_affinity, &wait_semaphore_list, &signal_semaphore_list, issue, keep)
     })
 }
 unsafe extern "C" fn device_queue_fill(
@@ -517,11 +581,16 @@ unsafe extern "C" fn device_queue_fill(
         let value = unsafe { crate::queue::fill_pattern(pattern, pattern_length) }?;
         // SAFETY: IREE's device contract.
         let range = unsafe { crate::buffer::device_range(target_buffer, target_offset, length, "target_buffer") }?;
-        let (target, count) = (crate::queue::SendPtr(range.device_ptr), range.length / pattern_length as u64);
+        let (target, count) = (range.address, range.length / pattern_length as u64);
         if range.length % pattern_length as u64 != 0 {
             return Err(crate::status!(InvalidArgument, "fill length {} is not a multiple of the {pattern_length}-byte pattern", range.length));
         }
-        let issue: crate::queue::IssueFn = Box::new(move |q| crate::queue::issue_fill(q, target, count as usize, value));
+        // Addresses are read when issued: a stream-ordered target gets its memory then.
+        let issue: crate::queue::IssueFn = Box::new(move |q| {
+            // SAFETY: the operation keeps the buffer alive until it completes.
+            let target = unsafe { target.resolve() }?;
+            crate::queue::issue_fill(q, crate::queue::SendPtr(target), count as usize, value)
+        });
         device.submit("queue_fill", queue_affinity, &wait_semaphore_list, &signal_semaphore_list, issue, vec![Box::new(range.buffer)])
     })
 }
@@ -546,8 +615,12 @@ unsafe extern "C" fn device_queue_update(
         // The host data is copied now: the caller may reuse it as soon as this returns.
         // SAFETY: the source holds `source_offset + length` bytes per IREE's contract.
         let data: Vec<u8> = unsafe { core::slice::from_raw_parts(source_buffer.cast::<u8>().add(source_offset), range.length as usize) }.to_vec();
-        let (source, target, bytes) = (crate::queue::SendPtr(data.as_ptr() as *mut c_void), crate::queue::SendPtr(range.device_ptr), data.len());
-        let issue: crate::queue::IssueFn = Box::new(move |q| crate::hip_call!(q.hip, hipMemcpyHtoDAsync(target.get(), source.get(), bytes, q.stream)));
+        let (source, target, bytes) = (crate::queue::SendPtr(data.as_ptr() as *mut c_void), range.address, data.len());
+        let issue: crate::queue::IssueFn = Box::new(move |q| {
+            // SAFETY: the operation keeps the buffer alive until it completes.
+            let target = unsafe { target.resolve() }?;
+            crate::hip_call!(q.hip, hipMemcpyHtoDAsync(target, source.get(), bytes, q.stream))
+        });
         device.submit("queue_update", queue_affinity, &wait_semaphore_list, &signal_semaphore_list, issue, vec![Box::new(range.buffer), Box::new(data)])
     })
 }
@@ -570,9 +643,12 @@ unsafe extern "C" fn device_queue_copy(
         let source = unsafe { crate::buffer::device_range(source_buffer, source_offset, length, "source_buffer") }?;
         // SAFETY: IREE's device contract.
         let target = unsafe { crate::buffer::device_range(target_buffer, target_offset, source.length, "target_buffer") }?;
-        let (from, to, bytes) = (crate::queue::SendPtr(source.device_ptr), crate::queue::SendPtr(target.device_ptr), source.length as usize);
-        let issue: crate::queue::IssueFn =
-            Box::new(move |q| crate::hip_call!(q.hip, hipMemcpyAsync(to.get(), from.get(), bytes, hipMemcpyDeviceToDevice, q.stream)));
+        let (from, to, bytes) = (source.address, target.address, source.length as usize);
+        let issue: crate::queue::IssueFn = Box::new(move |q| {
+            // SAFETY: the operation keeps both buffers alive until it completes.
+            let (from, to) = unsafe { (from.resolve()?, to.resolve()?) };
+            crate::hip_call!(q.hip, hipMemcpyAsync(to, from, bytes, hipMemcpyDeviceToDevice, q.stream))
+        });
         device.submit("queue_copy", queue_affinity, &wait_semaphore_list, &signal_semaphore_list, issue, vec![Box::new(source.buffer), Box::new(target.buffer)])
     })
 }

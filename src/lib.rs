@@ -24,6 +24,7 @@ pub mod file;
 pub mod hal_resource;
 pub mod hip;
 pub mod host_allocator;
+pub mod memory_pools;
 pub mod queue;
 pub mod registration;
 pub mod registry;

@@ -1,0 +1,270 @@
+//! Stream-ordered allocation: one pair of HIP memory pools per GPU (device-local memory and
+//! everything else), used by queue_alloca/queue_dealloca when the device parameters ask for
+//! asynchronous allocations and every GPU supports memory pools.
+//!
+//! How a stream-ordered buffer's address travels: queue_alloca returns a buffer at once
+//! with no device pointer. When the queue worker issues the allocation (its waits are
+//! satisfied) it calls hipMallocFromPoolAsync on the queue's stream and publishes the
+//! pointer into the buffer (an atomic store with Release ordering) *before* it enqueues the
+//! host function that signals the alloca's semaphores. Any operation that waits on those
+//! signals is handed to a worker only after they were reached, and resolves buffer
+//! addresses in its own issue step (`DeferredAddress::resolve`, an Acquire load), so it
+//! always sees the pointer; the stream order (or the signal, across queues) makes the
+//! memory valid for the work it enqueues. Work that reads the address without waiting gets
+//! a FAILED_PRECONDITION instead of a NULL address.
+
+use crate::abi::*;
+use crate::buffer::{BufferMemory, BufferSpec, HipBuffer, ReleaseHook, RetainedBuffer, SharedStatistics};
+use crate::device::PhysicalGpu;
+use crate::hip::context::ContextGuard;
+use crate::hip::types::*;
+use crate::hip::HipSymbols;
+use crate::hip_call;
+use crate::queue::{IssueFn, StreamContext};
+use crate::status::Result;
+use core::ffi::c_void;
+use std::sync::Arc;
+
+/// The pools of one GPU, with a retained reference to its primary context so frees of
+/// buffers that outlive the device still have a context to run in.
+struct GpuPools {
+    device: hipDevice_t,
+    context: hipCtx_t,
+    device_local: hipMemPool_t,
+    other: hipMemPool_t,
+}
+
+/// Every GPU's pools, shared by the device and the stream-ordered buffers it made.
+pub struct MemoryPools {
+    hip: Arc<HipSymbols>,
+    gpus: Vec<GpuPools>,
+    params: iree_hal_hip_memory_pooling_params_t,
+}
+
+// SAFETY: HIP pool and context handles may be used from any thread; the set of pools is
+// fixed after creation.
+unsafe impl Send for MemoryPools {}
+unsafe impl Sync for MemoryPools {}
+
+/// Current usage of one pool, as HIP reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolUsage {
+    /// Bytes handed out and not freed yet.
+    pub used: u64,
+    /// Bytes the pool holds from the device (used plus cached).
+    pub reserved: u64,
+}
+
+/// A stream-ordered queue_alloca ready to submit.
+pub struct PreparedAlloca {
+    /// The new buffer, with one reference for the caller.
+    pub buffer: *mut iree_hal_buffer_t,
+    /// Allocates from the pool on the queue's stream and publishes the pointer.
+    pub issue: IssueFn,
+    /// What the queue operation keeps alive until it completes.
+    pub keep_alive: Vec<Box<dyn Send>>,
+}
+
+impl MemoryPools {
+    /// Creates the pools when the parameters ask for asynchronous allocations and every GPU
+    /// reports memory pool support; `None` means queue allocations stay synchronous.
+    pub fn create(hip: &Arc<HipSymbols>, gpus: &[PhysicalGpu], params: &iree_hal_hip_device_params_t) -> Result<Option<Arc<MemoryPools>>> {
+        if !params.async_allocations {
+            return Ok(None);
+        }
+        for gpu in gpus {
+            let mut supported: core::ffi::c_int = 0;
+            hip_call!(hip, hipDeviceGetAttribute(&mut supported, hipDeviceAttributeMemoryPoolsSupported, gpu.device))?;
+            if supported == 0 {
+                return Ok(None);
+            }
+        }
+        let mut pools = MemoryPools { hip: hip.clone(), gpus: Vec::with_capacity(gpus.len()), params: params.memory_pools };
+        for gpu in gpus {
+            // Pushed onto `pools` piece by piece so a failure drops (and frees) what exists.
+            let mut context: hipCtx_t = core::ptr::null_mut();
+            hip_call!(hip, hipDevicePrimaryCtxRetain(&mut context, gpu.device))?;
+            let mut entry = GpuPools { device: gpu.device, context, device_local: core::ptr::null_mut(), other: core::ptr::null_mut() };
+            let created = (|| -> Result<()> {
+                let _context = ContextGuard::push(hip, context)?;
+                entry.device_local = create_pool(hip, gpu.device, params.memory_pools.device_local.release_threshold)?;
+                entry.other = create_pool(hip, gpu.device, params.memory_pools.other.release_threshold)?;
+                Ok(())
+            })();
+            pools.gpus.push(entry);
+            created?;
+        }
+        Ok(Some(Arc::new(pools)))
+    }
+
+    /// The pool a buffer of `memory_type` comes from on GPU `gpu_index`.
+    fn pool_for(&self, gpu_index: usize, memory_type: iree_hal_memory_type_t) -> Result<hipMemPool_t> {
+        let gpu = self.gpus.get(gpu_index).ok_or_else(|| crate::status!(InvalidArgument, "GPU {gpu_index} has no memory pools"))?;
+        Ok(if memory_type & IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL == IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL { gpu.device_local } else { gpu.other })
+    }
+
+    /// Usage of GPU `gpu_index`'s pool for `memory_type`.
+    pub fn usage(&self, gpu_index: usize, memory_type: iree_hal_memory_type_t) -> Result<PoolUsage> {
+        let pool = self.pool_for(gpu_index, memory_type)?;
+        let (mut used, mut reserved) = (0u64, 0u64);
+        hip_call!(&self.hip, hipMemPoolGetAttribute(pool, hipMemPoolAttrUsedMemCurrent, (&mut used as *mut u64).cast()))?;
+        hip_call!(&self.hip, hipMemPoolGetAttribute(pool, hipMemPoolAttrReservedMemCurrent, (&mut reserved as *mut u64).cast()))?;
+        Ok(PoolUsage { used, reserved })
+    }
+
+    /// Gives cached memory back to the devices down to each pool's minimum capacity. The
+    /// caller synchronizes the queues first so frees still in flight have landed.
+    pub fn trim(&self) -> Result<()> {
+        for gpu in &self.gpus {
+            let _context = ContextGuard::push(&self.hip, gpu.context)?;
+            hip_call!(&self.hip, hipMemPoolTrimTo(gpu.device_local, self.params.device_local.minimum_capacity as usize))?;
+            hip_call!(&self.hip, hipMemPoolTrimTo(gpu.other, self.params.other.minimum_capacity as usize))?;
+        }
+        Ok(())
+    }
+
+    /// Makes a stream-ordered buffer for queue_alloca on GPU `gpu_index`.
+    /// `placement_device` is recorded in the buffer, not retained.
+    pub fn prepare_alloca(
+        self: &Arc<Self>,
+        gpu_index: usize,
+        placement_device: *mut iree_hal_device_t,
+        queue_affinity: iree_hal_queue_affinity_t,
+        params: &iree_hal_buffer_params_t,
+        allocation_size: u64,
+        stats: SharedStatistics,
+    ) -> Result<PreparedAlloca> {
+        let memory_type = params.type_ & !IREE_HAL_MEMORY_TYPE_OPTIMAL;
+        let pool = self.pool_for(gpu_index, memory_type)?;
+        let size = if allocation_size == 0 { 4 } else { allocation_size };
+        let bytes = usize::try_from(size).map_err(|_| crate::status!(OutOfRange, "allocation of {size} bytes exceeds the address space"))?;
+        let pools = self.clone();
+        let release_hook: ReleaseHook = Box::new(move |_buffer, device_ptr| pools.free_abandoned(gpu_index, device_ptr));
+        let spec = BufferSpec {
+            placement: iree_hal_buffer_placement_t {
+                device: placement_device,
+                queue_affinity: if queue_affinity == 0 { IREE_HAL_QUEUE_AFFINITY_ANY } else { queue_affinity },
+                flags: 0,
+                reserved: 0,
+            },
+            memory_type,
+            access: if params.access == 0 { IREE_HAL_MEMORY_ACCESS_ALL } else { params.access },
+            usage: params.usage,
+            size,
+            memory: BufferMemory::StreamOrdered,
+            device_ptr: core::ptr::null_mut(),
+            host_ptr: core::ptr::null_mut(),
+            release_hook: Some(release_hook),
+        };
+        crate::buffer::record_alloc(&stats, memory_type, size);
+        let buffer = HipBuffer::wrap(spec, self.hip.clone(), stats);
+        // SAFETY: just made, one reference owned here; the operation keeps its own.
+        let kept = unsafe { RetainedBuffer::retain(buffer) };
+        let target = BufferHandle(buffer);
+        let pool = PoolHandle(pool);
+        let issue: IssueFn = Box::new(move |q: &StreamContext| {
+            let mut device_ptr: *mut c_void = core::ptr::null_mut();
+            hip_call!(q.hip, hipMallocFromPoolAsync(&mut device_ptr, bytes, pool.get(), q.stream))?;
+            // SAFETY: the operation's keep-alive holds a reference until it completes.
+            let buffer = unsafe { HipBuffer::from_raw(target.get()) }?;
+            // Published before the worker enqueues the signal (see the module comment).
+            buffer.publish_device_pointer(device_ptr);
+            Ok(())
+        });
+        Ok(PreparedAlloca { buffer, issue, keep_alive: vec![Box::new(kept)] })
+    }
+
+    /// Frees the memory of a stream-ordered buffer released without queue_dealloca.
+    /// hipFree waits for work still using it, as for synchronous buffers.
+    fn free_abandoned(&self, gpu_index: usize, device_ptr: *mut c_void) {
+        if device_ptr.is_null() {
+            return;
+        }
+        if let Some(gpu) = self.gpus.get(gpu_index) {
+            if let Ok(_context) = ContextGuard::push(&self.hip, gpu.context) {
+                let _ = hip_call!(&self.hip, hipFree(device_ptr));
+            }
+        }
+    }
+}
+
+/// The issue step of queue_dealloca for `buffer` (a buffer or a subspan of any origin):
+/// `Some` frees a stream-ordered allocation on the queue's stream once the waits are over;
+/// `None` means the buffer is not stream-ordered and the dealloca is only a barrier.
+///
+/// # Safety
+/// `buffer` must be a live HAL buffer, kept alive by the operation until it completes.
+pub unsafe fn prepare_dealloca(buffer: *mut iree_hal_buffer_t) -> Option<IssueFn> {
+    // SAFETY: per the caller.
+    let header = unsafe { &*buffer };
+    let allocated = if header.allocated_buffer.is_null() { buffer } else { header.allocated_buffer };
+    // SAFETY: the allocated buffer of a live buffer is live.
+    let ours = unsafe { HipBuffer::from_raw(allocated) }.ok()?;
+    if ours.memory() != BufferMemory::StreamOrdered {
+        return None;
+    }
+    let target = BufferHandle(allocated);
+    Some(Box::new(move |q: &StreamContext| {
+        // SAFETY: kept alive by the operation, checked ours above.
+        let buffer = unsafe { HipBuffer::from_raw(target.get()) }?;
+        let device_ptr = buffer.take_device_pointer();
+        if device_ptr.is_null() {
+            // Never allocated (its alloca failed) or already deallocated.
+            return Ok(());
+        }
+        hip_call!(q.hip, hipFreeAsync(device_ptr, q.stream))
+    }))
+}
+
+fn create_pool(hip: &HipSymbols, device: hipDevice_t, release_threshold: u64) -> Result<hipMemPool_t> {
+    // SAFETY: a plain C struct for which all zeroes is a valid value.
+    let mut properties: hipMemPoolProps = unsafe { core::mem::zeroed() };
+    properties.allocType = hipMemAllocationTypePinned;
+    properties.handleTypes = hipMemHandleTypeNone;
+    properties.location = hipMemLocation { type_: hipMemLocationTypeDevice, id: device };
+    let mut pool: hipMemPool_t = core::ptr::null_mut();
+    hip_call!(hip, hipMemPoolCreate(&mut pool, &properties))?;
+    let mut threshold = release_threshold;
+    if let Err(status) = hip_call!(hip, hipMemPoolSetAttribute(pool, hipMemPoolAttrReleaseThreshold, (&mut threshold as *mut u64).cast())) {
+        let _ = hip_call!(hip, hipMemPoolDestroy(pool));
+        return Err(status);
+    }
+    Ok(pool)
+}
+
+impl Drop for MemoryPools {
+    fn drop(&mut self) {
+        for gpu in &self.gpus {
+            if let Ok(_context) = ContextGuard::push(&self.hip, gpu.context) {
+                for pool in [gpu.device_local, gpu.other] {
+                    if !pool.is_null() {
+                        let _ = hip_call!(&self.hip, hipMemPoolDestroy(pool));
+                    }
+                }
+            }
+            let _ = hip_call!(&self.hip, hipDevicePrimaryCtxRelease(gpu.device));
+        }
+    }
+}
+
+/// A buffer handle moved into an issue step; the operation's keep-alive owns a reference.
+#[derive(Clone, Copy)]
+struct BufferHandle(*mut iree_hal_buffer_t);
+// SAFETY: HAL buffers are usable from any thread; the reference is held elsewhere.
+unsafe impl Send for BufferHandle {}
+impl BufferHandle {
+    fn get(self) -> *mut iree_hal_buffer_t {
+        self.0
+    }
+}
+
+#[derive(Clone, Copy)]
+struct PoolHandle(hipMemPool_t);
+// SAFETY: HIP pool handles may be used from any thread; the pool outlives the queue's work
+// (the device drops its queues before its pools).
+unsafe impl Send for PoolHandle {}
+impl PoolHandle {
+    fn get(self) -> hipMemPool_t {
+        self.0
+    }
+}

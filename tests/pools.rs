@@ -1,0 +1,499 @@
+//! Stream-ordered allocation (queue_alloca/queue_dealloca from HIP memory pools), trim,
+//! external buffer import/export and the RCCL check of create_channel, through the device
+//! and allocator vtables as IREE's core calls them, on the software HIP device. Memory
+//! accounting is read from the same loaded libamdhip64.so the driver uses.
+
+mod common;
+
+use common::*;
+use core::ffi::c_void;
+use core::sync::atomic::{AtomicUsize, Ordering};
+use iree_hal_hip_rs::abi::*;
+use iree_hal_hip_rs::buffer::{BufferMemory, HipBuffer};
+use iree_hal_hip_rs::driver::*;
+use iree_hal_hip_rs::semaphore::Semaphore;
+use iree_hal_hip_rs::status::{Status, StatusCode};
+use std::time::Duration;
+
+static ALLOCATOR: CountingAllocator = CountingAllocator::new();
+
+const HOST: iree_hal_memory_type_t = IREE_HAL_MEMORY_TYPE_HOST_LOCAL | IREE_HAL_MEMORY_TYPE_DEVICE_VISIBLE;
+const USAGE: iree_hal_buffer_usage_t = IREE_HAL_BUFFER_USAGE_TRANSFER | IREE_HAL_BUFFER_USAGE_DISPATCH | IREE_HAL_BUFFER_USAGE_MAPPING;
+
+struct Fixture {
+    driver: *mut iree_hal_driver_t,
+    device: *mut iree_hal_device_t,
+    /// Tests run one at a time: they read the process-wide device accounting.
+    _serial: parking_lot::MutexGuard<'static, ()>,
+}
+
+impl Fixture {
+    /// A device on GPU 0 with URI parameters `params`.
+    fn new(params: &[(&'static str, &'static str)]) -> Fixture {
+        let serial = SERIAL.lock();
+        let library: &'static str = Box::leak(format!("file:{}", software_hip_library().display()).into_boxed_str());
+        let mut paths = [sv(library)];
+        let mut options = unsafe { core::mem::zeroed::<iree_hal_hip_driver_options_t>() };
+        unsafe { iree_hal_hip_driver_options_initialize(&mut options) };
+        options.hip_lib_search_paths = paths.as_mut_ptr();
+        options.hip_lib_search_path_count = 1;
+        let mut defaults = unsafe { core::mem::zeroed::<iree_hal_hip_device_params_t>() };
+        unsafe { iree_hal_hip_device_params_initialize(&mut defaults) };
+        let mut driver = core::ptr::null_mut();
+        assert_ok(unsafe { iree_hal_hip_driver_create(sv("hip"), &options, &defaults, ALLOCATOR.as_iree(), &mut driver) });
+        let vtable = unsafe { &*((*driver).resource.vtable as *const iree_hal_driver_vtable_t) };
+        let pairs: Vec<iree_string_pair_t> = params.iter().map(|(k, v)| iree_string_pair_t { key: sv(k), value: sv(v) }).collect();
+        let mut device = core::ptr::null_mut();
+        assert_ok(unsafe { (vtable.create_device_by_path.unwrap())(driver, sv("hip"), sv("0"), pairs.len(), pairs.as_ptr(), ALLOCATOR.as_iree(), &mut device) });
+        Fixture { driver, device, _serial: serial }
+    }
+
+    fn vtable(&self) -> &iree_hal_device_vtable_t {
+        unsafe { &*((*self.device).resource.vtable as *const iree_hal_device_vtable_t) }
+    }
+
+    fn allocator(&self) -> (*mut iree_hal_allocator_t, &iree_hal_allocator_vtable_t) {
+        let allocator = unsafe { (self.vtable().device_allocator.unwrap())(self.device) };
+        (allocator, unsafe { &*((*allocator).resource.vtable as *const iree_hal_allocator_vtable_t) })
+    }
+
+    fn hip_device(&self) -> &iree_hal_hip_rs::device::HipDevice {
+        unsafe { iree_hal_hip_rs::device::HipDevice::from_raw(self.device) }.unwrap()
+    }
+
+    fn semaphore(&self) -> *mut iree_hal_semaphore_t {
+        let mut semaphore = core::ptr::null_mut();
+        assert_ok(unsafe { (self.vtable().create_semaphore.unwrap())(self.device, 0, 0, &mut semaphore) });
+        semaphore
+    }
+
+    fn buffer(&self, memory_type: iree_hal_memory_type_t, size: u64) -> *mut iree_hal_buffer_t {
+        let (allocator, vtable) = self.allocator();
+        let params = iree_hal_buffer_params_t { usage: USAGE, access: IREE_HAL_MEMORY_ACCESS_ALL, type_: memory_type, queue_affinity: 0, min_alignment: 0 };
+        let mut buffer = core::ptr::null_mut();
+        assert_ok(unsafe { (vtable.allocate_buffer.unwrap())(allocator, &params, size, &mut buffer) });
+        buffer
+    }
+
+    fn alloca(&self, waits: &[(*mut iree_hal_semaphore_t, u64)], signals: &[(*mut iree_hal_semaphore_t, u64)], size: u64) -> *mut iree_hal_buffer_t {
+        let params = iree_hal_buffer_params_t {
+            usage: IREE_HAL_BUFFER_USAGE_TRANSFER | IREE_HAL_BUFFER_USAGE_DISPATCH,
+            access: IREE_HAL_MEMORY_ACCESS_ALL,
+            type_: IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL,
+            queue_affinity: 0,
+            min_alignment: 0,
+        };
+        let (mut w, mut s) = (Lists::new(waits), Lists::new(signals));
+        let mut buffer = core::ptr::null_mut();
+        assert_ok(unsafe { (self.vtable().queue_alloca.unwrap())(self.device, 0, w.list(), s.list(), 0, params, size, &mut buffer) });
+        buffer
+    }
+
+    fn dealloca(&self, waits: &[(*mut iree_hal_semaphore_t, u64)], signals: &[(*mut iree_hal_semaphore_t, u64)], buffer: *mut iree_hal_buffer_t) {
+        let (mut w, mut s) = (Lists::new(waits), Lists::new(signals));
+        assert_ok(unsafe { (self.vtable().queue_dealloca.unwrap())(self.device, 0, w.list(), s.list(), buffer) });
+    }
+
+    fn fill(&self, waits: &[(*mut iree_hal_semaphore_t, u64)], signals: &[(*mut iree_hal_semaphore_t, u64)], buffer: *mut iree_hal_buffer_t, pattern: u32) {
+        let (mut w, mut s) = (Lists::new(waits), Lists::new(signals));
+        assert_ok(unsafe { (self.vtable().queue_fill.unwrap())(self.device, 0, w.list(), s.list(), buffer, 0, u64::MAX, (&pattern as *const u32).cast(), 4, 0) });
+    }
+
+    fn copy(&self, waits: &[(*mut iree_hal_semaphore_t, u64)], signals: &[(*mut iree_hal_semaphore_t, u64)], from: *mut iree_hal_buffer_t, to: *mut iree_hal_buffer_t, length: u64) {
+        let (mut w, mut s) = (Lists::new(waits), Lists::new(signals));
+        assert_ok(unsafe { (self.vtable().queue_copy.unwrap())(self.device, 0, w.list(), s.list(), from, 0, to, 0, length, 0) });
+    }
+
+    fn wait(&self, semaphore: *mut iree_hal_semaphore_t, value: u64, millis: i64) -> Option<(StatusCode, String)> {
+        let mut l = Lists::new(&[(semaphore, value)]);
+        let timeout = iree_timeout_t { type_: IREE_TIMEOUT_RELATIVE, nanos: millis * 1_000_000 };
+        take_status(unsafe { (self.vtable().wait_semaphores.unwrap())(self.device, IREE_HAL_WAIT_MODE_ALL, l.list(), timeout) })
+    }
+
+    fn trim(&self) {
+        assert_ok(unsafe { (self.vtable().trim.unwrap())(self.device) });
+    }
+
+    /// The device-local pool's (used, reserved) bytes on GPU 0.
+    fn pool_usage(&self) -> (u64, u64) {
+        let usage = self.hip_device().memory_pools().expect("memory pools").usage(0, IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL).unwrap();
+        (usage.used, usage.reserved)
+    }
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        unsafe { iree_hal_hip_rs::hal_resource::release(self.device) };
+        release_driver(self.driver);
+    }
+}
+
+/// A semaphore list with its storage.
+struct Lists {
+    semaphores: Vec<*mut iree_hal_semaphore_t>,
+    values: Vec<u64>,
+}
+
+impl Lists {
+    fn new(entries: &[(*mut iree_hal_semaphore_t, u64)]) -> Lists {
+        Lists { semaphores: entries.iter().map(|e| e.0).collect(), values: entries.iter().map(|e| e.1).collect() }
+    }
+    fn list(&mut self) -> iree_hal_semaphore_list_t {
+        iree_hal_semaphore_list_t { count: self.semaphores.len(), semaphores: self.semaphores.as_mut_ptr(), payload_values: self.values.as_mut_ptr() }
+    }
+}
+
+fn signal(semaphore: *mut iree_hal_semaphore_t, value: u64) {
+    unsafe { Semaphore::from_raw(semaphore) }.unwrap().signal(value).unwrap();
+}
+
+fn release_semaphores(semaphores: &[*mut iree_hal_semaphore_t]) {
+    for semaphore in semaphores {
+        unsafe { iree_hal_hip_rs::semaphore::release(*semaphore) };
+    }
+}
+
+fn release_buffer(buffer: *mut iree_hal_buffer_t) {
+    unsafe { iree_hal_hip_rs::hal_resource::release_buffer(buffer) };
+}
+
+fn hip_buffer<'a>(buffer: *mut iree_hal_buffer_t) -> &'a HipBuffer {
+    unsafe { HipBuffer::from_raw(buffer) }.unwrap()
+}
+
+fn read_host(buffer: *mut iree_hal_buffer_t) -> Vec<u8> {
+    let length = unsafe { (*buffer).byte_length } as usize;
+    unsafe { core::slice::from_raw_parts(hip_buffer(buffer).host_pointer().cast::<u8>(), length) }.to_vec()
+}
+
+/// `softhip_device_memory_usage(0)` of the loaded software device: bytes charged to GPU 0.
+#[repr(C)]
+#[derive(Default, Debug)]
+struct MemoryUsage {
+    allocated_bytes: u64,
+    peak_allocated_bytes: u64,
+    limit_bytes: u64,
+    allocation_count: u64,
+}
+
+fn device_bytes() -> u64 {
+    // The same file the driver loaded, so the same software device instance.
+    let library = unsafe { libloading::Library::new(software_hip_library()) }.unwrap();
+    let query = unsafe { library.get::<unsafe extern "C" fn(i32, *mut MemoryUsage) -> i32>(b"softhip_device_memory_usage\0") }.unwrap();
+    let mut usage = MemoryUsage::default();
+    assert_eq!(unsafe { query(0, &mut usage) }, 0);
+    usage.allocated_bytes
+}
+
+/// Waits up to 5 s for `condition`: the queue drops its references to an operation's
+/// buffers just after signalling, so a buffer released by the test right after a wait may
+/// die a moment later.
+fn eventually(what: &str, condition: impl Fn() -> bool) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while !condition() {
+        assert!(std::time::Instant::now() < deadline, "timed out waiting until {what}");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+static SERIAL: parking_lot::Mutex<()> = parking_lot::Mutex::new(());
+
+const KIB64: u64 = 64 * 1024;
+
+#[test]
+fn alloca_returns_at_once_and_the_buffer_works_after_its_signal() {
+    let f = Fixture::new(&[]);
+    let host = f.buffer(HOST, 256);
+    let (gate, done) = (f.semaphore(), f.semaphore());
+    let buffer = f.alloca(&[(gate, 1)], &[(done, 1)], 256);
+    assert_eq!(hip_buffer(buffer).memory(), BufferMemory::StreamOrdered);
+    assert!(hip_buffer(buffer).device_pointer().is_null(), "no memory before the alloca's waits are satisfied");
+    // Submitted before the memory exists: addresses are resolved when these are issued.
+    f.fill(&[(done, 1)], &[(done, 2)], buffer, 0xC0FFEE11);
+    f.copy(&[(done, 2)], &[(done, 3)], buffer, host, 256);
+    let (code, _) = f.wait(done, 1, 50).expect("nothing runs while the gate is closed");
+    assert_eq!(code, StatusCode::DeadlineExceeded);
+    assert!(hip_buffer(buffer).device_pointer().is_null());
+    signal(gate, 1);
+    assert!(f.wait(done, 3, 5000).is_none());
+    assert!(!hip_buffer(buffer).device_pointer().is_null());
+    assert_eq!(read_host(host), 0xC0FFEE11u32.to_le_bytes().repeat(64));
+    assert!(f.pool_usage().0 >= 256, "pool usage {:?}", f.pool_usage());
+    f.dealloca(&[(done, 3)], &[(done, 4)], buffer);
+    assert!(f.wait(done, 4, 5000).is_none());
+    assert!(hip_buffer(buffer).device_pointer().is_null(), "deallocated");
+    release_buffer(buffer);
+    release_buffer(host);
+    release_semaphores(&[gate, done]);
+}
+
+#[test]
+fn dealloca_frees_in_stream_order_after_its_waits() {
+    let f = Fixture::new(&[("memory_pools.device_local.release_threshold", "0")]);
+    let (gate, done) = (f.semaphore(), f.semaphore());
+    let before = device_bytes();
+    let buffer = f.alloca(&[], &[(done, 1)], KIB64);
+    assert!(f.wait(done, 1, 5000).is_none());
+    let allocated = device_bytes();
+    assert!(allocated >= before + KIB64, "device bytes {before} -> {allocated}");
+    assert_eq!(f.pool_usage().0, KIB64);
+    f.dealloca(&[(gate, 1)], &[(done, 2)], buffer);
+    std::thread::sleep(Duration::from_millis(50));
+    assert_eq!(device_bytes(), allocated, "freed before the dealloca's wait was satisfied");
+    assert_eq!(f.pool_usage().0, KIB64);
+    signal(gate, 1);
+    assert!(f.wait(done, 2, 5000).is_none());
+    assert_eq!(f.pool_usage(), (0, 0), "a zero release threshold keeps nothing");
+    assert_eq!(device_bytes(), before, "memory went back to the device");
+    release_buffer(buffer);
+    release_semaphores(&[gate, done]);
+}
+
+#[test]
+fn release_threshold_keeps_memory_until_trim() {
+    let f = Fixture::new(&[("memory_pools.device_local.release_threshold", "1048576"), ("memory_pools.device_local.minimum_capacity", "0")]);
+    let done = f.semaphore();
+    let before = device_bytes();
+    let buffer = f.alloca(&[], &[(done, 1)], KIB64);
+    f.dealloca(&[(done, 1)], &[(done, 2)], buffer);
+    assert!(f.wait(done, 2, 5000).is_none());
+    let (used, reserved) = f.pool_usage();
+    assert_eq!(used, 0);
+    assert!(reserved >= KIB64, "the pool keeps up to its release threshold cached: reserved {reserved}");
+    assert!(device_bytes() >= before + KIB64, "cached memory stays charged to the device");
+    // A second allocation reuses the cached memory: the device is charged nothing more.
+    let charged = device_bytes();
+    let again = f.alloca(&[(done, 2)], &[(done, 3)], KIB64);
+    assert!(f.wait(done, 3, 5000).is_none());
+    assert_eq!(device_bytes(), charged);
+    f.dealloca(&[(done, 3)], &[(done, 4)], again);
+    assert!(f.wait(done, 4, 5000).is_none());
+    f.trim();
+    assert_eq!(f.pool_usage(), (0, 0), "trim returns reserved memory");
+    assert_eq!(device_bytes(), before, "the device got the memory back");
+    release_buffer(buffer);
+    release_buffer(again);
+    release_semaphores(&[done]);
+}
+
+#[test]
+fn releasing_an_allocated_buffer_without_dealloca_frees_it() {
+    let f = Fixture::new(&[("memory_pools.device_local.release_threshold", "0")]);
+    let done = f.semaphore();
+    let before = device_bytes();
+    let buffer = f.alloca(&[], &[(done, 1)], KIB64);
+    assert!(f.wait(done, 1, 5000).is_none());
+    assert_eq!(f.pool_usage().0, KIB64);
+    release_buffer(buffer);
+    eventually("the buffer's memory went back", || f.pool_usage() == (0, 0) && device_bytes() == before);
+    release_semaphores(&[done]);
+}
+
+#[test]
+fn async_allocations_false_allocates_synchronously() {
+    let f = Fixture::new(&[("async_allocations", "false")]);
+    assert!(f.hip_device().memory_pools().is_none());
+    let (gate, done) = (f.semaphore(), f.semaphore());
+    let buffer = f.alloca(&[(gate, 1)], &[(done, 1)], 256);
+    assert_eq!(hip_buffer(buffer).memory(), BufferMemory::Device);
+    assert!(!hip_buffer(buffer).device_pointer().is_null(), "synchronous: memory at once");
+    signal(gate, 1);
+    assert!(f.wait(done, 1, 5000).is_none());
+    f.dealloca(&[(done, 1)], &[(done, 2)], buffer);
+    assert!(f.wait(done, 2, 5000).is_none());
+    assert!(!hip_buffer(buffer).device_pointer().is_null(), "synchronous buffers are freed on release");
+    release_buffer(buffer);
+    release_semaphores(&[gate, done]);
+}
+
+#[test]
+fn host_visible_allocas_stay_synchronous() {
+    let f = Fixture::new(&[]);
+    let done = f.semaphore();
+    let params = iree_hal_buffer_params_t { usage: USAGE, access: IREE_HAL_MEMORY_ACCESS_ALL, type_: HOST, queue_affinity: 0, min_alignment: 0 };
+    let mut s = Lists::new(&[(done, 1)]);
+    let mut buffer = core::ptr::null_mut();
+    assert_ok(unsafe { (f.vtable().queue_alloca.unwrap())(f.device, 0, Lists::new(&[]).list(), s.list(), 0, params, 64, &mut buffer) });
+    assert_eq!(hip_buffer(buffer).memory(), BufferMemory::Host);
+    assert!(f.wait(done, 1, 5000).is_none());
+    release_buffer(buffer);
+    release_semaphores(&[done]);
+}
+
+#[test]
+fn an_alloca_after_a_failed_wait_fails_with_the_root_cause() {
+    let f = Fixture::new(&[]);
+    let (gate, done) = (f.semaphore(), f.semaphore());
+    let buffer = f.alloca(&[(gate, 1)], &[(done, 1)], 256);
+    f.fill(&[(done, 1)], &[(done, 2)], buffer, 1);
+    let root = Status::new(StatusCode::DataLoss, iree_hal_hip_rs::here!(), "the producer lost its input");
+    unsafe { Semaphore::from_raw(gate) }.unwrap().fail(root);
+    let (code, text) = f.wait(done, 2, 5000).expect("the alloca and the fill after it fail");
+    assert_eq!(code, StatusCode::Aborted, "{text}");
+    assert!(text.contains("the producer lost its input") && text.contains("queue_alloca"), "{text}");
+    assert!(hip_buffer(buffer).device_pointer().is_null(), "never allocated");
+    release_buffer(buffer);
+    release_semaphores(&[gate, done]);
+}
+
+#[test]
+fn work_not_ordered_after_the_alloca_is_refused_when_issued() {
+    let f = Fixture::new(&[]);
+    let (gate, done, other) = (f.semaphore(), f.semaphore(), f.semaphore());
+    let buffer = f.alloca(&[(gate, 1)], &[(done, 1)], 256);
+    // This fill does not wait for the alloca: it must fail instead of writing to NULL.
+    f.fill(&[], &[(other, 1)], buffer, 1);
+    let (code, text) = f.wait(other, 1, 5000).expect("the unordered fill fails");
+    assert_eq!(code, StatusCode::Aborted, "{text}");
+    assert!(text.contains("stream-ordered") && text.contains("queue_fill"), "{text}");
+    signal(gate, 1);
+    assert!(f.wait(done, 1, 5000).is_none());
+    release_buffer(buffer);
+    release_semaphores(&[gate, done, other]);
+}
+
+#[test]
+fn a_pool_allocation_failure_reaches_the_waiters() {
+    run_in_child("pool_allocation_failure_child", &[("SOFTWARE_HIP_FAIL", "hipMallocFromPoolAsync:1:hipErrorOutOfMemory".to_owned())]);
+}
+
+#[test]
+#[ignore = "run by a_pool_allocation_failure_reaches_the_waiters in a child process"]
+fn pool_allocation_failure_child() {
+    let f = Fixture::new(&[]);
+    let done = f.semaphore();
+    let buffer = f.alloca(&[], &[(done, 1)], 256);
+    f.fill(&[(done, 1)], &[(done, 2)], buffer, 1);
+    let (code, text) = f.wait(done, 2, 5000).expect("the alloca fails");
+    assert_eq!(code, StatusCode::Aborted, "{text}");
+    assert!(text.contains("hipMallocFromPoolAsync") && text.contains("hipErrorOutOfMemory") && text.contains("queue_alloca"), "{text}");
+    release_buffer(buffer);
+    release_semaphores(&[done]);
+}
+
+static RELEASED: [AtomicUsize; 2] = [AtomicUsize::new(0), AtomicUsize::new(0)];
+
+unsafe extern "C" fn count_release(user_data: *mut c_void, buffer: *mut iree_hal_buffer_t) {
+    assert!(!buffer.is_null());
+    RELEASED[user_data as usize].fetch_add(1, Ordering::SeqCst);
+}
+
+fn import(f: &Fixture, memory_type: iree_hal_memory_type_t, external: &mut iree_hal_external_buffer_t, counter: usize) -> Result<*mut iree_hal_buffer_t, (StatusCode, String)> {
+    let (allocator, vtable) = f.allocator();
+    let params = iree_hal_buffer_params_t { usage: USAGE, access: IREE_HAL_MEMORY_ACCESS_ALL, type_: memory_type, queue_affinity: 0, min_alignment: 0 };
+    let callback = iree_hal_buffer_release_callback_t { fn_: Some(count_release), user_data: counter as *mut c_void };
+    let mut buffer = core::ptr::null_mut();
+    match take_status(unsafe { (vtable.import_buffer.unwrap())(allocator, &params, external, callback, &mut buffer) }) {
+        None => Ok(buffer),
+        Some(error) => Err(error),
+    }
+}
+
+#[test]
+fn imported_and_exported_buffers_round_trip() {
+    let f = Fixture::new(&[]);
+    let done = f.semaphore();
+    // Host memory of the caller, registered with HIP while imported.
+    let mut host_memory = vec![0u8; 4096];
+    let mut host_external = iree_hal_external_buffer_t {
+        type_: IREE_HAL_EXTERNAL_BUFFER_TYPE_HOST_ALLOCATION,
+        flags: 0,
+        size: 4096,
+        handle: iree_hal_external_buffer_handle_t { host_allocation: iree_hal_external_buffer_host_allocation_t { ptr: host_memory.as_mut_ptr().cast() } },
+    };
+    let host = import(&f, HOST, &mut host_external, 0).unwrap();
+    // A device buffer of ours, exported as a device pointer and imported again.
+    let device_buffer = f.buffer(IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL, 4096);
+    let (allocator, vtable) = f.allocator();
+    let mut exported = unsafe { core::mem::zeroed::<iree_hal_external_buffer_t>() };
+    assert_ok(unsafe { (vtable.export_buffer.unwrap())(allocator, device_buffer, IREE_HAL_EXTERNAL_BUFFER_TYPE_DEVICE_ALLOCATION, 0, &mut exported) });
+    assert_eq!(exported.type_, IREE_HAL_EXTERNAL_BUFFER_TYPE_DEVICE_ALLOCATION);
+    assert_eq!(exported.size, 4096);
+    assert_eq!(unsafe { exported.handle.device_allocation.ptr }, hip_buffer(device_buffer).device_pointer() as u64);
+    let wrapped = import(&f, IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL, &mut exported, 1).unwrap();
+    // Fill through the wrapper, copy into the imported host memory.
+    f.fill(&[], &[(done, 1)], wrapped, 0x01020304);
+    f.copy(&[(done, 1)], &[(done, 2)], device_buffer, host, 4096);
+    assert!(f.wait(done, 2, 5000).is_none());
+    assert_eq!(host_memory, 0x01020304u32.to_le_bytes().repeat(1024));
+    assert_eq!(RELEASED.each_ref().map(|c| c.load(Ordering::SeqCst)), [0, 0]);
+    release_buffer(host);
+    release_buffer(wrapped);
+    let released = || RELEASED.each_ref().map(|c| c.load(Ordering::SeqCst));
+    eventually("both release callbacks ran", || released() == [1, 1]);
+    std::thread::sleep(Duration::from_millis(20));
+    assert_eq!(released(), [1, 1], "each release callback runs exactly once");
+    // The wrapper did not own the device memory: the buffer is still usable.
+    f.fill(&[(done, 2)], &[(done, 3)], device_buffer, 0);
+    assert!(f.wait(done, 3, 5000).is_none());
+    // The host range was unregistered: it can be imported again.
+    let again = import(&f, HOST, &mut host_external, 0).unwrap();
+    release_buffer(again);
+    assert_eq!(RELEASED[0].load(Ordering::SeqCst), 2, "no queue holds this one: released at once");
+    release_buffer(device_buffer);
+    release_semaphores(&[done]);
+}
+
+#[test]
+fn unsupported_external_types_are_named() {
+    let f = Fixture::new(&[]);
+    let mut fd = iree_hal_external_buffer_t {
+        type_: IREE_HAL_EXTERNAL_BUFFER_TYPE_OPAQUE_FD,
+        flags: 0,
+        size: 64,
+        handle: iree_hal_external_buffer_handle_t { opaque_fd: iree_hal_external_buffer_opaque_fd_t { fd: 3 } },
+    };
+    let (code, text) = import(&f, IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL, &mut fd, 0).unwrap_err();
+    assert_eq!(code, StatusCode::Unimplemented);
+    assert!(text.contains("OPAQUE_FD"), "{text}");
+    let buffer = f.buffer(HOST, 64);
+    let (allocator, vtable) = f.allocator();
+    let mut out = unsafe { core::mem::zeroed::<iree_hal_external_buffer_t>() };
+    let text = assert_code(unsafe { (vtable.export_buffer.unwrap())(allocator, buffer, IREE_HAL_EXTERNAL_BUFFER_TYPE_HOST_ALLOCATION, 0, &mut out) }, StatusCode::Unimplemented);
+    assert!(text.contains("HOST_ALLOCATION"), "{text}");
+    release_buffer(buffer);
+}
+
+/// The only test that sets IREE_HIP_DYLIB_PATH; the others create drivers with explicit
+/// search paths and never read it.
+#[test]
+fn channels_need_rccl() {
+    let f = Fixture::new(&[]);
+    let create = || {
+        let params = unsafe { core::mem::zeroed::<iree_hal_channel_params_t>() };
+        let mut channel = core::ptr::null_mut();
+        let status = unsafe { (f.vtable().create_channel.unwrap())(f.device, 0, params, &mut channel) };
+        assert!(channel.is_null());
+        take_status(status).expect("no channel yet")
+    };
+    unsafe { std::env::set_var("IREE_HIP_DYLIB_PATH", "/nonexistent-rccl-dir") };
+    let (code, text) = create();
+    assert_eq!(code, StatusCode::Unavailable, "{text}");
+    assert!(text.contains("tried: librccl.so") && text.contains("tried: /nonexistent-rccl-dir/librccl.so"), "{text}");
+    // The software device exports the RCCL functions too.
+    let dir = std::env::temp_dir().join(format!("iree-hip-rs-rccl-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let link = dir.join("librccl.so");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(software_hip_library(), &link).unwrap();
+    unsafe { std::env::set_var("IREE_HIP_DYLIB_PATH", format!("/nonexistent-rccl-dir;{}", dir.display())) };
+    let (code, text) = create();
+    assert_eq!(code, StatusCode::Unimplemented, "{text}");
+    assert!(text.contains("later issue"), "{text}");
+    unsafe { std::env::remove_var("IREE_HIP_DYLIB_PATH") };
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn releasing_a_buffer_while_its_alloca_is_in_flight_frees_it_later() {
+    let f = Fixture::new(&[("memory_pools.device_local.release_threshold", "0")]);
+    let (gate, done) = (f.semaphore(), f.semaphore());
+    let before = device_bytes();
+    let buffer = f.alloca(&[(gate, 1)], &[(done, 1)], KIB64);
+    // The queue holds the last reference: the buffer dies when the alloca completes.
+    release_buffer(buffer);
+    signal(gate, 1);
+    assert!(f.wait(done, 1, 5000).is_none());
+    eventually("the abandoned buffer's memory went back", || device_bytes() == before);
+    release_semaphores(&[gate, done]);
+}
