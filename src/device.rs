@@ -258,9 +258,6 @@ impl Drop for HipDevice {
 // The device vtable
 //===----------------------------------------------------------------------===//
 
-fn not_yet(operation: &str) -> iree_status_t {
-    crate::status!(Unimplemented, "{operation} is not implemented yet by the Rust HIP device").into_raw()
-}
 
 unsafe extern "C" fn device_destroy(device: *mut iree_hal_device_t) {
     boundary::value_entry("iree_hal_hip_device_destroy", (), || {

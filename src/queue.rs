@@ -67,6 +67,9 @@ fn fail_signals(signals: &[(SemaphoreRef, u64)], status: Status) {
 
 enum Message {
     Ready(ReadyOperation),
+    /// What a finished operation used, to be dropped on the worker: releasing a buffer may
+    /// call HIP (hipFree), which HIP forbids inside the host callback that reports completion.
+    Release(Vec<Box<dyn Send>>),
     Stop,
 }
 
@@ -99,11 +102,12 @@ impl Queue {
         let (sender, receiver) = mpsc::channel::<Message>();
         let worker_hip = hip.clone();
         let worker_stream = StreamHandle(stream);
+        let releases = sender.clone();
         let worker = std::thread::Builder::new()
             .name(format!("iree-hip-queue-{gpu_index}"))
             .spawn(move || {
                 let stream = worker_stream;
-                run_worker(&worker_hip, gpu, gpu_index, stream.0, receiver)
+                run_worker(&worker_hip, gpu, gpu_index, stream.0, receiver, releases)
             })
             .map_err(|e| crate::status!(ResourceExhausted, "cannot start the queue worker thread: {e}"))?;
         Ok(Queue { sender: Mutex::new(sender), worker: Some(worker), hip, gpu, stream })
@@ -161,8 +165,16 @@ fn send_ready(sender: &mpsc::Sender<Message>, ready: ReadyOperation) {
     }
 }
 
-fn run_worker(hip: &HipSymbols, gpu: PhysicalGpu, gpu_index: usize, stream: hipStream_t, receiver: mpsc::Receiver<Message>) {
-    while let Ok(Message::Ready(ready)) = receiver.recv() {
+fn run_worker(hip: &HipSymbols, gpu: PhysicalGpu, gpu_index: usize, stream: hipStream_t, receiver: mpsc::Receiver<Message>, releases: mpsc::Sender<Message>) {
+    loop {
+        let ready = match receiver.recv() {
+            Ok(Message::Ready(ready)) => ready,
+            Ok(Message::Release(used)) => {
+                drop(used);
+                continue;
+            }
+            Ok(Message::Stop) | Err(_) => break,
+        };
         let ReadyOperation { name, signals, issue, keep_alive } = ready;
         let context = match ContextGuard::push(hip, gpu.context) {
             Ok(context) => context,
@@ -176,7 +188,7 @@ fn run_worker(hip: &HipSymbols, gpu: PhysicalGpu, gpu_index: usize, stream: hipS
             continue;
         }
         // Signal once the stream has run everything issued so far.
-        let completion = Box::into_raw(Box::new(Completion { signals, _keep_alive: keep_alive }));
+        let completion = Box::into_raw(Box::new(Completion { signals, keep_alive, releases: releases.clone() }));
         if let Err(status) = hip_call!(hip, hipLaunchHostFunc(stream, Some(complete_operation), completion.cast())) {
             // SAFETY: HIP did not take the callback, so we still own it.
             let completion = unsafe { Box::from_raw(completion) };
@@ -186,34 +198,46 @@ fn run_worker(hip: &HipSymbols, gpu: PhysicalGpu, gpu_index: usize, stream: hipS
     }
 }
 
-/// Signals an operation's semaphores once the stream reached it.
+/// Signals an operation's semaphores once the stream reached it, and hands what the
+/// operation used back to the worker to release.
 struct Completion {
     signals: Vec<(SemaphoreRef, u64)>,
-    /// Only held: dropping the completion releases what the operation used.
-    _keep_alive: Vec<Box<dyn Send>>,
+    keep_alive: Vec<Box<dyn Send>>,
+    releases: mpsc::Sender<Message>,
 }
 
 unsafe extern "C" fn complete_operation(user_data: *mut c_void) {
     crate::boundary::value_entry("iree_hal_hip_queue_complete_operation", (), || {
         // SAFETY: the Box handed to hipLaunchHostFunc, run exactly once by HIP.
         let completion = unsafe { Box::from_raw(user_data.cast::<Completion>()) };
-        for (semaphore, value) in &completion.signals {
+        let Completion { signals, keep_alive, releases } = *completion;
+        for (semaphore, value) in &signals {
             if let Err(status) = semaphore.signal(*value) {
                 semaphore.fail(status);
             }
         }
-        drop(completion);
+        if !keep_alive.is_empty() {
+            // The worker outlives every completion (the queue synchronizes its stream
+            // before stopping it), so this send does not fail in practice; if it did, the
+            // objects would be dropped here as a last resort.
+            let _ = releases.send(Message::Release(keep_alive));
+        }
     })
 }
 
 impl Drop for Queue {
     fn drop(&mut self) {
+        // Let the stream finish (its completions queue their releases to the worker), then
+        // stop the worker after it has handled them, then destroy the stream.
+        let context = ContextGuard::push(&self.hip, self.gpu.context);
+        if context.is_ok() {
+            let _ = hip_call!(&self.hip, hipStreamSynchronize(self.stream));
+        }
         let _ = self.sender.lock().send(Message::Stop);
         if let Some(worker) = self.worker.take() {
             let _ = worker.join();
         }
-        if let Ok(_context) = ContextGuard::push(&self.hip, self.gpu.context) {
-            let _ = hip_call!(&self.hip, hipStreamSynchronize(self.stream));
+        if context.is_ok() {
             let _ = hip_call!(&self.hip, hipStreamDestroy(self.stream));
         }
     }

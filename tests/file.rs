@@ -217,6 +217,11 @@ fn memory_file_reads_and_writes_at_offsets() {
     assert_eq!(contents, expected);
 
     release_file(file);
+    // The queue drops what an operation used on its worker shortly after signalling.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while RELEASED.load(Ordering::SeqCst) == 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
     assert_eq!(RELEASED.load(Ordering::SeqCst), 1, "the last file reference releases the handle once");
     unsafe {
         iree_hal_hip_rs::hal_resource::release_buffer(buffer);

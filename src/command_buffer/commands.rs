@@ -159,7 +159,7 @@ pub(crate) unsafe fn resolve_buffer(buffer: *mut iree_hal_buffer_t, offset: u64,
         ));
     }
     Ok(DeviceRange {
-        pointer: hip_buffer.device_pointer().cast::<u8>().wrapping_add(start as usize),
+        pointer: hip_buffer.checked_device_pointer()?.cast::<u8>().wrapping_add(start as usize),
         length,
         allocation: allocated.cast_const().cast(),
         allocation_offset: start,
