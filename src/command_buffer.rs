@@ -489,9 +489,10 @@ impl HipCommandBuffer {
         }
         let mut captured = Vec::with_capacity(binding_refs.len());
         for (index, binding) in binding_refs.iter().enumerate() {
-            let label = format!("{what} binding {index}");
+            // The binding's index is only formatted into a failure (recording is a hot path).
             // SAFETY: IREE's contract for buffer references.
-            let (binding, _) = unsafe { self.capture_ref(binding, &label, true) }?;
+            let (binding, _) = unsafe { self.capture_ref(binding, what, true) }
+                .map_err(|status| status.annotate(&format!("{what} binding {index}")))?;
             captured.push(binding);
         }
         let workgroups = match workgroups {

@@ -126,8 +126,8 @@ impl Queue {
         let pending = Arc::new(PendingOperation { remaining: AtomicUsize::new(waits.len()), operation: Mutex::new(Some(ready)), sender: Mutex::new(sender) });
         for (semaphore, value) in &waits {
             let pending = pending.clone();
-            let waited = format!("waiting for semaphore value {value}");
-            semaphore.on_value(*value, move |outcome| match outcome {
+            let value = *value;
+            semaphore.on_value(value, move |outcome| match outcome {
                 Ok(()) => {
                     if pending.remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
                         if let Some(ready) = pending.operation.lock().take() {
@@ -138,7 +138,7 @@ impl Queue {
                 Err(status) => {
                     if let Some(ready) = pending.operation.lock().take() {
                         let name = ready.name;
-                        ready.fail(status.annotate(&format!("{name} was {waited}")));
+                        ready.fail(status.annotate(&format!("{name} was waiting for semaphore value {value}")));
                     }
                 }
             });
