@@ -327,7 +327,7 @@ fn access_is_checked() {
     release_file(read_only);
     release_file(write_only);
     release_handle(handle);
-    assert_eq!(RELEASED.load(Ordering::SeqCst), 1);
+    eventually("1 handle releases", || RELEASED.load(Ordering::SeqCst) == 1);
     unsafe { iree_hal_hip_rs::hal_resource::release_buffer(buffer) };
 }
 
@@ -356,7 +356,7 @@ fn bad_handles_files_and_nulls_are_rejected() {
     let closed_handle = make_handle(ALLOCATOR.as_iree(), IREE_IO_FILE_ACCESS_READ, closed, &RELEASED);
     assert_code(unsafe { import(f.device, 0, RW, closed_handle, 0, &mut file) }, StatusCode::InvalidArgument);
     release_handle(closed_handle);
-    assert_eq!(RELEASED.load(Ordering::SeqCst), 3);
+    eventually("3 handle releases", || RELEASED.load(Ordering::SeqCst) == 3);
 
     let buffer = f.buffer(HOST, 16);
     assert_code(f.queue_read(&[], &[], core::ptr::null_mut(), 0, buffer, 0, 4), StatusCode::InvalidArgument);
@@ -372,7 +372,7 @@ fn bad_handles_files_and_nulls_are_rejected() {
     assert_code(f.queue_read(&[], &[], file, 0, core::ptr::null_mut(), 0, 4), StatusCode::InvalidArgument);
     assert_code(f.queue_write(&[], &[], core::ptr::null_mut(), 0, file, 0, 4), StatusCode::InvalidArgument);
     release_file(file);
-    assert_eq!(RELEASED.load(Ordering::SeqCst), 4);
+    eventually("4 handle releases", || RELEASED.load(Ordering::SeqCst) == 4);
     unsafe { iree_hal_hip_rs::hal_resource::release_buffer(buffer) };
 }
 
@@ -392,7 +392,7 @@ fn import_release_cycles_leak_nothing() {
         release_handle(handle);
         release_file(file);
     }
-    assert_eq!(RELEASED.load(Ordering::SeqCst), 500);
+    eventually("500 handle releases", || RELEASED.load(Ordering::SeqCst) == 500);
     assert_eq!(HANDLES.live(), 0, "every handle was freed");
     assert_eq!(HANDLES.total.load(Ordering::SeqCst), 500);
 }
@@ -436,7 +436,7 @@ fn descriptor_files_read_and_write_in_chunks() {
     assert_ok(unsafe { (file_vtable(file).read.unwrap())(file, 50, sync_target, 0, 20) });
     assert_eq!(f.read(sync_target), expected[50..70].to_vec());
     release_file(file);
-    assert_eq!(RELEASED.load(Ordering::SeqCst), 1);
+    eventually("1 handle releases", || RELEASED.load(Ordering::SeqCst) == 1);
     unsafe {
         for b in [buffer, source, sync_target] {
             iree_hal_hip_rs::hal_resource::release_buffer(b);

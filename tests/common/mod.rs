@@ -255,3 +255,13 @@ pub fn run_in_child(name: &str, env: &[(&str, String)]) {
     let text = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
     assert!(output.status.success() && text.contains("1 passed"), "child test {name} failed:\n{text}");
 }
+
+/// Waits up to 5 s for `condition`: queues release what an operation used on their worker
+/// thread shortly after signalling, so a check right after a wait may be early.
+pub fn eventually(what: &str, condition: impl Fn() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while !condition() {
+        assert!(std::time::Instant::now() < deadline, "timed out waiting for: {what}");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
