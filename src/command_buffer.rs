@@ -11,8 +11,14 @@
 //!
 //! Buffer references may name a binding table slot instead of a buffer; slots are resolved
 //! against the table given to `issue`, so a reusable command buffer can run over different
-//! buffers each time. Inline execution (`ALLOW_INLINE_EXECUTION`) is accepted and treated as
-//! deferred execution, which IREE allows.
+//! buffers each time.
+//!
+//! Inline execution: when the device allows it (`allow_inline_execution`) and a one-shot
+//! command buffer asks for it (`ALLOW_INLINE_EXECUTION`, no binding table), each command
+//! goes onto its queue's stream as it is recorded, in stream mode, and `queue_execute`
+//! then only orders the submission's signals after that work (by the caller's request, the
+//! submission's waits do not hold those commands back). Otherwise the flag is accepted and
+//! the command buffer is deferred like any other.
 //!
 //! Dispatches find their kernels through the executables module (`kernels`). Events are
 //! `crate::event`; collectives fail at record time with UNIMPLEMENTED until they land.
@@ -80,7 +86,21 @@ pub struct HipCommandBuffer {
     /// `base.validation_state`); u64 words keep it pointer-aligned. Empty when unvalidated.
     _validation_storage: Box<[u64]>,
     recorder: Mutex<Recorder>,
+    /// Where commands go as they are recorded, for inline command buffers.
+    inline: Option<InlineTarget>,
 }
+
+/// The queue stream an inline command buffer issues onto as it records.
+#[derive(Clone, Copy)]
+pub struct InlineTarget {
+    pub gpu: PhysicalGpu,
+    pub gpu_index: usize,
+    pub stream: hipStream_t,
+}
+
+// SAFETY: HIP streams and contexts may be used from any thread.
+unsafe impl Send for InlineTarget {}
+unsafe impl Sync for InlineTarget {}
 
 /// What a new command buffer is.
 pub struct CommandBufferSpec {
@@ -92,6 +112,9 @@ pub struct CommandBufferSpec {
     pub execution_mode: iree_hal_hip_command_buffer_mode_t,
     /// Borrowed, recorded in the validation state as IREE does.
     pub device_allocator: *mut iree_hal_allocator_t,
+    /// The queue stream to record onto when the device allows inline execution (used only
+    /// if the mode asks for it).
+    pub inline_target: Option<InlineTarget>,
 }
 
 impl HipCommandBuffer {
@@ -146,6 +169,7 @@ impl HipCommandBuffer {
             execution_mode: spec.execution_mode,
             _validation_storage: validation_storage,
             recorder: Mutex::new(Recorder { phase: Phase::Initial, commands: Vec::new(), issued: false, submitted: false, graphs: Default::default() }),
+            inline: if spec.mode & IREE_HAL_COMMAND_BUFFER_MODE_ALLOW_INLINE_EXECUTION != 0 { spec.inline_target } else { None },
         });
         Ok(Box::into_raw(command_buffer).cast())
     }
@@ -211,6 +235,10 @@ impl HipCommandBuffer {
             return Err(crate::status!(FailedPrecondition, "one-shot command buffer issued a second time"));
         }
         recorder.issued = true;
+        if self.inline.is_some() {
+            // Already on its stream, command by command, as it was recorded.
+            return Ok(());
+        }
         let _context = ContextGuard::push(hip, gpu.context)?;
         let has_indirect = recorder
             .commands
@@ -277,8 +305,19 @@ impl HipCommandBuffer {
                 self.header().allowed_categories
             ));
         }
+        if let Some(target) = self.inline {
+            // Inline: onto the queue's stream now; kept afterwards for the references it
+            // holds (the stream may still be using them).
+            let _context = ContextGuard::push(&self.hip, target.gpu.context)?;
+            stream::issue(&self.hip, target.gpu_index, target.stream, core::slice::from_ref(&command), &[])?;
+        }
         recorder.commands.push(command);
         Ok(())
+    }
+
+    /// Whether commands go onto a stream as they are recorded.
+    pub fn is_inline(&self) -> bool {
+        self.inline.is_some()
     }
 
     fn ensure_recording(&self, what: &str) -> Result<()> {
@@ -536,6 +575,15 @@ enum DispatchWorkgroups {
 impl Drop for HipCommandBuffer {
     fn drop(&mut self) {
         let hip = self.hip.clone();
+        if let Some(target) = self.inline {
+            // Work recorded inline may still read what the commands hold (update data,
+            // buffers): let the stream pass it before they are released.
+            if !self.recorder.get_mut().commands.is_empty() {
+                if let Ok(_context) = ContextGuard::push(&hip, target.gpu.context) {
+                    let _ = crate::hip_call!(&hip, hipStreamSynchronize(target.stream));
+                }
+            }
+        }
         self.recorder.get_mut().graphs.clear(&hip);
         // Commands drop here, releasing the buffers and executables they hold.
     }

@@ -167,6 +167,13 @@ impl HipDevice {
         })
     }
 
+    /// Where an inline command buffer for `queue_affinity` records to: that queue's stream.
+    fn inline_target(&self, queue_affinity: iree_hal_queue_affinity_t) -> Result<crate::command_buffer::InlineTarget> {
+        let queue = self.queue_for(queue_affinity)?;
+        let gpu_index = self.queues.iter().position(|q| core::ptr::eq(q, queue)).unwrap_or(0);
+        Ok(crate::command_buffer::InlineTarget { gpu: self.gpus[gpu_index], gpu_index, stream: queue.stream() })
+    }
+
     /// Submits `issue` on the affinity's queue after `waits`, signalling `signals` when done.
     fn submit(
         &self,
@@ -398,6 +405,7 @@ unsafe extern "C" fn device_create_command_buffer(
             binding_capacity,
             execution_mode: device.params.command_buffer_mode,
             device_allocator: *device.device_allocator.lock(),
+            inline_target: if device.params.allow_inline_execution { device.inline_target(queue_affinity).ok() } else { None },
         };
         out.set(crate::command_buffer::HipCommandBuffer::create(device.hip.clone(), spec)?);
         Ok(())

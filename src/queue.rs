@@ -145,6 +145,11 @@ impl Queue {
         }
     }
 
+    /// The queue's HIP stream (for work issued outside the worker: inline command buffers).
+    pub fn stream(&self) -> hipStream_t {
+        self.stream
+    }
+
     /// Blocks until everything issued so far has finished on the stream.
     pub fn synchronize(&self) -> Result<()> {
         let _context = ContextGuard::push(&self.hip, self.gpu.context)?;

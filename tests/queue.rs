@@ -21,6 +21,10 @@ struct Fixture {
 
 impl Fixture {
     fn new(path: &'static str) -> Fixture {
+        Fixture::with_params(path, &[])
+    }
+
+    fn with_params(path: &'static str, device_params: &[(&'static str, &'static str)]) -> Fixture {
         let library: &'static str = Box::leak(format!("file:{}", software_hip_library().display()).into_boxed_str());
         let mut paths = [sv(library)];
         let mut options = unsafe { core::mem::zeroed::<iree_hal_hip_driver_options_t>() };
@@ -32,8 +36,11 @@ impl Fixture {
         let mut driver = core::ptr::null_mut();
         assert_ok(unsafe { iree_hal_hip_driver_create(sv("hip"), &options, &params, ALLOCATOR.as_iree(), &mut driver) });
         let vtable = unsafe { &*((*driver).resource.vtable as *const iree_hal_driver_vtable_t) };
+        let pairs: Vec<iree_string_pair_t> = device_params.iter().map(|(k, v)| iree_string_pair_t { key: sv(k), value: sv(v) }).collect();
         let mut device = core::ptr::null_mut();
-        assert_ok(unsafe { (vtable.create_device_by_path.unwrap())(driver, sv("hip"), sv(path), 0, core::ptr::null(), ALLOCATOR.as_iree(), &mut device) });
+        assert_ok(unsafe {
+            (vtable.create_device_by_path.unwrap())(driver, sv("hip"), sv(path), pairs.len(), pairs.as_ptr(), ALLOCATOR.as_iree(), &mut device)
+        });
         Fixture { driver, device }
     }
 
@@ -312,4 +319,54 @@ fn allocations_follow_the_affinity_not_the_threads_current_device() {
         unsafe { iree_hal_hip_rs::hal_resource::release_buffer(buffer) };
         assert_eq!([usage(0), usage(1)], before, "the buffer's memory went back");
     }
+}
+
+/// Records a one-shot command buffer asking for inline execution with a fill of `byte`,
+/// returning whether the fill reached the buffer before the command buffer was submitted.
+fn inline_fill_lands_before_submission(f: &Fixture, byte: u8) -> bool {
+    let buffer = f.buffer(HOST, 64);
+    let done = f.semaphore(0);
+    let (mut ss, mut sv2) = (Vec::new(), Vec::new());
+    let zero = 0u8;
+    let signal = list(&mut [(done, 1)], &mut ss, &mut sv2);
+    assert_ok(unsafe { (f.vtable().queue_fill.unwrap())(f.device, 0, empty_list(), signal, buffer, 0, 64, (&zero as *const u8).cast(), 1, 0) });
+    assert!(wait(f, done, 1, 5000).is_none());
+
+    let mut command_buffer = core::ptr::null_mut();
+    let mode = IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT | IREE_HAL_COMMAND_BUFFER_MODE_ALLOW_INLINE_EXECUTION;
+    assert_ok(unsafe { (f.vtable().create_command_buffer.unwrap())(f.device, mode, IREE_HAL_COMMAND_CATEGORY_ANY, IREE_HAL_QUEUE_AFFINITY_ANY, 0, &mut command_buffer) });
+    let cbv = unsafe { &*((*command_buffer).resource.vtable as *const iree_hal_command_buffer_vtable_t) };
+    assert_ok(unsafe { (cbv.begin.unwrap())(command_buffer) });
+    let target = iree_hal_buffer_ref_t { reserved_and_buffer_slot: 0, buffer, offset: 0, length: 64 };
+    assert_ok(unsafe { (cbv.fill_buffer.unwrap())(command_buffer, target, (&byte as *const u8).cast(), 1, 0) });
+    // Before end or submission: did the fill run?
+    let deadline = std::time::Instant::now() + Duration::from_millis(300);
+    let mut landed = false;
+    while std::time::Instant::now() < deadline && !landed {
+        landed = f.read(buffer) == vec![byte; 64];
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_ok(unsafe { (cbv.end.unwrap())(command_buffer) });
+    let signal = list(&mut [(done, 2)], &mut ss, &mut sv2);
+    assert_ok(unsafe {
+        (f.vtable().queue_execute.unwrap())(f.device, 0, empty_list(), signal, command_buffer, iree_hal_buffer_binding_table_t { count: 0, bindings: core::ptr::null() })
+    });
+    assert!(wait(f, done, 2, 5000).is_none());
+    assert_eq!(f.read(buffer), vec![byte; 64], "the fill ran by the time the submission signalled");
+    unsafe {
+        iree_hal_hip_rs::hal_resource::release(command_buffer);
+        iree_hal_hip_rs::hal_resource::release_buffer(buffer);
+        iree_hal_hip_rs::semaphore::release(done);
+    }
+    landed
+}
+
+/// With `allow_inline_execution`, a command buffer that allows it runs as it is recorded;
+/// without, the same command buffer waits for its submission.
+#[test]
+fn inline_execution_when_allowed() {
+    let inline = Fixture::with_params("0", &[("allow_inline_execution", "true")]);
+    assert!(inline_fill_lands_before_submission(&inline, 0x77), "an inline fill must run before submission");
+    let deferred = Fixture::new("0");
+    assert!(!inline_fill_lands_before_submission(&deferred, 0x66), "without the device's permission the fill waits for submission");
 }
