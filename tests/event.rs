@@ -354,7 +354,7 @@ fn bad_inputs_are_rejected_without_retaining_anything() {
     let vtable = f.vtable();
     // Creation.
     assert_code(unsafe { (vtable.create_event.unwrap())(f.device, IREE_HAL_QUEUE_AFFINITY_ANY, 0, core::ptr::null_mut()) }, StatusCode::InvalidArgument);
-    let mut out = 0x1 as *mut iree_hal_event_t;
+    let mut out: *mut iree_hal_event_t = core::ptr::NonNull::dangling().as_ptr(); // not NULL: must be cleared
     let text = assert_code(unsafe { (vtable.create_event.unwrap())(f.device, IREE_HAL_QUEUE_AFFINITY_ANY, 0x80, &mut out) }, StatusCode::InvalidArgument);
     assert!(text.contains("flags"), "{text}");
     assert!(out.is_null(), "the out parameter is cleared on failure");
