@@ -12,6 +12,8 @@ pub struct ContextGuard<'a> {
 }
 
 impl<'a> ContextGuard<'a> {
+    // The context is an opaque HIP handle that HIP itself validates; we never dereference it.
+    #[allow(clippy::not_unsafe_ptr_arg_deref)]
     pub fn push(hip: &'a HipSymbols, context: hipCtx_t) -> Result<ContextGuard<'a>> {
         crate::hip_call!(hip, hipCtxPushCurrent(context))?;
         Ok(ContextGuard { hip })

@@ -70,7 +70,9 @@ impl HipSymbols {
 }
 
 /// Calls a HIP function through a symbol table and turns its result into a status naming
-/// the call: `hip_call!(symbols, hipDeviceGet(&mut device, 0))?`.
+/// the call: `hip_call!(symbols, hipDeviceGet(&mut device, 0))?`. This macro is the HIP call
+/// layer: its callers hold the arguments to the HIP function's contract (handles they own,
+/// pointers to live memory), which is why the arguments expand inside its unsafe block.
 #[macro_export]
 macro_rules! hip_call {
     ($symbols:expr, $function:ident ( $($arg:expr),* $(,)? )) => {{

@@ -47,6 +47,8 @@ pub fn open_first(what: &str, file_name: &str, search_paths: &[String]) -> Resul
 
 /// The file a loaded function lives in (the resolved path even when the system loader
 /// searched by name).
+// dladdr only compares the address with the loader's tables; it never reads through it.
+#[allow(clippy::not_unsafe_ptr_arg_deref)]
 pub fn file_of_address(address: *const core::ffi::c_void) -> Option<PathBuf> {
     let mut info: libc::Dl_info = unsafe { core::mem::zeroed() };
     // SAFETY: dladdr only reads the address and fills `info` with pointers into the
