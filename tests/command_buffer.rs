@@ -30,17 +30,7 @@ const MODES: [Mode; 2] = [Mode::Stream, Mode::Graph];
 fn create_driver() -> *mut iree_hal_driver_t {
     // The child test below points the driver at a modified copy of the software device.
     let library = std::env::var("CMDBUF_TEST_HIP_LIBRARY").map(std::path::PathBuf::from).unwrap_or_else(|_| software_hip_library());
-    let path: &'static str = Box::leak(format!("file:{}", library.display()).into_boxed_str());
-    let mut paths = [sv(path)];
-    let mut options = unsafe { core::mem::zeroed::<iree_hal_hip_driver_options_t>() };
-    unsafe { iree_hal_hip_rs::driver::iree_hal_hip_driver_options_initialize(&mut options) };
-    options.hip_lib_search_paths = paths.as_mut_ptr();
-    options.hip_lib_search_path_count = 1;
-    let mut params = unsafe { core::mem::zeroed::<iree_hal_hip_device_params_t>() };
-    unsafe { iree_hal_hip_rs::driver::iree_hal_hip_device_params_initialize(&mut params) };
-    let mut driver = core::ptr::null_mut();
-    assert_ok(unsafe { iree_hal_hip_rs::driver::iree_hal_hip_driver_create(sv("hip"), &options, &params, ALLOCATOR.as_iree(), &mut driver) });
-    driver
+    software_driver_from(&library, ALLOCATOR.as_iree(), |_| {})
 }
 
 /// A device in one command buffer mode, a stream on its GPU, and helpers.

@@ -36,24 +36,12 @@ struct Fixture {
 impl Fixture {
     /// A device over the software GPUs of `path` ("0", "0,1") in command buffer `mode`.
     fn new(path: &'static str, mode: Mode) -> Fixture {
-        let library: &'static str = Box::leak(format!("file:{}", software_hip_library().display()).into_boxed_str());
-        let mut paths = [sv(library)];
-        let mut options = unsafe { core::mem::zeroed::<iree_hal_hip_driver_options_t>() };
-        unsafe { iree_hal_hip_rs::driver::iree_hal_hip_driver_options_initialize(&mut options) };
-        options.hip_lib_search_paths = paths.as_mut_ptr();
-        options.hip_lib_search_path_count = 1;
-        let mut params = unsafe { core::mem::zeroed::<iree_hal_hip_device_params_t>() };
-        unsafe { iree_hal_hip_rs::driver::iree_hal_hip_device_params_initialize(&mut params) };
-        let mut driver = core::ptr::null_mut();
-        assert_ok(unsafe { iree_hal_hip_rs::driver::iree_hal_hip_driver_create(sv("hip"), &options, &params, ALLOCATOR.as_iree(), &mut driver) });
-        let value = match mode {
-            Mode::Stream => sv("stream"),
-            Mode::Graph => sv("graph"),
+        let driver = software_driver_from(&software_hip_library(), ALLOCATOR.as_iree(), |_| {});
+        let mode = match mode {
+            Mode::Stream => "stream",
+            Mode::Graph => "graph",
         };
-        let pairs = [iree_string_pair_t { key: sv("command_buffer_mode"), value }];
-        let vtable = unsafe { &*((*driver).resource.vtable as *const iree_hal_driver_vtable_t) };
-        let mut device = core::ptr::null_mut();
-        assert_ok(unsafe { (vtable.create_device_by_path.unwrap())(driver, sv("hip"), sv(path), 1, pairs.as_ptr(), ALLOCATOR.as_iree(), &mut device) });
+        let device = device_at(driver, path, &[("command_buffer_mode", mode)], ALLOCATOR.as_iree());
         Fixture { driver, device }
     }
 

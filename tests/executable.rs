@@ -10,7 +10,6 @@ use hip_executable_pack::flatbuffer::{finish, Field, Object, Table};
 use hip_executable_pack::{Executable, Export};
 use iree_hal_hip_rs::abi::*;
 use iree_hal_hip_rs::device::HipDevice;
-use iree_hal_hip_rs::driver::*;
 use iree_hal_hip_rs::executable::HipExecutable;
 use iree_hal_hip_rs::hip::context::ContextGuard;
 use iree_hal_hip_rs::hip::types::*;
@@ -40,21 +39,8 @@ struct Fixture {
 impl Fixture {
     /// A driver on the software device, a device over `path` ("0", "0,1") and a cache.
     fn new(path: &'static str) -> Fixture {
-        let library: &'static str = Box::leak(format!("file:{}", software_hip_library().display()).into_boxed_str());
-        let mut paths = [sv(library)];
-        let mut options = unsafe { core::mem::zeroed::<iree_hal_hip_driver_options_t>() };
-        unsafe { iree_hal_hip_driver_options_initialize(&mut options) };
-        options.hip_lib_search_paths = paths.as_mut_ptr();
-        options.hip_lib_search_path_count = 1;
-        let mut params = unsafe { core::mem::zeroed::<iree_hal_hip_device_params_t>() };
-        unsafe { iree_hal_hip_device_params_initialize(&mut params) };
-        let mut driver = core::ptr::null_mut();
-        assert_ok(unsafe { iree_hal_hip_driver_create(sv("hip"), &options, &params, ALLOCATOR.as_iree(), &mut driver) });
-        let driver_vtable = unsafe { &*((*driver).resource.vtable as *const iree_hal_driver_vtable_t) };
-        let mut device = core::ptr::null_mut();
-        assert_ok(unsafe {
-            (driver_vtable.create_device_by_path.unwrap())(driver, sv("hip"), sv(path), 0, core::ptr::null(), ALLOCATOR.as_iree(), &mut device)
-        });
+        let driver = software_driver_from(&software_hip_library(), ALLOCATOR.as_iree(), |_| {});
+        let device = device_at(driver, path, &[], ALLOCATOR.as_iree());
         let device_vtable = unsafe { &*((*device).resource.vtable as *const iree_hal_device_vtable_t) };
         let mut cache = core::ptr::null_mut();
         let mut loop_status: iree_status_t = core::ptr::null_mut();

@@ -9,7 +9,6 @@ use common::*;
 use core::ffi::c_void;
 use core::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
 use iree_hal_hip_rs::abi::*;
-use iree_hal_hip_rs::driver::*;
 use iree_hal_hip_rs::host_allocator::HostAllocator;
 use iree_hal_hip_rs::status::StatusCode;
 use std::io::{Read, Seek, Write};
@@ -28,20 +27,8 @@ struct Fixture {
 impl Fixture {
     /// A device whose file transfers stage `chunk_size` bytes at a time.
     fn new(chunk_size: u64) -> Fixture {
-        let library: &'static str = Box::leak(format!("file:{}", software_hip_library().display()).into_boxed_str());
-        let mut paths = [sv(library)];
-        let mut options = unsafe { core::mem::zeroed::<iree_hal_hip_driver_options_t>() };
-        unsafe { iree_hal_hip_driver_options_initialize(&mut options) };
-        options.hip_lib_search_paths = paths.as_mut_ptr();
-        options.hip_lib_search_path_count = 1;
-        let mut params = unsafe { core::mem::zeroed::<iree_hal_hip_device_params_t>() };
-        unsafe { iree_hal_hip_device_params_initialize(&mut params) };
-        params.file_transfer_chunk_size = chunk_size;
-        let mut driver = core::ptr::null_mut();
-        assert_ok(unsafe { iree_hal_hip_driver_create(sv("hip"), &options, &params, ALLOCATOR.as_iree(), &mut driver) });
-        let vtable = unsafe { &*((*driver).resource.vtable as *const iree_hal_driver_vtable_t) };
-        let mut device = core::ptr::null_mut();
-        assert_ok(unsafe { (vtable.create_device_by_path.unwrap())(driver, sv("hip"), sv("0"), 0, core::ptr::null(), ALLOCATOR.as_iree(), &mut device) });
+        let driver = software_driver_from(&software_hip_library(), ALLOCATOR.as_iree(), |params| params.file_transfer_chunk_size = chunk_size);
+        let device = device_at(driver, "0", &[], ALLOCATOR.as_iree());
         Fixture { driver, device }
     }
 

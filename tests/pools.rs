@@ -10,7 +10,6 @@ use core::ffi::c_void;
 use core::sync::atomic::{AtomicUsize, Ordering};
 use iree_hal_hip_rs::abi::*;
 use iree_hal_hip_rs::buffer::{BufferMemory, HipBuffer};
-use iree_hal_hip_rs::driver::*;
 use iree_hal_hip_rs::semaphore::Semaphore;
 use iree_hal_hip_rs::status::{Status, StatusCode};
 use std::time::Duration;
@@ -31,20 +30,8 @@ impl Fixture {
     /// A device on GPU 0 with URI parameters `params`.
     fn new(params: &[(&'static str, &'static str)]) -> Fixture {
         let serial = SERIAL.lock();
-        let library: &'static str = Box::leak(format!("file:{}", software_hip_library().display()).into_boxed_str());
-        let mut paths = [sv(library)];
-        let mut options = unsafe { core::mem::zeroed::<iree_hal_hip_driver_options_t>() };
-        unsafe { iree_hal_hip_driver_options_initialize(&mut options) };
-        options.hip_lib_search_paths = paths.as_mut_ptr();
-        options.hip_lib_search_path_count = 1;
-        let mut defaults = unsafe { core::mem::zeroed::<iree_hal_hip_device_params_t>() };
-        unsafe { iree_hal_hip_device_params_initialize(&mut defaults) };
-        let mut driver = core::ptr::null_mut();
-        assert_ok(unsafe { iree_hal_hip_driver_create(sv("hip"), &options, &defaults, ALLOCATOR.as_iree(), &mut driver) });
-        let vtable = unsafe { &*((*driver).resource.vtable as *const iree_hal_driver_vtable_t) };
-        let pairs: Vec<iree_string_pair_t> = params.iter().map(|(k, v)| iree_string_pair_t { key: sv(k), value: sv(v) }).collect();
-        let mut device = core::ptr::null_mut();
-        assert_ok(unsafe { (vtable.create_device_by_path.unwrap())(driver, sv("hip"), sv("0"), pairs.len(), pairs.as_ptr(), ALLOCATOR.as_iree(), &mut device) });
+        let driver = software_driver_from(&software_hip_library(), ALLOCATOR.as_iree(), |_| {});
+        let device = device_at(driver, "0", params, ALLOCATOR.as_iree());
         Fixture { driver, device, _serial: serial }
     }
 

@@ -8,7 +8,6 @@ mod common;
 use common::*;
 use core::ffi::c_void;
 use iree_hal_hip_rs::abi::*;
-use iree_hal_hip_rs::driver::*;
 use iree_hal_hip_rs::status::StatusCode;
 use std::time::Duration;
 
@@ -25,22 +24,8 @@ impl Fixture {
     }
 
     fn with_params(path: &'static str, device_params: &[(&'static str, &'static str)]) -> Fixture {
-        let library: &'static str = Box::leak(format!("file:{}", software_hip_library().display()).into_boxed_str());
-        let mut paths = [sv(library)];
-        let mut options = unsafe { core::mem::zeroed::<iree_hal_hip_driver_options_t>() };
-        unsafe { iree_hal_hip_driver_options_initialize(&mut options) };
-        options.hip_lib_search_paths = paths.as_mut_ptr();
-        options.hip_lib_search_path_count = 1;
-        let mut params = unsafe { core::mem::zeroed::<iree_hal_hip_device_params_t>() };
-        unsafe { iree_hal_hip_device_params_initialize(&mut params) };
-        let mut driver = core::ptr::null_mut();
-        assert_ok(unsafe { iree_hal_hip_driver_create(sv("hip"), &options, &params, ALLOCATOR.as_iree(), &mut driver) });
-        let vtable = unsafe { &*((*driver).resource.vtable as *const iree_hal_driver_vtable_t) };
-        let pairs: Vec<iree_string_pair_t> = device_params.iter().map(|(k, v)| iree_string_pair_t { key: sv(k), value: sv(v) }).collect();
-        let mut device = core::ptr::null_mut();
-        assert_ok(unsafe {
-            (vtable.create_device_by_path.unwrap())(driver, sv("hip"), sv(path), pairs.len(), pairs.as_ptr(), ALLOCATOR.as_iree(), &mut device)
-        });
+        let driver = software_driver_from(&software_hip_library(), ALLOCATOR.as_iree(), |_| {});
+        let device = device_at(driver, path, device_params, ALLOCATOR.as_iree());
         Fixture { driver, device }
     }
 

@@ -265,3 +265,39 @@ pub fn eventually(what: &str, condition: impl Fn() -> bool) {
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
 }
+
+/// A HIP driver loading `library` (a software HIP device build), with IREE's default device
+/// parameters changed by `adjust`.
+pub fn software_driver_from(
+    library: &std::path::Path,
+    allocator: iree_allocator_t,
+    adjust: impl FnOnce(&mut iree_hal_hip_device_params_t),
+) -> *mut iree_hal_driver_t {
+    use iree_hal_hip_rs::driver::*;
+    let path: &'static str = Box::leak(format!("file:{}", library.display()).into_boxed_str());
+    let mut paths = [sv(path)];
+    let mut options = unsafe { core::mem::zeroed::<iree_hal_hip_driver_options_t>() };
+    unsafe { iree_hal_hip_driver_options_initialize(&mut options) };
+    options.hip_lib_search_paths = paths.as_mut_ptr();
+    options.hip_lib_search_path_count = 1;
+    let mut params = unsafe { core::mem::zeroed::<iree_hal_hip_device_params_t>() };
+    unsafe { iree_hal_hip_device_params_initialize(&mut params) };
+    adjust(&mut params);
+    let mut driver = core::ptr::null_mut();
+    assert_ok(unsafe { iree_hal_hip_driver_create(sv("hip"), &options, &params, allocator, &mut driver) });
+    driver
+}
+
+/// A device of `driver` at device path `path` with URI parameters `params`.
+pub fn device_at(
+    driver: *mut iree_hal_driver_t,
+    path: &'static str,
+    params: &[(&'static str, &'static str)],
+    allocator: iree_allocator_t,
+) -> *mut iree_hal_device_t {
+    let vtable = unsafe { &*((*driver).resource.vtable as *const iree_hal_driver_vtable_t) };
+    let pairs: Vec<iree_string_pair_t> = params.iter().map(|(k, v)| iree_string_pair_t { key: sv(k), value: sv(v) }).collect();
+    let mut device = core::ptr::null_mut();
+    assert_ok(unsafe { (vtable.create_device_by_path.unwrap())(driver, sv("hip"), sv(path), pairs.len(), pairs.as_ptr(), allocator, &mut device) });
+    device
+}
