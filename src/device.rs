@@ -156,22 +156,27 @@ impl HipDevice {
     }
 
     /// The queue an affinity selects: its lowest set bit, ANY meaning the first.
-    fn queue_for(&self, queue_affinity: iree_hal_queue_affinity_t) -> Result<&Queue> {
+    fn queue_index(&self, queue_affinity: iree_hal_queue_affinity_t) -> Result<usize> {
         let index = if queue_affinity == IREE_HAL_QUEUE_AFFINITY_ANY || queue_affinity == 0 {
             0
         } else {
             queue_affinity.trailing_zeros() as usize
         };
-        self.queues.get(index).ok_or_else(|| {
-            crate::status!(InvalidArgument, "queue affinity {queue_affinity:#x} names no queue of this device ({} queues)", self.queues.len())
-        })
+        if index < self.queues.len() {
+            Ok(index)
+        } else {
+            Err(crate::status!(InvalidArgument, "queue affinity {queue_affinity:#x} names no queue of this device ({} queues)", self.queues.len()))
+        }
+    }
+
+    fn queue_for(&self, queue_affinity: iree_hal_queue_affinity_t) -> Result<&Queue> {
+        Ok(&self.queues[self.queue_index(queue_affinity)?])
     }
 
     /// Where an inline command buffer for `queue_affinity` records to: that queue's stream.
     fn inline_target(&self, queue_affinity: iree_hal_queue_affinity_t) -> Result<crate::command_buffer::InlineTarget> {
-        let queue = self.queue_for(queue_affinity)?;
-        let gpu_index = self.queues.iter().position(|q| core::ptr::eq(q, queue)).unwrap_or(0);
-        Ok(crate::command_buffer::InlineTarget { gpu: self.gpus[gpu_index], gpu_index, stream: queue.stream() })
+        let gpu_index = self.queue_index(queue_affinity)?;
+        Ok(crate::command_buffer::InlineTarget { gpu: self.gpus[gpu_index], gpu_index, stream: self.queues[gpu_index].stream() })
     }
 
     /// Submits `issue` on the affinity's queue after `waits`, signalling `signals` when done.
