@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Compiles every program here with IREE's compiler for two targets:
+#   <name>.hip.vmfb   HIP device (gfx942), run by our driver or IREE's C HIP driver
+#   <name>.cpu.vmfb   llvm-cpu, run by IREE's local-sync (or local-task) device
+# and checks, from the HAL-level IR of each, that the program has no dispatches
+# (dispatch_*.mlir excepted: those are meant to have one) and uses what its
+# "// EXPECT-IR: <text>" lines name. "// COMPILE-FLAGS: <flags>" adds compiler flags.
+# usage: compile.sh <output dir> [iree-compile]   (default: .venv/bin/iree-compile)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+out=$1
+compiler=${2:-$here/../.venv/bin/iree-compile}
+rm -rf "$out/outputs"
+mkdir -p "$out"
+declare -A target_flags=(
+  [hip]="--iree-hal-target-device=hip --iree-hip-target=gfx942"
+  [cpu]="--iree-hal-target-device=local --iree-hal-local-target-device-backends=llvm-cpu --iree-llvmcpu-target-cpu=generic"
+)
+failed=0
+for source in "$here"/*.mlir; do
+  name=$(basename "$source" .mlir)
+  extra=$(sed -n 's|^// COMPILE-FLAGS: ||p' "$source")
+  for target in hip cpu; do
+    # shellcheck disable=SC2086  # the flag lists are meant to split
+    "$compiler" ${target_flags[$target]} $extra "$source" --compile-to=hal -o "$out/$name.$target.hal.mlir"
+    # shellcheck disable=SC2086
+    "$compiler" ${target_flags[$target]} $extra "$out/$name.$target.hal.mlir" --compile-from=hal -o "$out/$name.$target.vmfb"
+    ir="$out/$name.$target.hal.mlir"
+    if [[ $name != dispatch_* ]] && grep -qE 'hal\.executable (private )?@|hal\.command_buffer\.dispatch' "$ir"; then
+      echo "$name ($target): has a dispatch; these programs must run without kernels" >&2
+      failed=1
+    fi
+    while IFS= read -r expected; do
+      grep -qF -- "$expected" "$ir" || { echo "$name ($target): IR lacks '$expected'" >&2; failed=1; }
+    done < <(sed -n 's|^// EXPECT-IR: ||p' "$source")
+  done
+  echo "compiled $name"
+done
+exit $failed
