@@ -336,11 +336,11 @@ impl HipCommandBuffer {
     unsafe fn capture_ref(&self, buffer_ref: &iree_hal_buffer_ref_t, what: &str, allow_unbound: bool) -> Result<(BufferRef, Option<DeviceRange>)> {
         if !buffer_ref.buffer.is_null() {
             // SAFETY: per the caller.
-            let range = unsafe { resolve_buffer(buffer_ref.buffer, buffer_ref.offset, buffer_ref.length, what) }?;
+            let (length, range) = unsafe { resolve_buffer_for_recording(buffer_ref.buffer, buffer_ref.offset, buffer_ref.length, what) }?;
             // SAFETY: per the caller.
             let buffer = unsafe { RetainedBuffer::retain(buffer_ref.buffer) };
             // The resolved length replaces IREE_HAL_WHOLE_BUFFER.
-            return Ok((BufferRef { source: BufferSource::Direct(buffer), offset: buffer_ref.offset, length: range.length }, Some(range)));
+            return Ok((BufferRef { source: BufferSource::Direct(buffer), offset: buffer_ref.offset, length }, range));
         }
         let slot = buffer_ref.buffer_slot();
         let capacity = self.header().binding_capacity;

@@ -533,6 +533,17 @@ unsafe extern "C" fn device_queue_alloca(
             out.set(buffer);
             return Ok(());
         }
+        // Zero fields mean IREE's defaults, as iree_hal_allocator_allocate_buffer would
+        // make them before calling the vtable (IREE's compiler leaves the access at 0).
+        if params.usage == 0 {
+            params.usage = IREE_HAL_BUFFER_USAGE_DEFAULT;
+        }
+        if params.access == 0 {
+            params.access = IREE_HAL_MEMORY_ACCESS_ALL;
+        }
+        if params.type_ == 0 {
+            params.type_ = IREE_HAL_MEMORY_TYPE_OPTIMAL;
+        }
         let mut buffer: *mut iree_hal_buffer_t = core::ptr::null_mut();
         // SAFETY: the device's allocator is live; IREE's allocator contract.
         unsafe {

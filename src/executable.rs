@@ -136,9 +136,10 @@ impl HipExecutable {
                 })
                 .collect(),
         });
-        // On failure the box drops here, unloading every module already loaded.
+        // On failure the box drops here, unloading every module already loaded. IREE's
+        // creation parameters carry no executable name, so the error names its kernels.
         for gpu_index in 0..gpus.len() {
-            executable.load_on_gpu(gpu_index, &def)?;
+            executable.load_on_gpu(gpu_index, &def).map_err(|status| status.annotate(&describe_executable(&def)))?;
         }
         Ok(Box::into_raw(executable).cast())
     }
@@ -151,7 +152,8 @@ impl HipExecutable {
         let _context = ContextGuard::push(&hip, gpu.context).map_err(on_gpu)?;
         self.modules.push(Vec::with_capacity(def.modules.len()));
         for (module_index, module) in def.modules.iter().enumerate() {
-            let loaded = load_module(&hip, module.image).map_err(|status| on_gpu(status.annotate(&format!("module {module_index}"))))?;
+            let loaded = load_module(&hip, module.image)
+                .map_err(|status| on_gpu(status.annotate(&format!("module {module_index} is {}", describe_code_object(module.image)))))?;
             self.modules[gpu_index].push(loaded);
         }
         for (export_index, export) in def.exports.iter().enumerate() {
@@ -281,6 +283,47 @@ fn query_limits(hip: &HipSymbols, device: hipDevice_t) -> Result<DeviceLimits> {
     })
 }
 
+/// Names an executable in errors: its kernels, with where the compiler says each comes
+/// from when it recorded that.
+fn describe_executable(def: &HipExecutableDef<'_>) -> String {
+    const SHOWN: usize = 3;
+    let mut kernels: Vec<String> = def
+        .exports
+        .iter()
+        .take(SHOWN)
+        .map(|export| {
+            let name = export.kernel_name.to_string_lossy();
+            match export.debug_info.as_ref().and_then(|info| info.location.as_ref()) {
+                Some(location) => format!("`{name}` ({}:{})", location.filename.to_string_lossy(), location.line),
+                None => format!("`{name}`"),
+            }
+        })
+        .collect();
+    if def.exports.len() > SHOWN {
+        kernels.push(format!("{} more", def.exports.len() - SHOWN));
+    }
+    format!("executable with kernels {}", kernels.join(", "))
+}
+
+/// What kind of code object `image` is, for load errors: AMD GPUs load AMDGPU objects; a
+/// CPU implementation of HIP such as the software HIP device loads host objects.
+fn describe_code_object(image: &[u8]) -> String {
+    const EM_X86_64: u16 = 62;
+    const EM_AMDGPU: u16 = 224;
+    // e_ident: magic, class, data (1 = little endian); e_machine at byte 18.
+    match image {
+        [0x7f, b'E', b'L', b'F', _, 1, _, _, _, _, _, _, _, _, _, _, _, _, machine_lo, machine_hi, ..] => {
+            match u16::from_le_bytes([*machine_lo, *machine_hi]) {
+                EM_AMDGPU => "an AMDGPU code object (ELF machine EM_AMDGPU), which only an AMD GPU's HIP runtime can load".to_string(),
+                EM_X86_64 => "an x86-64 ELF code object".to_string(),
+                machine => format!("an ELF code object for machine {machine}"),
+            }
+        }
+        [0x7f, b'E', b'L', b'F', ..] => "a big-endian or truncated ELF code object".to_string(),
+        _ => "not an ELF code object".to_string(),
+    }
+}
+
 /// Loads one code object on the current context. `image` is followed by a NUL byte in the
 /// verified buffer (flatbuffer strings are terminated), as HIP's loaders expect of data
 /// they size themselves.
@@ -350,6 +393,22 @@ mod tests {
         assert!(!is_accepted_format(b"FOO?"));
         assert!(!is_accepted_format(b"hsaco"));
         assert!(!is_accepted_format(b""));
+    }
+
+    #[test]
+    fn code_objects_are_described_by_their_elf_machine() {
+        let elf = |machine: u16| {
+            let mut header = vec![0u8; 64];
+            header[..6].copy_from_slice(&[0x7f, b'E', b'L', b'F', 2, 1]);
+            header[18..20].copy_from_slice(&machine.to_le_bytes());
+            header
+        };
+        assert!(describe_code_object(&elf(224)).starts_with("an AMDGPU code object"));
+        assert_eq!(describe_code_object(&elf(62)), "an x86-64 ELF code object");
+        assert_eq!(describe_code_object(&elf(183)), "an ELF code object for machine 183");
+        assert_eq!(describe_code_object(&elf(224)[..10]), "a big-endian or truncated ELF code object");
+        assert_eq!(describe_code_object(b"not elf at all, not elf at all"), "not an ELF code object");
+        assert_eq!(describe_code_object(&[]), "not an ELF code object");
     }
 
     #[test]

@@ -484,3 +484,95 @@ fn releasing_a_buffer_while_its_alloca_is_in_flight_frees_it_later() {
     eventually("the abandoned buffer's memory went back", || device_bytes() == before);
     release_semaphores(&[gate, done]);
 }
+
+/// Creates a command buffer on `f`'s device, records `body` into it through IREE's vtable
+/// and ends it.
+fn recorded_command_buffer(
+    f: &Fixture,
+    mode: iree_hal_command_buffer_mode_t,
+    binding_capacity: usize,
+    body: impl FnOnce(*mut iree_hal_command_buffer_t, &iree_hal_command_buffer_vtable_t),
+) -> *mut iree_hal_command_buffer_t {
+    let mut command_buffer = core::ptr::null_mut();
+    assert_ok(unsafe {
+        (f.vtable().create_command_buffer.unwrap())(f.device, mode, IREE_HAL_COMMAND_CATEGORY_TRANSFER, 0, binding_capacity, &mut command_buffer)
+    });
+    let vtable = unsafe { &*((*command_buffer).resource.vtable as *const iree_hal_command_buffer_vtable_t) };
+    assert_ok(unsafe { (vtable.begin.unwrap())(command_buffer) });
+    body(command_buffer, vtable);
+    assert_ok(unsafe { (vtable.end.unwrap())(command_buffer) });
+    command_buffer
+}
+
+fn buffer_ref(buffer: *mut iree_hal_buffer_t, slot: u32, length: u64) -> iree_hal_buffer_ref_t {
+    let mut r = iree_hal_buffer_ref_t { reserved_and_buffer_slot: 0, buffer, offset: 0, length };
+    if buffer.is_null() {
+        r.set_buffer_slot(slot);
+    }
+    r
+}
+
+// IREE's compiler records and submits work on a queue_alloca'd buffer right after
+// submitting the alloca, before the queue has issued it: a one-shot command buffer naming
+// the buffer directly, and a reusable one given it in its binding table. Both must be
+// accepted (the address is resolved when the commands are issued), in both modes.
+#[test]
+fn command_buffers_take_buffers_whose_alloca_is_not_issued_yet() {
+    for mode in ["stream", "graph"] {
+        let f = Fixture::new(&[("command_buffer_mode", mode)]);
+        let host = f.buffer(HOST, 256);
+        let (gate, done) = (f.semaphore(), f.semaphore());
+        let first = f.alloca(&[(gate, 1)], &[(done, 1)], 256);
+        let second = f.alloca(&[(done, 1)], &[(done, 2)], 256);
+        assert!(hip_buffer(first).device_pointer().is_null() && hip_buffer(second).device_pointer().is_null());
+        let pattern = 0x5Au8;
+        let one_shot = recorded_command_buffer(&f, IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0, |cb, vtable| {
+            assert_ok(unsafe { (vtable.fill_buffer.unwrap())(cb, buffer_ref(first, 0, 256), (&pattern as *const u8).cast(), 1, 0) });
+        });
+        let reusable = recorded_command_buffer(&f, 0, 2, |cb, vtable| {
+            let (slot0, slot1) = (buffer_ref(core::ptr::null_mut(), 0, 256), buffer_ref(core::ptr::null_mut(), 1, 256));
+            assert_ok(unsafe { (vtable.copy_buffer.unwrap())(cb, slot0, slot1, 0) });
+            assert_ok(unsafe { (vtable.copy_buffer.unwrap())(cb, slot1, buffer_ref(host, 0, 256), 0) });
+        });
+        let no_bindings = iree_hal_buffer_binding_table_t { count: 0, bindings: core::ptr::null() };
+        let (mut w, mut s) = (Lists::new(&[(done, 2)]), Lists::new(&[(done, 3)]));
+        assert_ok(unsafe { (f.vtable().queue_execute.unwrap())(f.device, 0, w.list(), s.list(), one_shot, no_bindings) });
+        let bindings = [
+            iree_hal_buffer_binding_t { buffer: first, offset: 0, length: IREE_HAL_WHOLE_BUFFER },
+            iree_hal_buffer_binding_t { buffer: second, offset: 0, length: IREE_HAL_WHOLE_BUFFER },
+        ];
+        let table = iree_hal_buffer_binding_table_t { count: 2, bindings: bindings.as_ptr() };
+        let (mut w, mut s) = (Lists::new(&[(done, 3)]), Lists::new(&[(done, 4)]));
+        assert_ok(unsafe { (f.vtable().queue_execute.unwrap())(f.device, 0, w.list(), s.list(), reusable, table) });
+        signal(gate, 1);
+        assert!(f.wait(done, 4, 5000).is_none(), "{mode}");
+        assert_eq!(read_host(host), vec![pattern; 256], "{mode}");
+        unsafe {
+            iree_hal_hip_rs::hal_resource::release(one_shot);
+            iree_hal_hip_rs::hal_resource::release(reusable);
+        }
+        for buffer in [first, second, host] {
+            release_buffer(buffer);
+        }
+        release_semaphores(&[gate, done]);
+    }
+}
+
+// Without memory pools queue_alloca allocates from the device allocator; IREE's compiler
+// leaves the access (and may leave usage and type) at 0, meaning the defaults, as
+// iree_hal_allocator_allocate_buffer would make them.
+#[test]
+fn synchronous_allocas_give_zero_params_their_defaults() {
+    let f = Fixture::new(&[("async_allocations", "false")]);
+    let done = f.semaphore();
+    let params = iree_hal_buffer_params_t { usage: 0, access: 0, type_: IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL, queue_affinity: 0, min_alignment: 0 };
+    let mut s = Lists::new(&[(done, 1)]);
+    let mut buffer = core::ptr::null_mut();
+    assert_ok(unsafe { (f.vtable().queue_alloca.unwrap())(f.device, 0, Lists::new(&[]).list(), s.list(), 0, params, 64, &mut buffer) });
+    let header = unsafe { &*buffer };
+    assert_eq!(header.allowed_access, IREE_HAL_MEMORY_ACCESS_ALL);
+    assert_eq!(header.allowed_usage & IREE_HAL_BUFFER_USAGE_DEFAULT, IREE_HAL_BUFFER_USAGE_DEFAULT);
+    assert!(f.wait(done, 1, 5000).is_none());
+    release_buffer(buffer);
+    release_semaphores(&[done]);
+}

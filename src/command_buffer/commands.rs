@@ -3,7 +3,7 @@
 //! address range once the binding table of a submission is known.
 
 use crate::abi::*;
-use crate::buffer::HipBuffer;
+use crate::buffer::{BufferMemory, HipBuffer};
 pub(crate) use crate::event::RetainedEvent;
 use crate::status::Result;
 use core::ffi::c_void;
@@ -137,12 +137,32 @@ pub(crate) fn subrange(base_offset: u64, max_length: u64, offset: u64, length: u
     Ok((absolute, length))
 }
 
-/// Resolves `[offset, +length)` of a buffer given directly (possibly a subspan of one of our
-/// buffers made by IREE's core).
+/// A checked range of a buffer given directly: our allocated buffer behind it and the
+/// absolute range within that allocation.
+struct LocatedRange<'a> {
+    allocated: *mut iree_hal_buffer_t,
+    hip_buffer: &'a HipBuffer,
+    start: u64,
+    length: u64,
+}
+
+impl LocatedRange<'_> {
+    fn with_pointer(&self, pointer: *mut c_void) -> DeviceRange {
+        DeviceRange {
+            pointer: pointer.cast::<u8>().wrapping_add(self.start as usize),
+            length: self.length,
+            allocation: self.allocated.cast_const().cast(),
+            allocation_offset: self.start,
+        }
+    }
+}
+
+/// Checks `[offset, +length)` of a buffer given directly (possibly a subspan of one of our
+/// buffers made by IREE's core) against the buffer and its allocation.
 ///
 /// # Safety
-/// `buffer` must be a live HAL buffer.
-pub(crate) unsafe fn resolve_buffer(buffer: *mut iree_hal_buffer_t, offset: u64, length: u64, what: &str) -> Result<DeviceRange> {
+/// `buffer` must be a live HAL buffer, and stay live for the returned borrow.
+unsafe fn locate_buffer_range<'a>(buffer: *mut iree_hal_buffer_t, offset: u64, length: u64, what: &str) -> Result<LocatedRange<'a>> {
     // SAFETY: per the caller.
     let header = unsafe { crate::boundary::try_ref(buffer.cast_const(), what) }?;
     let allocated = if header.allocated_buffer.is_null() { buffer } else { header.allocated_buffer };
@@ -158,21 +178,66 @@ pub(crate) unsafe fn resolve_buffer(buffer: *mut iree_hal_buffer_t, offset: u64,
             "{what}: range [{start}, +{length}) lies outside the {allocation_size}-byte allocation"
         ));
     }
-    Ok(DeviceRange {
-        pointer: hip_buffer.checked_device_pointer()?.cast::<u8>().wrapping_add(start as usize),
-        length,
-        allocation: allocated.cast_const().cast(),
-        allocation_offset: start,
-    })
+    Ok(LocatedRange { allocated, hip_buffer, start, length })
+}
+
+/// Resolves `[offset, +length)` of a buffer given directly to its device range.
+///
+/// # Safety
+/// `buffer` must be a live HAL buffer.
+pub(crate) unsafe fn resolve_buffer(buffer: *mut iree_hal_buffer_t, offset: u64, length: u64, what: &str) -> Result<DeviceRange> {
+    // SAFETY: per the caller.
+    let located = unsafe { locate_buffer_range(buffer, offset, length, what) }?;
+    Ok(located.with_pointer(located.hip_buffer.checked_device_pointer()?))
+}
+
+/// `resolve_buffer` for a command being recorded: a stream-ordered buffer whose
+/// queue_alloca has not been issued yet (IREE records work on a buffer right after
+/// submitting its allocation) has its range checked now and `None` for a device range;
+/// the commands resolve it again when they are issued, after the allocation.
+///
+/// # Safety
+/// `buffer` must be a live HAL buffer.
+pub(crate) unsafe fn resolve_buffer_for_recording(buffer: *mut iree_hal_buffer_t, offset: u64, length: u64, what: &str) -> Result<(u64, Option<DeviceRange>)> {
+    // SAFETY: per the caller.
+    let located = unsafe { locate_buffer_range(buffer, offset, length, what) }?;
+    let pointer = located.hip_buffer.device_pointer();
+    if pointer.is_null() && located.hip_buffer.memory() == BufferMemory::StreamOrdered {
+        return Ok((located.length, None));
+    }
+    Ok((located.length, Some(located.with_pointer(pointer))))
 }
 
 impl BufferRef {
     /// The device range this reference names under `binding_table`.
     pub(crate) fn resolve(&self, binding_table: &[iree_hal_buffer_binding_t], what: &str) -> Result<DeviceRange> {
+        // SAFETY: `locate` passes only live buffers.
+        self.locate(binding_table, what, DeviceRange::unbound(), |buffer, offset, length| unsafe { resolve_buffer(buffer, offset, length, what) })
+    }
+
+    /// `resolve` at submission, before the queue has issued earlier work: every check that
+    /// needs no device address, and `None` for a stream-ordered buffer whose queue_alloca
+    /// has not been issued yet (issuing resolves it again, after the allocation).
+    pub(crate) fn resolve_if_allocated(&self, binding_table: &[iree_hal_buffer_binding_t], what: &str) -> Result<Option<DeviceRange>> {
+        self.locate(binding_table, what, Some(DeviceRange::unbound()), |buffer, offset, length| {
+            // SAFETY: `locate` passes only live buffers.
+            unsafe { resolve_buffer_for_recording(buffer, offset, length, what) }.map(|(_, range)| range)
+        })
+    }
+
+    /// Finds the buffer and range this reference names under `binding_table` and hands
+    /// them to `resolve` (a live buffer, an offset and length within its view).
+    fn locate<T>(
+        &self,
+        binding_table: &[iree_hal_buffer_binding_t],
+        what: &str,
+        unbound: T,
+        resolve: impl FnOnce(*mut iree_hal_buffer_t, u64, u64) -> Result<T>,
+    ) -> Result<T> {
         match &self.source {
-            // SAFETY: retained, so live.
-            BufferSource::Direct(buffer) => unsafe { resolve_buffer(buffer.as_ptr(), self.offset, self.length, what) },
-            BufferSource::Unbound => Ok(DeviceRange::unbound()),
+            // Retained, so live.
+            BufferSource::Direct(buffer) => resolve(buffer.as_ptr(), self.offset, self.length),
+            BufferSource::Unbound => Ok(unbound),
             BufferSource::Slot(slot) => {
                 let binding = binding_table.get(*slot as usize).ok_or_else(|| {
                     crate::status!(
@@ -198,8 +263,7 @@ impl BufferRef {
                     binding.length
                 };
                 let (offset, length) = subrange(binding.offset, max_length, self.offset, self.length, what)?;
-                // SAFETY: as above.
-                unsafe { resolve_buffer(binding.buffer, offset, length, what) }
+                resolve(binding.buffer, offset, length)
             }
         }
     }
@@ -272,23 +336,31 @@ pub(crate) fn waits_outside(commands: &[Command]) -> bool {
 
 impl Command {
     /// Resolves every binding table slot the command names against `binding_table`, with
-    /// the checks issuing would make, so that a bad table fails at submission.
+    /// the checks issuing would make, so that a bad table fails at submission. Slots whose
+    /// stream-ordered buffers are not allocated yet get the checks that need no address.
     pub(crate) fn check_slots(&self, binding_table: &[iree_hal_buffer_binding_t]) -> Result<()> {
         let what = self.name();
         let is_slot = |r: &BufferRef| matches!(r.source, BufferSource::Slot(_));
         match self {
-            Command::Fill { target, pattern_length, .. } if is_slot(target) => {
-                check_fill_alignment(&target.resolve(binding_table, what)?, *pattern_length, what)
-            }
+            Command::Fill { target, pattern_length, .. } if is_slot(target) => match target.resolve_if_allocated(binding_table, what)? {
+                Some(range) => check_fill_alignment(&range, *pattern_length, what),
+                None => Ok(()),
+            },
             Command::Update { target, data } if is_slot(target) => {
-                let range = target.resolve(binding_table, what)?;
-                if range.length != data.len() as u64 {
-                    return Err(crate::status!(Internal, "{what}: resolved {} bytes for {} bytes of data", range.length, data.len()));
+                if let Some(range) = target.resolve_if_allocated(binding_table, what)? {
+                    if range.length != data.len() as u64 {
+                        return Err(crate::status!(Internal, "{what}: resolved {} bytes for {} bytes of data", range.length, data.len()));
+                    }
                 }
                 Ok(())
             }
             Command::Copy { source, target } if is_slot(source) || is_slot(target) => {
-                super::stream::resolve_copy(source, target, binding_table, what).map(|_| ())
+                let source = source.resolve_if_allocated(binding_table, what)?;
+                let target = target.resolve_if_allocated(binding_table, what)?;
+                if let (Some(source), Some(target)) = (source, target) {
+                    check_copy_ranges(&source, &target, what)?;
+                }
+                Ok(())
             }
             Command::Dispatch(dispatch) => {
                 let indirect = match &dispatch.workgroups {
@@ -296,13 +368,29 @@ impl Command {
                     Workgroups::Direct(_) => None,
                 };
                 for buffer_ref in dispatch.bindings.iter().chain(indirect).filter(|r| is_slot(r)) {
-                    buffer_ref.resolve(binding_table, what)?;
+                    buffer_ref.resolve_if_allocated(binding_table, what)?;
                 }
                 Ok(())
             }
             _ => Ok(()),
         }
     }
+}
+
+/// The checks a copy's two resolved ranges must pass: equal lengths, no overlap.
+pub(crate) fn check_copy_ranges(source: &DeviceRange, target: &DeviceRange, what: &str) -> Result<()> {
+    if source.length != target.length {
+        return Err(crate::status!(
+            InvalidArgument,
+            "{what}: source length {} and target length {} differ",
+            source.length,
+            target.length
+        ));
+    }
+    if source.overlaps(target) {
+        return Err(crate::status!(InvalidArgument, "{what}: source and target ranges overlap within the same buffer"));
+    }
+    Ok(())
 }
 
 /// Checks a resolved fill range against the pattern's alignment rules.

@@ -166,17 +166,7 @@ pub(crate) fn resolve_copy(
 ) -> Result<(DeviceRange, DeviceRange)> {
     let source = source.resolve(binding_table, what)?;
     let target = target.resolve(binding_table, what)?;
-    if source.length != target.length {
-        return Err(crate::status!(
-            InvalidArgument,
-            "{what}: source length {} and target length {} differ",
-            source.length,
-            target.length
-        ));
-    }
-    if source.overlaps(&target) {
-        return Err(crate::status!(InvalidArgument, "{what}: source and target ranges overlap within the same buffer"));
-    }
+    check_copy_ranges(&source, &target, what)?;
     Ok((source, target))
 }
 
