@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # The main job: builds the library, IREE's C runtime and the demo, then runs the demo on
 # the default HIP device: a real AMD GPU if the system has one (its libamdhip64.so), else
-# the software HIP device built here.
+# the software HIP device built here. Then a program compiled by IREE's compiler
+# (iree-programs/copies.mlir) runs through IREE's VM and our driver on the same device.
 set -euo pipefail
 cd "$(dirname "$0")"
 .ci/install
 mkdir -p build
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Debug >build/demo-configure.log 2>&1 || { cat build/demo-configure.log; exit 1; }
-cmake --build build --target demo >build/demo-build.log 2>&1 || { cat build/demo-build.log; exit 1; }
+cmake --build build --target demo run_program >build/demo-build.log 2>&1 || { cat build/demo-build.log; exit 1; }
 if [ -z "${IREE_HIP_DYLIB_PATH:-}" ] && ! ldconfig -p | grep -q 'libamdhip64.so.6'; then
   export IREE_HIP_DYLIB_PATH="$PWD/target/release"   # the software HIP device
 fi
 ./build/examples/demo build/cts-testdata/rocm_command_buffer_dispatch_test.bin
+mkdir -p build/run-program
+.venv/bin/iree-compile --iree-hal-target-device=hip --iree-hip-target=gfx942 \
+  iree-programs/copies.mlir -o build/run-program/copies.hip.vmfb
+./build/examples/run_program build/run-program/copies.hip.vmfb
