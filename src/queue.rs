@@ -67,9 +67,13 @@ fn fail_signals(signals: &[(SemaphoreRef, u64)], status: Status) {
 
 enum Message {
     Ready(ReadyOperation),
-    /// What a finished operation used, to be dropped on the worker: releasing a buffer may
-    /// call HIP (hipFree), which HIP forbids inside the host callback that reports completion.
-    Release(Vec<Box<dyn Send>>),
+    /// A finished operation that used objects: they are dropped on the worker (releasing a
+    /// buffer may call HIP, e.g. hipFree, which HIP forbids inside the host callback that
+    /// reports completion) and only then are its semaphores signalled, so a waiter that
+    /// wakes finds the driver holding nothing of the operation. (IREE's VM aborts if a
+    /// module is torn down while a driver still holds a file or imported buffer over the
+    /// module's constant data.)
+    Completed { signals: Vec<(SemaphoreRef, u64)>, keep_alive: Vec<Box<dyn Send>> },
     Stop,
 }
 
@@ -174,8 +178,9 @@ fn run_worker(hip: &HipSymbols, gpu: PhysicalGpu, gpu_index: usize, stream: hipS
     loop {
         let ready = match receiver.recv() {
             Ok(Message::Ready(ready)) => ready,
-            Ok(Message::Release(used)) => {
-                drop(used);
+            Ok(Message::Completed { signals, keep_alive }) => {
+                drop(keep_alive);
+                signal_all(&signals);
                 continue;
             }
             Ok(Message::Stop) | Err(_) => break,
@@ -203,8 +208,17 @@ fn run_worker(hip: &HipSymbols, gpu: PhysicalGpu, gpu_index: usize, stream: hipS
     }
 }
 
-/// Signals an operation's semaphores once the stream reached it, and hands what the
-/// operation used back to the worker to release.
+/// Signals `signals`, failing a semaphore whose signal is refused.
+fn signal_all(signals: &[(SemaphoreRef, u64)]) {
+    for (semaphore, value) in signals {
+        if let Err(status) = semaphore.signal(*value) {
+            semaphore.fail(status);
+        }
+    }
+}
+
+/// Signals an operation's semaphores once the stream reached it: at once when it holds
+/// nothing, else from the worker after releasing what it used (`Message::Completed`).
 struct Completion {
     signals: Vec<(SemaphoreRef, u64)>,
     keep_alive: Vec<Box<dyn Send>>,
@@ -216,24 +230,24 @@ unsafe extern "C" fn complete_operation(user_data: *mut c_void) {
         // SAFETY: the Box handed to hipLaunchHostFunc, run exactly once by HIP.
         let completion = unsafe { Box::from_raw(user_data.cast::<Completion>()) };
         let Completion { signals, keep_alive, releases } = *completion;
-        for (semaphore, value) in &signals {
-            if let Err(status) = semaphore.signal(*value) {
-                semaphore.fail(status);
-            }
+        if keep_alive.is_empty() {
+            signal_all(&signals);
+            return;
         }
-        if !keep_alive.is_empty() {
-            // The worker outlives every completion (the queue synchronizes its stream
-            // before stopping it), so this send does not fail in practice; if it did, the
-            // objects would be dropped here as a last resort.
-            let _ = releases.send(Message::Release(keep_alive));
+        // The worker outlives every completion (the queue synchronizes its stream before
+        // stopping it), so this send does not fail in practice; if it did, the objects
+        // would be dropped here as a last resort, and the semaphores signalled.
+        if let Err(mpsc::SendError(Message::Completed { signals, keep_alive })) = releases.send(Message::Completed { signals, keep_alive }) {
+            drop(keep_alive);
+            signal_all(&signals);
         }
     })
 }
 
 impl Drop for Queue {
     fn drop(&mut self) {
-        // Let the stream finish (its completions queue their releases to the worker), then
-        // stop the worker after it has handled them, then destroy the stream.
+        // Let the stream finish (its completions queue their releases and signals to the
+        // worker), then stop the worker after it has handled them, then destroy the stream.
         let context = ContextGuard::push(&self.hip, self.gpu.context);
         if context.is_ok() {
             let _ = hip_call!(&self.hip, hipStreamSynchronize(self.stream));

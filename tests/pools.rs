@@ -576,3 +576,40 @@ fn synchronous_allocas_give_zero_params_their_defaults() {
     release_buffer(buffer);
     release_semaphores(&[done]);
 }
+
+static RELEASED_BY_QUEUE: AtomicUsize = AtomicUsize::new(0);
+
+unsafe extern "C" fn count_queue_release(_user_data: *mut c_void, _buffer: *mut iree_hal_buffer_t) {
+    RELEASED_BY_QUEUE.fetch_add(1, Ordering::SeqCst);
+}
+
+// A waiter woken by an operation's signal finds the driver holding nothing of the
+// operation. IREE's VM tears a module down right after its last wait and aborts if a
+// driver still holds an imported buffer (or file) over the module's constant data.
+#[test]
+fn what_an_operation_used_is_released_before_its_signal() {
+    let f = Fixture::new(&[]);
+    let done = f.semaphore();
+    let device_buffer = f.buffer(IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL, 4096);
+    let (allocator, vtable) = f.allocator();
+    let before = RELEASED_BY_QUEUE.load(Ordering::SeqCst);
+    for round in 1..=20u64 {
+        let mut host_memory = vec![0u8; 4096];
+        let mut external = iree_hal_external_buffer_t {
+            type_: IREE_HAL_EXTERNAL_BUFFER_TYPE_HOST_ALLOCATION,
+            flags: 0,
+            size: 4096,
+            handle: iree_hal_external_buffer_handle_t { host_allocation: iree_hal_external_buffer_host_allocation_t { ptr: host_memory.as_mut_ptr().cast() } },
+        };
+        let params = iree_hal_buffer_params_t { usage: USAGE, access: IREE_HAL_MEMORY_ACCESS_ALL, type_: HOST, queue_affinity: 0, min_alignment: 0 };
+        let callback = iree_hal_buffer_release_callback_t { fn_: Some(count_queue_release), user_data: core::ptr::null_mut() };
+        let mut host = core::ptr::null_mut();
+        assert_ok(unsafe { (vtable.import_buffer.unwrap())(allocator, &params, &mut external, callback, &mut host) });
+        f.copy(&[(done, round - 1)], &[(done, round)], device_buffer, host, 4096);
+        release_buffer(host); // the queue holds the last reference now
+        assert!(f.wait(done, round, 5000).is_none());
+        assert_eq!(RELEASED_BY_QUEUE.load(Ordering::SeqCst) - before, round as usize, "round {round}: still held after the signal");
+    }
+    release_buffer(device_buffer);
+    release_semaphores(&[done]);
+}
