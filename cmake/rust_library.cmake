@@ -30,15 +30,16 @@ add_dependencies(iree_hal_hip_rs_static iree_hal_hip_rs_cargo)
 add_library(iree_hal_hip_rs::static ALIAS iree_hal_hip_rs_static)
 
 # The static library for linking into an IREE build, which has its own driver registry
-# (iree::hal's driver_registry.c): the same archive with our registry entry points made
-# weak, so IREE's definitions win whatever the link order and nothing is defined twice.
+# (iree::hal's driver_registry.c) and flag library: the same archive with our registry
+# entry points and our iree_flag_register (there for preloading, src/registration/preload.rs)
+# made weak, so IREE's definitions win whatever the link order and nothing is defined twice.
 # The HIP driver registers its factory into whichever registry the program uses.
 find_program(OBJCOPY objcopy REQUIRED)
 set(IREE_HAL_HIP_RS_REGISTRY_SYMBOLS
   iree_hal_driver_registry_default iree_hal_driver_registry_allocate
   iree_hal_driver_registry_free iree_hal_driver_registry_register_factory
   iree_hal_driver_registry_unregister_factory iree_hal_driver_registry_enumerate
-  iree_hal_driver_registry_try_create iree_hal_create_device)
+  iree_hal_driver_registry_try_create iree_hal_create_device iree_flag_register)
 set(_weaken_args)
 foreach(_symbol IN LISTS IREE_HAL_HIP_RS_REGISTRY_SYMBOLS)
   list(APPEND _weaken_args "--weaken-symbol=${_symbol}")

@@ -13,6 +13,7 @@
 //! | `--hip_default_index` | `IREE_HIP_DEFAULT_INDEX` | default device index |
 
 pub mod cli_flags;
+pub mod preload;
 
 use crate::abi::*;
 use crate::boundary::{self, OutParam};
