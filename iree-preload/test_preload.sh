@@ -33,8 +33,8 @@ for program in constant slice; do
   "$compile" --iree-hal-target-device=hip --iree-hip-target=gfx942 \
     "$here/programs/$program.mlir" -o "$work/vmfb/${program}_hip.vmfb"
 done
-"$compile" --iree-hal-target-device=local --iree-hal-local-target-device-backends=vmvx \
-  "$here/programs/add.mlir" -o "$work/vmfb/add_vmvx.vmfb"
+"$compile" --iree-hal-target-device=local --iree-hal-local-target-device-backends=llvm-cpu \
+  --iree-llvmcpu-target-cpu=generic "$here/programs/add.mlir" -o "$work/vmfb/add_cpu.vmfb"
 
 export IREE_HIP_DYLIB_PATH=$lib_dir  # where our software libamdhip64.so is
 preloaded=(env "LD_PRELOAD=$ours")
@@ -102,7 +102,7 @@ expect "constant on our driver" "16xf32=3.5 3.5 3.5 3.5 3.5 3.5 3.5 3.5 3.5 3.5 
 expect "slice on our driver" "2x8xf32=[8 9 10 11 12 13 14 15][16 17 18 19 20 21 22 23]" "$rust_results"
 [ "$(tail -n +2 <<<"$c_results")" = "$(tail -n +2 <<<"$rust_results")" ] && pass "IREE's C driver gives the same results" ||
   { fail "results differ from IREE's C driver:"; echo "$c_results" >&2; }
-local_sync=$(run "${preloaded[@]}" "$tool" --device=local-sync --module="$work/vmfb/add_vmvx.vmfb" --function=add \
+local_sync=$(run "${preloaded[@]}" "$tool" --device=local-sync --module="$work/vmfb/add_cpu.vmfb" --function=add \
   --input=4xf32=1,2,3,4 --input=4xf32=10,20,30,40)
 expect "local-sync runs a dispatch with the preload" "4xf32=11 22 33 44" "$local_sync"
 if [ -x "$benchmark" ]; then

@@ -7,9 +7,9 @@
  * 2. Registering the HIP driver's command-line flags (--hip_dylib_path, --hip_use_streams,
  * --hip_allow_inline_execution, --hip_async_allocations, --hip_tracing,
  * --hip_default_index: the names and meanings of IREE's C HIP driver) with IREE's flag
- * library when the program links one (IREE's tools and tests do). Without it the weak
- * references are NULL, nothing is registered, and the driver reads only the environment.
- *
+ * library when the program links one (IREE's tools and tests do). Without it nothing is
+ * registered (our own iree_flag_register finds no flag library to forward to) and the
+ * driver reads only the environment.
  * 3. Standing in for IREE's C HIP driver when preloaded (LD_PRELOAD) into an IREE build
  *    that has it: that driver's registration library still registers its own --hip_* flags.
  *    Our library exports iree_flag_register (src/registration/preload.rs), so IREE's
