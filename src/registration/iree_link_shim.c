@@ -7,11 +7,20 @@
  * 2. Registering the HIP driver's command-line flags (--hip_dylib_path, --hip_use_streams,
  * --hip_allow_inline_execution, --hip_async_allocations, --hip_tracing,
  * --hip_default_index: the names and meanings of IREE's C HIP driver) with IREE's flag
- * library when the program links one (IREE's tools and tests do). Without it the weak
- * references are NULL, nothing is registered, and the driver reads only the environment.
+ * library when the program links one (IREE's tools and tests do). Without it nothing is
+ * registered (our own iree_flag_register finds no flag library to forward to) and the
+ * driver reads only the environment.
+ * 3. Standing in for IREE's C HIP driver when preloaded (LD_PRELOAD) into an IREE build
+ *    that has it: that driver's registration library still registers its own --hip_* flags.
+ *    Our library exports iree_flag_register (src/registration/preload.rs), so IREE's
+ *    registrations reach the filter below first; it drops the C driver's copies of our six
+ *    flags and passes everything else on to IREE's flag library, leaving one set of
+ *    --hip_* flags, ours.
  *
  * (This is C because Rust can declare neither a weak symbol nor a static initializer that
  * linkers keep. It only records what IREE parsed; src/registration/cli_flags.rs reads it.) */
+#define _GNU_SOURCE /* RTLD_NEXT */
+#include <dlfcn.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -30,7 +39,8 @@ typedef hip_rs_status_t (*hip_rs_flag_parse_fn)(hip_rs_string_view_t name, void*
                                                 hip_rs_string_view_t value);
 typedef void (*hip_rs_flag_print_fn)(hip_rs_string_view_t name, void* storage, FILE* file);
 
-/* From IREE's base library (iree/base/internal/flags.h, iree/base/status.h). */
+/* From IREE's base library (iree/base/internal/flags.h, iree/base/status.h). Our own
+ * library also defines iree_flag_register (part 3 below); the program's resolution picks. */
 extern int iree_flag_register(const char* file, int line, int type, void* storage,
                               hip_rs_flag_parse_fn parse_callback,
                               hip_rs_flag_print_fn print_callback, hip_rs_string_view_t name,
@@ -189,15 +199,46 @@ static void hip_rs_print_flag(hip_rs_string_view_t name, void* storage, FILE* fi
   }
 }
 
+/* Through whichever iree_flag_register the program resolves: IREE's flag library's, or
+ * ours (which forwards to it, or refuses with -1 when the program has none). */
 __attribute__((constructor)) static void hip_rs_register_flags(void) {
   if (!iree_flag_register || hip_rs_flags.registered) return;
-  hip_rs_flags.registered = 1;
   for (uintptr_t i = 0; i < HIP_RS_FLAG_COUNT; ++i) {
-    iree_flag_register(__FILE__, __LINE__, HIP_RS_IREE_FLAG_TYPE_CALLBACK, (void*)i,
-                       hip_rs_parse_flag, hip_rs_print_flag,
-                       hip_rs_cstring_view(hip_rs_flag_names[i]),
-                       hip_rs_cstring_view(hip_rs_flag_descriptions[i]));
+    int ordinal = iree_flag_register(__FILE__, __LINE__, HIP_RS_IREE_FLAG_TYPE_CALLBACK, (void*)i,
+                                     hip_rs_parse_flag, hip_rs_print_flag,
+                                     hip_rs_cstring_view(hip_rs_flag_names[i]),
+                                     hip_rs_cstring_view(hip_rs_flag_descriptions[i]));
+    if (ordinal < 0) return; /* no flag library in this program */
+    hip_rs_flags.registered = 1;
   }
+}
+
+/* 3. The filter behind our exported iree_flag_register (see the top of this file). */
+typedef int (*hip_rs_flag_register_fn)(const char* file, int line, int type, void* storage,
+                                       hip_rs_flag_parse_fn parse_callback,
+                                       hip_rs_flag_print_fn print_callback,
+                                       hip_rs_string_view_t name,
+                                       hip_rs_string_view_t description);
+
+static int hip_rs_is_driver_flag(hip_rs_string_view_t name) {
+  for (int i = 0; i < HIP_RS_FLAG_COUNT; ++i) {
+    if (name.data && hip_rs_equals(name, hip_rs_flag_names[i])) return 1;
+  }
+  return 0;
+}
+
+int iree_hal_hip_rs_filter_flag_registration(const char* file, int line, int type, void* storage,
+                                             hip_rs_flag_parse_fn parse_callback,
+                                             hip_rs_flag_print_fn print_callback,
+                                             hip_rs_string_view_t name,
+                                             hip_rs_string_view_t description) {
+  /* Another library's --hip_* flag of the same name: IREE's C HIP driver, which this
+   * library replaces; its copy would shadow ours or be listed twice. */
+  if (parse_callback != hip_rs_parse_flag && hip_rs_is_driver_flag(name)) return -1;
+  /* The definition after ours in the lookup order: IREE's flag library, if loaded. */
+  hip_rs_flag_register_fn next = (hip_rs_flag_register_fn)dlsym(RTLD_NEXT, "iree_flag_register");
+  if (!next) return -1;
+  return next(file, line, type, storage, parse_callback, print_callback, name, description);
 }
 
 /* The flags IREE parsed so far (zeros when IREE's flag library is absent). Called from

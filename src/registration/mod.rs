@@ -11,8 +11,12 @@
 //! | `--hip_async_allocations` | `IREE_HIP_ASYNC_ALLOCATIONS` | stream-ordered allocations |
 //! | `--hip_tracing` | `IREE_HIP_TRACING` | tracing verbosity |
 //! | `--hip_default_index` | `IREE_HIP_DEFAULT_INDEX` | default device index |
+//!
+//! Preloaded into an IREE build that has IREE's C HIP driver, these flags replace that
+//! driver's (`preload`).
 
 pub mod cli_flags;
+pub mod preload;
 
 use crate::abi::*;
 use crate::boundary::{self, OutParam};
