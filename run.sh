@@ -9,7 +9,7 @@ cd "$(dirname "$0")"
 mkdir -p build
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Debug >build/demo-configure.log 2>&1 || { cat build/demo-configure.log; exit 1; }
 cmake --build build --target demo run_program >build/demo-build.log 2>&1 || { cat build/demo-build.log; exit 1; }
-if [ -z "${IREE_HIP_DYLIB_PATH:-}" ] && ! ldconfig -p | grep -q 'libamdhip64.so.6'; then
+if [ -z "${IREE_HIP_DYLIB_PATH:-}" ] && ! grep -q 'libamdhip64.so.6' <<<"$(ldconfig -p)"; then
   export IREE_HIP_DYLIB_PATH="$PWD/target/release"   # the software HIP device
 fi
 ./build/examples/demo build/cts-testdata/rocm_command_buffer_dispatch_test.bin

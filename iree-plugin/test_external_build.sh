@@ -28,9 +28,9 @@ listing=$("$tool" --list_drivers; "$tool" --list_devices)
 echo "$listing"
 grep -q "HIP HAL driver (Rust" <<<"$listing" || { echo "our driver is not the registered hip driver" >&2; exit 1; }
 [ "$(grep -c '^hip://GPU-' <<<"$listing")" -eq 2 ] || { echo "expected 2 hip devices" >&2; exit 1; }
-"$tool" --dump_devices=hip | grep -q "Software HIP Device 1"
+grep -q "Software HIP Device 1" <<<"$("$tool" --dump_devices=hip)"
 # The other two tools carry the same driver registry and flags.
 for other in iree-benchmark-module iree-check-module; do
-  "$build/tools/$other" --list_devices | grep -q '^hip://GPU-' || { echo "$other does not list our hip devices" >&2; exit 1; }
+  grep -q '^hip://GPU-' <<<"$("$build/tools/$other" --list_devices)" || { echo "$other does not list our hip devices" >&2; exit 1; }
 done
 echo "external HAL driver build: passed"

@@ -14,7 +14,9 @@ fail() { echo "with_rust_hip: $*" >&2; exit 2; }
 library=$(cd "$(dirname "$library")" && pwd)/$(basename "$library")
 tool=$(command -v "$1") || fail "no such program: $1"
 # Preloading only replaces symbols the tool looks up at run time, in IREE's shared HAL library.
-if ! ldd "$tool" 2>/dev/null | grep -q 'libiree_hal_hal\.so'; then
+# (ldd's output is read whole: `grep -q` closing the pipe early fails ldd under pipefail.)
+libraries=$(ldd "$tool" 2>/dev/null || true)
+if ! grep -q 'libiree_hal_hal\.so' <<<"$libraries"; then
   fail "$tool does not load IREE's runtime as shared libraries (libiree_hal_hal.so), so a preloaded driver cannot replace IREE's: build IREE with -DBUILD_SHARED_LIBS=ON (iree-preload/build_shared_iree.sh) or link our driver in (iree-plugin/)"
 fi
 export LD_PRELOAD="$library${LD_PRELOAD:+:$LD_PRELOAD}"
