@@ -27,7 +27,8 @@ use crate::status::{Result, Status};
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
 use parking_lot::{Condvar, Mutex};
-use std::collections::BTreeMap;
+use crate::queue::SignalProgress;
+use std::collections::{BTreeMap, VecDeque};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -43,6 +44,16 @@ pub fn live_semaphore_count() -> usize {
 /// Called once with the outcome of a timepoint: `Ok` when the value was reached; the
 /// semaphore's original failure (a copy) when it failed; ABORTED when it was destroyed first.
 pub type TimepointCallback = Box<dyn FnOnce(Result<()>) + Send>;
+
+/// Who will bring a semaphore to a value a queue operation waits for.
+pub enum QueuedSignal {
+    /// Already there.
+    Reached,
+    /// An operation already submitted to a queue signals exactly that value.
+    By(Arc<SignalProgress>),
+    /// The host, an operation not submitted yet, or a failure: wait on the host.
+    Unknown,
+}
 
 /// Names a registered timepoint so that it can be cancelled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,11 +84,20 @@ struct SemaphoreState {
     /// Pending timepoints, ordered by the value they wait for (then by registration).
     timepoints: BTreeMap<(u64, u64), TimepointCallback>,
     next_serial: u64,
+    /// Values that operations already submitted to a queue will signal, in value order,
+    /// with their progress: a later wait for one of them can be ordered on the GPU.
+    queued_signals: VecDeque<(u64, Arc<SignalProgress>)>,
+    /// The values that threads blocked in `wait` wait for (one entry each), so that a
+    /// signal wakes them only when it reaches one.
+    blocked_waits: Vec<u64>,
 }
 
 impl SemaphoreState {
     /// Removes the timepoints satisfied by `value`, in value order.
     fn take_reached(&mut self, value: u64) -> Vec<TimepointCallback> {
+        if self.timepoints.is_empty() {
+            return Vec::new();
+        }
         // Values never exceed IREE_HAL_SEMAPHORE_MAX_VALUE, so `value + 1` cannot overflow.
         let pending = self.timepoints.split_off(&(value.saturating_add(1), 0));
         core::mem::replace(&mut self.timepoints, pending)
@@ -224,6 +244,8 @@ impl Semaphore {
                 failure: None,
                 timepoints: BTreeMap::new(),
                 next_serial: 0,
+                queued_signals: VecDeque::new(),
+                blocked_waits: Vec::new(),
             }),
             changed: Condvar::new(),
         };
@@ -281,7 +303,7 @@ impl Semaphore {
                 "semaphore value {new_value} exceeds IREE_HAL_SEMAPHORE_MAX_VALUE ({IREE_HAL_SEMAPHORE_MAX_VALUE}); larger values mean failure"
             ));
         }
-        let reached = {
+        let (reached, _done_signals) = {
             let mut state = self.state.lock();
             if let Some(failure) = &state.failure {
                 return Err(failure.duplicate());
@@ -294,8 +316,13 @@ impl Semaphore {
                 ));
             }
             state.value = new_value;
-            self.changed.notify_all();
-            state.take_reached(new_value)
+            if state.blocked_waits.iter().any(|&value| value <= new_value) {
+                self.changed.notify_all();
+            }
+            // Dropped after the lock is released, like the timepoints.
+            let done = state.queued_signals.iter().take_while(|(value, _)| *value <= new_value).count();
+            let done_signals: Vec<_> = state.queued_signals.drain(..done).collect();
+            (state.take_reached(new_value), done_signals)
         };
         for callback in reached {
             run_timepoint(callback, Ok(()));
@@ -306,15 +333,17 @@ impl Semaphore {
     /// Fails the semaphore with `status` unless it already failed (the first failure
     /// wins; later ones are dropped). Wakes every waiter and rejects every timepoint.
     pub fn fail(&self, status: Status) {
-        let (rejected, failure) = {
+        let (rejected, failure, _queued_signals) = {
             let mut state = self.state.lock();
             if state.failure.is_some() {
                 return;
             }
             let copy = status.duplicate();
             state.failure = Some(status);
-            self.changed.notify_all();
-            (core::mem::take(&mut state.timepoints), copy)
+            if !state.blocked_waits.is_empty() {
+                self.changed.notify_all();
+            }
+            (core::mem::take(&mut state.timepoints), copy, core::mem::take(&mut state.queued_signals))
         };
         reject_timepoints(rejected.into_values().collect(), failure);
     }
@@ -337,12 +366,65 @@ impl Semaphore {
                     state.value
                 ));
             }
+            state.blocked_waits.push(value);
             match deadline {
                 Deadline::At(instant) => {
                     self.changed.wait_until(&mut state, instant);
                 }
                 _ => self.changed.wait(&mut state),
             }
+            if let Some(index) = state.blocked_waits.iter().position(|&v| v == value) {
+                state.blocked_waits.swap_remove(index);
+            }
+        }
+    }
+
+    /// Records that a queue operation (`progress`) will signal `value`, so that later waits
+    /// for it can be ordered on the GPU. Nothing is recorded for a value already reached or
+    /// a failed semaphore (such a signal would fail anyway).
+    pub fn add_queued_signal(&self, value: u64, progress: Arc<SignalProgress>) {
+        let mut state = self.state.lock();
+        if state.failure.is_some() || value <= state.value {
+            return;
+        }
+        let signals = &mut state.queued_signals;
+        match signals.back() {
+            Some((last, _)) if *last >= value => {
+                let index = signals.partition_point(|(v, _)| *v <= value);
+                signals.insert(index, (value, progress));
+            }
+            _ => signals.push_back((value, progress)),
+        }
+    }
+
+    /// What a queue operation waiting for `value` has to wait for.
+    pub fn queued_signal(&self, value: u64) -> QueuedSignal {
+        let state = self.state.lock();
+        if state.failure.is_some() {
+            return QueuedSignal::Unknown;
+        }
+        if state.value >= value {
+            return QueuedSignal::Reached;
+        }
+        // Only an operation signalling exactly this value: one signalling a larger value
+        // says nothing about when (or by whom) this one is reached.
+        let index = state.queued_signals.partition_point(|(v, _)| *v < value);
+        match state.queued_signals.get(index) {
+            Some((v, progress)) if *v == value => QueuedSignal::By(progress.clone()),
+            _ => QueuedSignal::Unknown,
+        }
+    }
+
+    /// Whether the semaphore reached `value`: an error (a copy of the failure) if it failed
+    /// before reaching it.
+    pub fn reached(&self, value: u64) -> Result<bool> {
+        let state = self.state.lock();
+        if state.value >= value {
+            return Ok(true);
+        }
+        match &state.failure {
+            Some(failure) => Err(failure.duplicate()),
+            None => Ok(false),
         }
     }
 
