@@ -27,6 +27,7 @@ use crate::status::{Result, Status};
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
 use parking_lot::{Condvar, Mutex};
+use std::sync::PoisonError;
 use crate::queue::SignalProgress;
 use std::collections::{BTreeMap, VecDeque};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -67,9 +68,25 @@ pub struct TimepointId {
 pub struct Semaphore {
     resource: iree_hal_resource_t,
     host_allocator: HostAllocator,
-    state: Mutex<SemaphoreState>,
+    state: StateMutex,
     /// Notified whenever the value changes or the semaphore fails.
-    changed: Condvar,
+    changed: std::sync::Condvar,
+}
+
+/// The semaphore's lock. std's futex-based mutex and condition variable rather than
+/// parking_lot's: a thread that blocks in `wait` then needs no per-thread parking data
+/// (whose first use in a thread allocates), which keeps a blocked waiter's CPU cost down.
+/// Nothing panics while holding it, and a poisoned lock still holds consistent state.
+struct StateMutex(std::sync::Mutex<SemaphoreState>);
+
+impl StateMutex {
+    fn lock(&self) -> std::sync::MutexGuard<'_, SemaphoreState> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn get_mut(&mut self) -> &mut SemaphoreState {
+        self.0.get_mut().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 // SAFETY: the header's vtable pointer points at an immutable static and its ref count is
@@ -87,9 +104,11 @@ struct SemaphoreState {
     /// Values that operations already submitted to a queue will signal, in value order,
     /// with their progress: a later wait for one of them can be ordered on the GPU.
     queued_signals: VecDeque<(u64, Arc<SignalProgress>)>,
-    /// The values that threads blocked in `wait` wait for (one entry each), so that a
-    /// signal wakes them only when it reaches one.
-    blocked_waits: Vec<u64>,
+    /// Threads blocked in `wait`, and the lowest value one of them waits for (or above):
+    /// a signal below it wakes nobody. Reset on every wake-up; the woken threads that still
+    /// wait lower it again before they sleep.
+    blocked_waiters: u32,
+    lowest_blocked_wait: u64,
 }
 
 impl SemaphoreState {
@@ -239,15 +258,16 @@ impl Semaphore {
                 vtable: (&SEMAPHORE_VTABLE as *const iree_hal_semaphore_vtable_t).cast(),
             },
             host_allocator,
-            state: Mutex::new(SemaphoreState {
+            state: StateMutex(std::sync::Mutex::new(SemaphoreState {
                 value: initial_value,
                 failure: None,
                 timepoints: BTreeMap::new(),
                 next_serial: 0,
                 queued_signals: VecDeque::new(),
-                blocked_waits: Vec::new(),
-            }),
-            changed: Condvar::new(),
+                blocked_waiters: 0,
+                lowest_blocked_wait: u64::MAX,
+            })),
+            changed: std::sync::Condvar::new(),
         };
         // SAFETY: `memory` is fresh, large enough and aligned for a `Semaphore`.
         unsafe { memory.write(semaphore) };
@@ -303,7 +323,7 @@ impl Semaphore {
                 "semaphore value {new_value} exceeds IREE_HAL_SEMAPHORE_MAX_VALUE ({IREE_HAL_SEMAPHORE_MAX_VALUE}); larger values mean failure"
             ));
         }
-        let (reached, _done_signals) = {
+        let (reached, wake, _stale_first, _stale_rest) = {
             let mut state = self.state.lock();
             if let Some(failure) = &state.failure {
                 return Err(failure.duplicate());
@@ -316,14 +336,22 @@ impl Semaphore {
                 ));
             }
             state.value = new_value;
-            if state.blocked_waits.iter().any(|&value| value <= new_value) {
-                self.changed.notify_all();
+            let wake = state.blocked_waiters > 0 && state.lowest_blocked_wait <= new_value;
+            if wake {
+                state.lowest_blocked_wait = u64::MAX;
             }
-            // Dropped after the lock is released, like the timepoints.
+            // Queued signals now reached are dropped after the lock is released, like the
+            // timepoints (usually just one: no allocation for it).
             let done = state.queued_signals.iter().take_while(|(value, _)| *value <= new_value).count();
-            let done_signals: Vec<_> = state.queued_signals.drain(..done).collect();
-            (state.take_reached(new_value), done_signals)
+            let stale_first = if done > 0 { state.queued_signals.pop_front() } else { None };
+            let stale_rest: Vec<_> = if done > 1 { state.queued_signals.drain(..done - 1).collect() } else { Vec::new() };
+            (state.take_reached(new_value), wake, stale_first, stale_rest)
         };
+        // Woken after the lock is released, so that waiters do not wake up to a held lock.
+        // The caller's reference keeps the semaphore alive until then.
+        if wake {
+            self.changed.notify_all();
+        }
         for callback in reached {
             run_timepoint(callback, Ok(()));
         }
@@ -333,18 +361,19 @@ impl Semaphore {
     /// Fails the semaphore with `status` unless it already failed (the first failure
     /// wins; later ones are dropped). Wakes every waiter and rejects every timepoint.
     pub fn fail(&self, status: Status) {
-        let (rejected, failure, _queued_signals) = {
+        let (rejected, failure, wake, _queued_signals) = {
             let mut state = self.state.lock();
             if state.failure.is_some() {
                 return;
             }
             let copy = status.duplicate();
             state.failure = Some(status);
-            if !state.blocked_waits.is_empty() {
-                self.changed.notify_all();
-            }
-            (core::mem::take(&mut state.timepoints), copy, core::mem::take(&mut state.queued_signals))
+            let wake = state.blocked_waiters > 0;
+            (core::mem::take(&mut state.timepoints), copy, wake, core::mem::take(&mut state.queued_signals))
         };
+        if wake {
+            self.changed.notify_all();
+        }
         reject_timepoints(rejected.into_values().collect(), failure);
     }
 
@@ -366,15 +395,18 @@ impl Semaphore {
                     state.value
                 ));
             }
-            state.blocked_waits.push(value);
-            match deadline {
+            state.blocked_waiters += 1;
+            state.lowest_blocked_wait = state.lowest_blocked_wait.min(value);
+            state = match deadline {
                 Deadline::At(instant) => {
-                    self.changed.wait_until(&mut state, instant);
+                    let timeout = instant.saturating_duration_since(Instant::now());
+                    self.changed.wait_timeout(state, timeout).unwrap_or_else(PoisonError::into_inner).0
                 }
-                _ => self.changed.wait(&mut state),
-            }
-            if let Some(index) = state.blocked_waits.iter().position(|&v| v == value) {
-                state.blocked_waits.swap_remove(index);
+                _ => self.changed.wait(state).unwrap_or_else(PoisonError::into_inner),
+            };
+            state.blocked_waiters -= 1;
+            if state.blocked_waiters == 0 {
+                state.lowest_blocked_wait = u64::MAX;
             }
         }
     }
