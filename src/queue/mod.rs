@@ -405,9 +405,11 @@ impl IssuedOperation {
 /// Signals once every `(semaphore, value)` of `unreached` is reached (fails with the root
 /// cause if one fails first).
 fn defer_signals(name: &'static str, signals: Vec<(SemaphoreRef, u64)>, progress: Option<Arc<SignalProgress>>, unreached: Vec<(SemaphoreRef, u64)>) {
+    /// The signals still to do, and the progress to finish with them.
+    type Outcome = (Vec<(SemaphoreRef, u64)>, Option<Arc<SignalProgress>>);
     struct Deferred {
         remaining: AtomicUsize,
-        outcome: Mutex<Option<(Vec<(SemaphoreRef, u64)>, Option<Arc<SignalProgress>>)>>,
+        outcome: Mutex<Option<Outcome>>,
     }
     let deferred = Arc::new(Deferred { remaining: AtomicUsize::new(unreached.len()), outcome: Mutex::new(Some((signals, progress))) });
     for (semaphore, value) in unreached {
