@@ -67,6 +67,9 @@ impl Fixture {
         };
         let mut buffer = core::ptr::null_mut();
         assert_ok(unsafe { (avtable.allocate_buffer.unwrap())(allocator, &params, BYTES, &mut buffer) });
+        // Host memory may come back from an earlier test with its bytes: start from zeros.
+        let hip = unsafe { iree_hal_hip_rs::buffer::HipBuffer::from_raw(buffer) }.unwrap();
+        unsafe { core::ptr::write_bytes(hip.host_pointer().cast::<u8>(), 0, BYTES as usize) };
         buffer
     }
 
