@@ -1,7 +1,9 @@
 //! Timeline semaphores (`iree_hal_semaphore_t` with IREE's semaphore vtable), the host-side
 //! waits a device needs (one semaphore, or many in ALL/ANY mode), and timepoints: callbacks
-//! that run once a semaphore reaches a value, which is how queue operations will start work
-//! without blocking the thread that submitted it.
+//! that run once a semaphore reaches a value, which is how queue operations wait for values
+//! the host signals without blocking the thread that submitted them. A semaphore also keeps
+//! which queued operations will signal which values (`add_queued_signal`), so that waits on
+//! those can be ordered on the GPU instead (`crate::queue`).
 //!
 //! Semantics follow IREE v3.3.0's `semaphore.h` and its conformance tests:
 //! - values only increase; signalling a value not above the current one is OUT_OF_RANGE,
