@@ -158,6 +158,16 @@ struct FreeEvents {
     closed: bool,
 }
 
+/// The right to issue on a queue, taken with `Fifo::issuing`; given back when dropped (even
+/// by a panic, so that a bug cannot stall the queue for good).
+struct IssuingClaim<'a>(&'a QueueShared);
+
+impl Drop for IssuingClaim<'_> {
+    fn drop(&mut self) {
+        self.0.finish_issuing();
+    }
+}
+
 /// A HIP event recorded on a queue's stream; back to the queue's free list when dropped.
 pub struct QueueEvent {
     raw: hipEvent_t,
@@ -217,11 +227,11 @@ impl QueueShared {
             idle
         };
         if claimed {
+            let _claim = IssuingClaim(self);
             if let Some(progress) = &ready.progress {
                 progress.mark_queued(released);
             }
             self.issue_batch(core::iter::once(ready), released);
-            self.finish_issuing();
         } else {
             self.push(ready, released);
         }
@@ -630,8 +640,10 @@ fn run_worker(shared: &Arc<QueueShared>) {
         releases.clear();
         if !batch.is_empty() {
             let mut released = Vec::new();
-            shared.issue_batch(batch.drain(..), &mut released);
-            shared.finish_issuing();
+            {
+                let _claim = IssuingClaim(shared);
+                shared.issue_batch(batch.drain(..), &mut released);
+            }
             issue_released(released);
         }
         if stop {
