@@ -233,9 +233,7 @@ impl HipDevice {
 /// The list must hold `count` live semaphores and values.
 unsafe fn retain_list(list: &iree_hal_semaphore_list_t) -> Result<Vec<(SemaphoreRef, u64)>> {
     // SAFETY: per the caller.
-    let entries = unsafe { crate::semaphore::semaphore_list_entries(list) }?;
-    // SAFETY: each entry is live and ours (checked by semaphore_list_entries).
-    entries.into_iter().map(|(semaphore, value)| Ok((unsafe { SemaphoreRef::retain_raw(semaphore.as_raw()) }?, value))).collect()
+    unsafe { crate::semaphore::retain_semaphore_list(list) }
 }
 
 /// IREE's `iree_string_view_match_pattern`: `*` any run, `?` any one character.

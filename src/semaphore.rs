@@ -792,6 +792,28 @@ pub unsafe fn semaphore_list_entries<'a>(
         .collect()
 }
 
+/// Takes a reference to every semaphore of an `iree_hal_semaphore_list_t` of ours, with its
+/// value (one allocation; none for an empty list).
+///
+/// # Safety
+/// As `semaphore_list_entries` (the references taken keep the semaphores alive after).
+pub unsafe fn retain_semaphore_list(list: &iree_hal_semaphore_list_t) -> Result<Vec<(SemaphoreRef, u64)>> {
+    if list.count == 0 {
+        return Ok(Vec::new());
+    }
+    boundary::non_null(list.semaphores, "semaphore_list.semaphores")?;
+    boundary::non_null(list.payload_values, "semaphore_list.payload_values")?;
+    let mut retained = Vec::with_capacity(list.count);
+    for index in 0..list.count {
+        // SAFETY: per the caller, both arrays hold `count` entries.
+        let (semaphore, value) = unsafe { (*list.semaphores.add(index), *list.payload_values.add(index)) };
+        // SAFETY: per the caller, a live HAL semaphore (checked to be ours).
+        let semaphore = unsafe { SemaphoreRef::retain_raw(semaphore) }.map_err(|status| status.annotate(&format!("semaphore_list entry {index}")))?;
+        retained.push((semaphore, value));
+    }
+    Ok(retained)
+}
+
 /// `iree_hal_device_wait_semaphores` for our semaphores, from C arguments.
 ///
 /// # Safety

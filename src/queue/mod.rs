@@ -524,12 +524,13 @@ impl Queue {
             issue_released(released);
             return;
         }
-        // One count held until everything is registered, so nothing releases it early.
-        let pending = Arc::new(PendingOperation { remaining: AtomicUsize::new(1), operation: Mutex::new(None), queue: shared.clone() });
+        // Made (with one count held until everything is registered, so that nothing
+        // releases it early) only when the operation has to wait for something.
+        let mut pending: Option<Arc<PendingOperation>> = None;
         let mut device_waits = Vec::new();
         let mut host_waits = Vec::new();
         for (semaphore, value) in waits {
-            match plan_wait(shared, &pending, semaphore, value) {
+            match plan_wait(shared, &mut pending, semaphore, value) {
                 WaitPlan::Reached => {}
                 WaitPlan::Device(wait) => device_waits.push(wait),
                 WaitPlan::Host(semaphore, value) => host_waits.push((semaphore, value)),
@@ -538,11 +539,24 @@ impl Queue {
         // Our own signals are registered after planning the waits: an operation never
         // waits for itself.
         register_signals(&progress);
-        // Only an operation with nothing at all to wait for is issued on this thread: one
-        // ordered behind queued work joins the worker's next batch (measured cheaper for
-        // bursts of dependent submissions than a completion callback each).
         let nothing_to_wait_for = device_waits.is_empty() && host_waits.is_empty();
-        *pending.operation.lock() = Some(ReadyOperation { name, signals, issue, keep_alive, progress, device_waits, issue_blocks });
+        let ready = ReadyOperation { name, signals, issue, keep_alive, progress, device_waits, issue_blocks };
+        if pending.is_none() && host_waits.is_empty() {
+            // Every wait is reached or already ordered behind queued work.
+            let mut released = Vec::new();
+            if nothing_to_wait_for {
+                shared.issue_or_push(ready, &mut released);
+            } else {
+                // Ordered behind queued work: it joins the worker's next batch (measured
+                // cheaper for bursts of dependent submissions than issuing each here with
+                // a completion callback of its own).
+                shared.push(ready, &mut released);
+            }
+            issue_released(released);
+            return;
+        }
+        let pending = PendingOperation::get_or_make(&mut pending, shared).clone();
+        *pending.operation.lock() = Some(ready);
         pending.remaining.fetch_add(host_waits.len(), Ordering::AcqRel);
         for (semaphore, value) in host_waits {
             let waiter = pending.clone();
@@ -564,12 +578,10 @@ impl Queue {
         if pending.remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
             let ready = pending.operation.lock().take();
             if let Some(ready) = ready {
+                // Released by the time everything was registered: nothing waits on the
+                // host any more, but the operation may be ordered behind queued work.
                 let mut released = Vec::new();
-                if nothing_to_wait_for {
-                    shared.issue_or_push(ready, &mut released);
-                } else {
-                    shared.push(ready, &mut released);
-                }
+                shared.push(ready, &mut released);
                 issue_released(released);
             }
         }

@@ -76,9 +76,10 @@ impl SignalProgress {
         })
     }
 
-    /// Orders `waiter` (an operation for `waiter_queue`, not yet released) after this
-    /// operation, registering it to be released later where needed.
-    pub fn order_waiter(self: &Arc<Self>, waiter_queue: &Arc<QueueShared>, waiter: &Arc<PendingOperation>) -> WaitOrder {
+    /// Orders `waiter` (an operation for `waiter_queue`, not yet released; made here the
+    /// first time it has to be registered) after this operation, registering it to be
+    /// released later where needed.
+    pub fn order_waiter(self: &Arc<Self>, waiter_queue: &Arc<QueueShared>, waiter: &mut Option<Arc<PendingOperation>>) -> WaitOrder {
         let same_queue = Arc::ptr_eq(&self.queue, waiter_queue);
         if !same_queue {
             // From now on this queue records events after its batches, so later waits from
@@ -89,6 +90,7 @@ impl SignalProgress {
         match (state.stage, same_queue) {
             (Stage::Finished, _) => WaitOrder::Host,
             (Stage::Waiting, true) => {
+                let waiter = PendingOperation::get_or_make(waiter, waiter_queue);
                 waiter.remaining.fetch_add(1, Ordering::AcqRel);
                 state.after_queued.push(waiter.clone());
                 WaitOrder::SameQueue
@@ -96,6 +98,7 @@ impl SignalProgress {
             (_, true) => WaitOrder::SameQueue,
             (Stage::Waiting | Stage::Queued, false) => {
                 state.wants_event = true;
+                let waiter = PendingOperation::get_or_make(waiter, waiter_queue);
                 waiter.remaining.fetch_add(1, Ordering::AcqRel);
                 state.after_issued.push(waiter.clone());
                 WaitOrder::OtherQueue(self.clone())
@@ -183,6 +186,11 @@ fn release_each(waiters: Vec<Arc<PendingOperation>>, released: &mut Vec<Arc<Pend
 }
 
 impl PendingOperation {
+    /// `pending`, made first if needed, holding the submitter's count.
+    pub fn get_or_make<'a>(pending: &'a mut Option<Arc<PendingOperation>>, queue: &Arc<QueueShared>) -> &'a Arc<PendingOperation> {
+        pending.get_or_insert_with(|| Arc::new(PendingOperation { remaining: AtomicUsize::new(1), operation: Mutex::new(None), queue: queue.clone() }))
+    }
+
     /// One thing the operation needed is there; when it was the last, it joins `released`.
     pub fn release_one(self: Arc<Self>, released: &mut Vec<Arc<PendingOperation>>) {
         if self.remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
@@ -219,8 +227,9 @@ pub enum WaitPlan {
     Host(SemaphoreRef, u64),
 }
 
-/// Decides how `waiter` (for `queue`) waits for `semaphore` to reach `value`.
-pub fn plan_wait(queue: &Arc<QueueShared>, waiter: &Arc<PendingOperation>, semaphore: SemaphoreRef, value: u64) -> WaitPlan {
+/// Decides how `waiter` (for `queue`; made when it first has to be registered) waits for
+/// `semaphore` to reach `value`.
+pub fn plan_wait(queue: &Arc<QueueShared>, waiter: &mut Option<Arc<PendingOperation>>, semaphore: SemaphoreRef, value: u64) -> WaitPlan {
     match semaphore.queued_signal(value) {
         QueuedSignal::Reached => WaitPlan::Reached,
         QueuedSignal::Unknown => WaitPlan::Host(semaphore, value),
