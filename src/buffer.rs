@@ -297,6 +297,11 @@ impl RetainedBuffer {
     pub fn as_ptr(&self) -> *mut iree_hal_buffer_t {
         self.0
     }
+
+    /// The reference was given up elsewhere (`queue::held`): nothing to release on drop.
+    pub(crate) fn forget_released(&mut self) {
+        self.0 = core::ptr::null_mut();
+    }
 }
 
 impl Drop for RetainedBuffer {

@@ -187,12 +187,28 @@ impl HipDevice {
         waits: &iree_hal_semaphore_list_t,
         signals: &iree_hal_semaphore_list_t,
         issue: crate::queue::IssueFn,
-        keep_alive: Vec<Box<dyn Send>>,
+        keep_alive: Vec<Box<dyn crate::queue::Held>>,
+    ) -> Result<()> {
+        self.submit_operation(name, queue_affinity, waits, signals, issue, keep_alive, false)
+    }
+
+    /// As `submit`, for an issue step that may block until its stream drained (file
+    /// transfers): the submitting thread never runs it.
+    #[allow(clippy::too_many_arguments)]
+    fn submit_operation(
+        &self,
+        name: &'static str,
+        queue_affinity: iree_hal_queue_affinity_t,
+        waits: &iree_hal_semaphore_list_t,
+        signals: &iree_hal_semaphore_list_t,
+        issue: crate::queue::IssueFn,
+        keep_alive: Vec<Box<dyn crate::queue::Held>>,
+        issue_blocks: bool,
     ) -> Result<()> {
         let queue = self.queue_for(queue_affinity)?;
         // SAFETY: IREE's semaphore lists hold live semaphores for the call.
         let (waits, signals) = unsafe { (retain_list(waits)?, retain_list(signals)?) };
-        queue.submit(Operation { name, waits, signals, issue, keep_alive });
+        queue.submit(Operation { name, waits, signals, issue, keep_alive, issue_blocks });
         Ok(())
     }
 
@@ -217,9 +233,7 @@ impl HipDevice {
 /// The list must hold `count` live semaphores and values.
 unsafe fn retain_list(list: &iree_hal_semaphore_list_t) -> Result<Vec<(SemaphoreRef, u64)>> {
     // SAFETY: per the caller.
-    let entries = unsafe { crate::semaphore::semaphore_list_entries(list) }?;
-    // SAFETY: each entry is live and ours (checked by semaphore_list_entries).
-    entries.into_iter().map(|(semaphore, value)| Ok((unsafe { SemaphoreRef::retain_raw(semaphore.as_raw()) }?, value))).collect()
+    unsafe { crate::semaphore::retain_semaphore_list(list) }
 }
 
 /// IREE's `iree_string_view_match_pattern`: `*` any run, `?` any one character.
@@ -253,7 +267,14 @@ fn enable_peer_access(hip: &HipSymbols, gpus: &[PhysicalGpu]) {
 
 impl Drop for HipDevice {
     fn drop(&mut self) {
-        // Queues first: they finish their work and stop their workers.
+        // Queues first: every worker stops (having issued what was ready) before any stream
+        // is synchronized and destroyed, since a queue may wait for another's events.
+        for queue in &mut self.queues {
+            queue.stop_worker();
+        }
+        for queue in &self.queues {
+            let _ = queue.synchronize();
+        }
         self.queues.clear();
         // SAFETY: the device owns one reference to each.
         unsafe {
@@ -576,7 +597,7 @@ unsafe extern "C" fn device_queue_dealloca(
         let device = unsafe { HipDevice::from_raw(device) }?;
         boundary::non_null(buffer, "buffer")?;
         // SAFETY: live for the call; kept until the operation completes.
-        let keep: Vec<Box<dyn Send>> = vec![Box::new(unsafe { crate::buffer::RetainedBuffer::retain(buffer) })];
+        let keep: Vec<Box<dyn crate::queue::Held>> = vec![Box::new(unsafe { crate::buffer::RetainedBuffer::retain(buffer) })];
         // SAFETY: live, and kept alive by `keep` until the operation completes.
         let issue = unsafe { crate::memory_pools::prepare_dealloca(buffer) }.unwrap_or_else(|| Box::new(|_| Ok(())));
         device.submit("queue_dealloca", queue_affinity, &wait_semaphore_list, &signal_semaphore_list, issue, keep)
@@ -690,7 +711,7 @@ unsafe extern "C" fn device_queue_read(
         let device = unsafe { HipDevice::from_raw(device) }?;
         // SAFETY: IREE's device contract: the file and buffer are NULL or live.
         let transfer = unsafe { crate::file::prepare_read(source_file, source_offset, target_buffer, target_offset, length) }?;
-        device.submit("queue_read", queue_affinity, &wait_semaphore_list, &signal_semaphore_list, transfer.issue, transfer.keep_alive)
+        device.submit_operation("queue_read", queue_affinity, &wait_semaphore_list, &signal_semaphore_list, transfer.issue, transfer.keep_alive, true)
     })
 }
 unsafe extern "C" fn device_queue_write(
@@ -710,7 +731,7 @@ unsafe extern "C" fn device_queue_write(
         let device = unsafe { HipDevice::from_raw(device) }?;
         // SAFETY: IREE's device contract: the buffer and file are NULL or live.
         let transfer = unsafe { crate::file::prepare_write(source_buffer, source_offset, target_file, target_offset, length) }?;
-        device.submit("queue_write", queue_affinity, &wait_semaphore_list, &signal_semaphore_list, transfer.issue, transfer.keep_alive)
+        device.submit_operation("queue_write", queue_affinity, &wait_semaphore_list, &signal_semaphore_list, transfer.issue, transfer.keep_alive, true)
     })
 }
 unsafe extern "C" fn device_queue_execute(

@@ -388,6 +388,17 @@ impl RetainedFile {
     }
 }
 
+impl crate::queue::Held for RetainedFile {
+    fn release_shared(&mut self) -> bool {
+        // SAFETY: we own one reference to a live file (or none: NULL).
+        let released = unsafe { crate::hal_resource::release_if_shared(self.0) };
+        if released {
+            self.0 = core::ptr::null_mut();
+        }
+        released
+    }
+}
+
 impl Drop for RetainedFile {
     fn drop(&mut self) {
         // SAFETY: we own one reference.
@@ -398,7 +409,7 @@ impl Drop for RetainedFile {
 /// What a queue read or write hands to the device's queue.
 pub struct PreparedTransfer {
     pub issue: IssueFn,
-    pub keep_alive: Vec<Box<dyn Send>>,
+    pub keep_alive: Vec<Box<dyn crate::queue::Held>>,
 }
 
 fn prepare(file: &HipFile, direction: Direction, file_offset: u64, range: crate::buffer::DeviceRange) -> PreparedTransfer {

@@ -60,3 +60,23 @@ pub unsafe fn release_buffer(buffer: *mut iree_hal_buffer_t) {
         }
     }
 }
+
+/// Drops a reference only if it is not the last one (so nothing is torn down); returns
+/// whether it did. Callers that may not run destructors (HIP host callbacks) use this and
+/// hand the reference elsewhere when it returns false.
+///
+/// # Safety
+/// `resource` must be NULL or a live HAL object whose reference the caller owns; on true
+/// the caller no longer owns it.
+pub unsafe fn release_if_shared<T>(resource: *mut T) -> bool {
+    // SAFETY: per the caller.
+    let Some(header) = (unsafe { resource.cast::<iree_hal_resource_t>().as_ref() }) else { return true };
+    let mut count = header.ref_count.load(Ordering::Relaxed);
+    while count > 1 {
+        match header.ref_count.compare_exchange_weak(count, count - 1, Ordering::AcqRel, Ordering::Relaxed) {
+            Ok(_) => return true,
+            Err(now) => count = now,
+        }
+    }
+    false
+}

@@ -62,7 +62,7 @@ pub struct PreparedAlloca {
     /// Allocates from the pool on the queue's stream and publishes the pointer.
     pub issue: IssueFn,
     /// What the queue operation keeps alive until it completes.
-    pub keep_alive: Vec<Box<dyn Send>>,
+    pub keep_alive: Vec<Box<dyn crate::queue::Held>>,
 }
 
 impl MemoryPools {

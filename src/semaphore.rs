@@ -1,7 +1,9 @@
 //! Timeline semaphores (`iree_hal_semaphore_t` with IREE's semaphore vtable), the host-side
 //! waits a device needs (one semaphore, or many in ALL/ANY mode), and timepoints: callbacks
-//! that run once a semaphore reaches a value, which is how queue operations will start work
-//! without blocking the thread that submitted it.
+//! that run once a semaphore reaches a value, which is how queue operations wait for values
+//! the host signals without blocking the thread that submitted them. A semaphore also keeps
+//! which queued operations will signal which values (`add_queued_signal`), so that waits on
+//! those can be ordered on the GPU instead (`crate::queue`).
 //!
 //! Semantics follow IREE v3.3.0's `semaphore.h` and its conformance tests:
 //! - values only increase; signalling a value not above the current one is OUT_OF_RANGE,
@@ -27,7 +29,9 @@ use crate::status::{Result, Status};
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
 use parking_lot::{Condvar, Mutex};
-use std::collections::BTreeMap;
+use std::sync::PoisonError;
+use crate::queue::SignalProgress;
+use std::collections::{BTreeMap, VecDeque};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -44,6 +48,16 @@ pub fn live_semaphore_count() -> usize {
 /// semaphore's original failure (a copy) when it failed; ABORTED when it was destroyed first.
 pub type TimepointCallback = Box<dyn FnOnce(Result<()>) + Send>;
 
+/// Who will bring a semaphore to a value a queue operation waits for.
+pub enum QueuedSignal {
+    /// Already there.
+    Reached,
+    /// An operation already submitted to a queue signals exactly that value.
+    By(Arc<SignalProgress>),
+    /// The host, an operation not submitted yet, or a failure: wait on the host.
+    Unknown,
+}
+
 /// Names a registered timepoint so that it can be cancelled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TimepointId {
@@ -56,9 +70,25 @@ pub struct TimepointId {
 pub struct Semaphore {
     resource: iree_hal_resource_t,
     host_allocator: HostAllocator,
-    state: Mutex<SemaphoreState>,
+    state: StateMutex,
     /// Notified whenever the value changes or the semaphore fails.
-    changed: Condvar,
+    changed: std::sync::Condvar,
+}
+
+/// The semaphore's lock. std's futex-based mutex and condition variable rather than
+/// parking_lot's: a thread that blocks in `wait` then needs no per-thread parking data
+/// (whose first use in a thread allocates), which keeps a blocked waiter's CPU cost down.
+/// Nothing panics while holding it, and a poisoned lock still holds consistent state.
+struct StateMutex(std::sync::Mutex<SemaphoreState>);
+
+impl StateMutex {
+    fn lock(&self) -> std::sync::MutexGuard<'_, SemaphoreState> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn get_mut(&mut self) -> &mut SemaphoreState {
+        self.0.get_mut().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 // SAFETY: the header's vtable pointer points at an immutable static and its ref count is
@@ -73,11 +103,22 @@ struct SemaphoreState {
     /// Pending timepoints, ordered by the value they wait for (then by registration).
     timepoints: BTreeMap<(u64, u64), TimepointCallback>,
     next_serial: u64,
+    /// Values that operations already submitted to a queue will signal, in value order,
+    /// with their progress: a later wait for one of them can be ordered on the GPU.
+    queued_signals: VecDeque<(u64, Arc<SignalProgress>)>,
+    /// Threads blocked in `wait`, and the lowest value one of them waits for (or above):
+    /// a signal below it wakes nobody. Reset on every wake-up; the woken threads that still
+    /// wait lower it again before they sleep.
+    blocked_waiters: u32,
+    lowest_blocked_wait: u64,
 }
 
 impl SemaphoreState {
     /// Removes the timepoints satisfied by `value`, in value order.
     fn take_reached(&mut self, value: u64) -> Vec<TimepointCallback> {
+        if self.timepoints.is_empty() {
+            return Vec::new();
+        }
         // Values never exceed IREE_HAL_SEMAPHORE_MAX_VALUE, so `value + 1` cannot overflow.
         let pending = self.timepoints.split_off(&(value.saturating_add(1), 0));
         core::mem::replace(&mut self.timepoints, pending)
@@ -219,13 +260,16 @@ impl Semaphore {
                 vtable: (&SEMAPHORE_VTABLE as *const iree_hal_semaphore_vtable_t).cast(),
             },
             host_allocator,
-            state: Mutex::new(SemaphoreState {
+            state: StateMutex(std::sync::Mutex::new(SemaphoreState {
                 value: initial_value,
                 failure: None,
                 timepoints: BTreeMap::new(),
                 next_serial: 0,
-            }),
-            changed: Condvar::new(),
+                queued_signals: VecDeque::new(),
+                blocked_waiters: 0,
+                lowest_blocked_wait: u64::MAX,
+            })),
+            changed: std::sync::Condvar::new(),
         };
         // SAFETY: `memory` is fresh, large enough and aligned for a `Semaphore`.
         unsafe { memory.write(semaphore) };
@@ -281,7 +325,7 @@ impl Semaphore {
                 "semaphore value {new_value} exceeds IREE_HAL_SEMAPHORE_MAX_VALUE ({IREE_HAL_SEMAPHORE_MAX_VALUE}); larger values mean failure"
             ));
         }
-        let reached = {
+        let (reached, wake, _stale_first, _stale_rest) = {
             let mut state = self.state.lock();
             if let Some(failure) = &state.failure {
                 return Err(failure.duplicate());
@@ -294,9 +338,22 @@ impl Semaphore {
                 ));
             }
             state.value = new_value;
-            self.changed.notify_all();
-            state.take_reached(new_value)
+            let wake = state.blocked_waiters > 0 && state.lowest_blocked_wait <= new_value;
+            if wake {
+                state.lowest_blocked_wait = u64::MAX;
+            }
+            // Queued signals now reached are dropped after the lock is released, like the
+            // timepoints (usually just one: no allocation for it).
+            let done = state.queued_signals.iter().take_while(|(value, _)| *value <= new_value).count();
+            let stale_first = if done > 0 { state.queued_signals.pop_front() } else { None };
+            let stale_rest: Vec<_> = if done > 1 { state.queued_signals.drain(..done - 1).collect() } else { Vec::new() };
+            (state.take_reached(new_value), wake, stale_first, stale_rest)
         };
+        // Woken after the lock is released, so that waiters do not wake up to a held lock.
+        // The caller's reference keeps the semaphore alive until then.
+        if wake {
+            self.changed.notify_all();
+        }
         for callback in reached {
             run_timepoint(callback, Ok(()));
         }
@@ -306,16 +363,19 @@ impl Semaphore {
     /// Fails the semaphore with `status` unless it already failed (the first failure
     /// wins; later ones are dropped). Wakes every waiter and rejects every timepoint.
     pub fn fail(&self, status: Status) {
-        let (rejected, failure) = {
+        let (rejected, failure, wake, _queued_signals) = {
             let mut state = self.state.lock();
             if state.failure.is_some() {
                 return;
             }
             let copy = status.duplicate();
             state.failure = Some(status);
-            self.changed.notify_all();
-            (core::mem::take(&mut state.timepoints), copy)
+            let wake = state.blocked_waiters > 0;
+            (core::mem::take(&mut state.timepoints), copy, wake, core::mem::take(&mut state.queued_signals))
         };
+        if wake {
+            self.changed.notify_all();
+        }
         reject_timepoints(rejected.into_values().collect(), failure);
     }
 
@@ -337,12 +397,68 @@ impl Semaphore {
                     state.value
                 ));
             }
-            match deadline {
+            state.blocked_waiters += 1;
+            state.lowest_blocked_wait = state.lowest_blocked_wait.min(value);
+            state = match deadline {
                 Deadline::At(instant) => {
-                    self.changed.wait_until(&mut state, instant);
+                    let timeout = instant.saturating_duration_since(Instant::now());
+                    self.changed.wait_timeout(state, timeout).unwrap_or_else(PoisonError::into_inner).0
                 }
-                _ => self.changed.wait(&mut state),
+                _ => self.changed.wait(state).unwrap_or_else(PoisonError::into_inner),
+            };
+            state.blocked_waiters -= 1;
+            if state.blocked_waiters == 0 {
+                state.lowest_blocked_wait = u64::MAX;
             }
+        }
+    }
+
+    /// Records that a queue operation (`progress`) will signal `value`, so that later waits
+    /// for it can be ordered on the GPU. Nothing is recorded for a value already reached or
+    /// a failed semaphore (such a signal would fail anyway).
+    pub fn add_queued_signal(&self, value: u64, progress: Arc<SignalProgress>) {
+        let mut state = self.state.lock();
+        if state.failure.is_some() || value <= state.value {
+            return;
+        }
+        let signals = &mut state.queued_signals;
+        match signals.back() {
+            Some((last, _)) if *last >= value => {
+                let index = signals.partition_point(|(v, _)| *v <= value);
+                signals.insert(index, (value, progress));
+            }
+            _ => signals.push_back((value, progress)),
+        }
+    }
+
+    /// What a queue operation waiting for `value` has to wait for.
+    pub fn queued_signal(&self, value: u64) -> QueuedSignal {
+        let state = self.state.lock();
+        if state.failure.is_some() {
+            return QueuedSignal::Unknown;
+        }
+        if state.value >= value {
+            return QueuedSignal::Reached;
+        }
+        // Only an operation signalling exactly this value: one signalling a larger value
+        // says nothing about when (or by whom) this one is reached.
+        let index = state.queued_signals.partition_point(|(v, _)| *v < value);
+        match state.queued_signals.get(index) {
+            Some((v, progress)) if *v == value => QueuedSignal::By(progress.clone()),
+            _ => QueuedSignal::Unknown,
+        }
+    }
+
+    /// Whether the semaphore reached `value`: an error (a copy of the failure) if it failed
+    /// before reaching it.
+    pub fn reached(&self, value: u64) -> Result<bool> {
+        let state = self.state.lock();
+        if state.value >= value {
+            return Ok(true);
+        }
+        match &state.failure {
+            Some(failure) => Err(failure.duplicate()),
+            None => Ok(false),
         }
     }
 
@@ -674,6 +790,28 @@ pub unsafe fn semaphore_list_entries<'a>(
             Ok((semaphore, value))
         })
         .collect()
+}
+
+/// Takes a reference to every semaphore of an `iree_hal_semaphore_list_t` of ours, with its
+/// value (one allocation; none for an empty list).
+///
+/// # Safety
+/// As `semaphore_list_entries` (the references taken keep the semaphores alive after).
+pub unsafe fn retain_semaphore_list(list: &iree_hal_semaphore_list_t) -> Result<Vec<(SemaphoreRef, u64)>> {
+    if list.count == 0 {
+        return Ok(Vec::new());
+    }
+    boundary::non_null(list.semaphores, "semaphore_list.semaphores")?;
+    boundary::non_null(list.payload_values, "semaphore_list.payload_values")?;
+    let mut retained = Vec::with_capacity(list.count);
+    for index in 0..list.count {
+        // SAFETY: per the caller, both arrays hold `count` entries.
+        let (semaphore, value) = unsafe { (*list.semaphores.add(index), *list.payload_values.add(index)) };
+        // SAFETY: per the caller, a live HAL semaphore (checked to be ours).
+        let semaphore = unsafe { SemaphoreRef::retain_raw(semaphore) }.map_err(|status| status.annotate(&format!("semaphore_list entry {index}")))?;
+        retained.push((semaphore, value));
+    }
+    Ok(retained)
 }
 
 /// `iree_hal_device_wait_semaphores` for our semaphores, from C arguments.

@@ -613,3 +613,37 @@ fn what_an_operation_used_is_released_before_its_signal() {
     release_buffer(device_buffer);
     release_semaphores(&[done]);
 }
+
+// An operation holding the last reference to something waits for the worker to release it
+// before signalling; operations behind it on the queue that hold only shared references
+// must not signal ahead of it (a timeline cannot go back: the semaphore would fail).
+#[test]
+fn signals_keep_queue_order_when_only_some_operations_wait_for_their_release() {
+    let f = Fixture::new(&[]);
+    let done = f.semaphore();
+    let source = f.buffer(IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL, 4096);
+    let other = f.buffer(IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL, 4096);
+    let (allocator, vtable) = f.allocator();
+    let before = RELEASED_BY_QUEUE.load(Ordering::SeqCst);
+    let mut host_memory = vec![0u8; 4096];
+    for round in 1..=50u64 {
+        let mut external = iree_hal_external_buffer_t {
+            type_: IREE_HAL_EXTERNAL_BUFFER_TYPE_HOST_ALLOCATION,
+            flags: 0,
+            size: 4096,
+            handle: iree_hal_external_buffer_handle_t { host_allocation: iree_hal_external_buffer_host_allocation_t { ptr: host_memory.as_mut_ptr().cast() } },
+        };
+        let params = iree_hal_buffer_params_t { usage: USAGE, access: IREE_HAL_MEMORY_ACCESS_ALL, type_: HOST, queue_affinity: 0, min_alignment: 0 };
+        let callback = iree_hal_buffer_release_callback_t { fn_: Some(count_queue_release), user_data: core::ptr::null_mut() };
+        let mut host = core::ptr::null_mut();
+        assert_ok(unsafe { (vtable.import_buffer.unwrap())(allocator, &params, &mut external, callback, &mut host) });
+        f.copy(&[], &[(done, 2 * round - 1)], source, host, 4096);
+        release_buffer(host); // released by the worker, then signalled
+        f.copy(&[], &[(done, 2 * round)], source, other, 4096); // shared references only
+        assert!(f.wait(done, 2 * round, 5000).is_none(), "round {round}: the semaphore failed or timed out");
+    }
+    assert_eq!(RELEASED_BY_QUEUE.load(Ordering::SeqCst) - before, 50);
+    release_buffer(source);
+    release_buffer(other);
+    release_semaphores(&[done]);
+}

@@ -3,10 +3,10 @@
 //! the issue step the queue worker runs once the waits are over, and the references that
 //! keep the command buffer and the table's buffers alive until the stream is done.
 
-use super::commands::RetainedBuffer;
+use crate::buffer::RetainedBuffer;
 use super::HipCommandBuffer;
 use crate::abi::*;
-use crate::queue::{IssueFn, StreamContext};
+use crate::queue::{Held, IssueFn, StreamContext};
 use crate::status::Result;
 use std::sync::Arc;
 
@@ -46,7 +46,7 @@ unsafe impl Sync for Execution {}
 pub unsafe fn prepare_execution(
     command_buffer: *mut iree_hal_command_buffer_t,
     binding_table: iree_hal_buffer_binding_table_t,
-) -> Result<(IssueFn, Vec<Box<dyn Send>>)> {
+) -> Result<(IssueFn, Vec<Box<dyn Held>>)> {
     if command_buffer.is_null() {
         return Ok((Box::new(|_| Ok(())), Vec::new()));
     }
@@ -80,4 +80,27 @@ pub unsafe fn prepare_execution(
         command_buffer.issue(queue.hip, &queue.gpu, queue.gpu_index, queue.stream, &for_issue.binding_table)
     });
     Ok((issue, vec![Box::new(execution)]))
+}
+
+impl Held for RetainedCommandBuffer {
+    fn release_shared(&mut self) -> bool {
+        // SAFETY: we own one reference to a live command buffer (or none: NULL).
+        let released = unsafe { crate::hal_resource::release_if_shared(self.0) };
+        if released {
+            self.0 = core::ptr::null_mut();
+        }
+        released
+    }
+}
+
+/// Shared with the issue step only until it ran; by completion this is the one holder.
+impl Held for Arc<Execution> {
+    fn release_shared(&mut self) -> bool {
+        let Some(execution) = Arc::get_mut(self) else { return false };
+        let mut all = execution.command_buffer.release_shared();
+        for buffer in &mut execution._table_buffers {
+            all &= buffer.release_shared();
+        }
+        all
+    }
 }

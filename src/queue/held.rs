@@ -1,0 +1,52 @@
+//! What a queue operation holds until its work has finished on the stream.
+//!
+//! A finished operation's semaphores are signalled only once the driver has let go of what
+//! the operation used, so that a woken waiter finds nothing of it still held by us (IREE's
+//! VM, for one, checks at module teardown that nobody holds its constant buffers). Letting
+//! go of the last reference to an object may tear it down and call HIP, which the
+//! completion callback must not do; letting go of a reference others still hold cannot.
+//! `Held::release_shared` does the latter in the callback, and only what remains goes to
+//! the queue's worker, which drops it and then signals.
+
+use crate::buffer::RetainedBuffer;
+use crate::queue::IssueFn;
+
+/// An object (or set of objects) an operation keeps alive.
+pub trait Held: Send {
+    /// Gives up every reference held here that is not the last one of its object; returns
+    /// whether nothing is held any more. Never tears anything down, so it may run in a HIP
+    /// host callback.
+    fn release_shared(&mut self) -> bool;
+}
+
+impl Held for RetainedBuffer {
+    fn release_shared(&mut self) -> bool {
+        // SAFETY: we own one reference to a live buffer (or hold none: NULL).
+        if unsafe { crate::hal_resource::release_if_shared(self.as_ptr()) } {
+            self.forget_released();
+            true
+        } else {
+            false
+        }
+    }
+}
+
+/// Host data copied for the operation: plain memory, freed anywhere.
+impl Held for Vec<u8> {
+    fn release_shared(&mut self) -> bool {
+        *self = Vec::new();
+        true
+    }
+}
+
+/// The issue step of an operation that never ran: what it captured is dropped on the worker.
+impl Held for IssueFn {
+    fn release_shared(&mut self) -> bool {
+        false
+    }
+}
+
+/// Releases what can be released in place; whether everything was.
+pub fn release_all_shared(held: &mut [Box<dyn Held>]) -> bool {
+    held.iter_mut().fold(true, |all, object| object.release_shared() && all)
+}

@@ -1,0 +1,786 @@
+//! Queue operations: each physical GPU of a device has one queue, a HIP stream and a worker
+//! thread. An operation waits for its wait semaphores without blocking the thread that
+//! submitted it, is then issued onto the stream, and its signal semaphores are signalled by
+//! a host function that HIP runs on the stream once the work before it has finished.
+//!
+//! Waits are ordered as cheaply as possible (see `progress`):
+//! - a value already reached needs nothing;
+//! - a value that an operation already submitted to one of our queues will signal is
+//!   ordered on the GPU: by the stream itself on the same queue, by `hipStreamWaitEvent` on
+//!   an event recorded after the signaller on another queue;
+//! - any other value (signalled by the host, or by work submitted later) waits on the host
+//!   with a semaphore timepoint, so a wait may run ahead of a signal submitted later.
+//!
+//! An operation with nothing to wait for is issued by the submitting thread itself when the
+//! queue is idle (saving a thread hop); everything else is issued by the worker, which takes
+//! every ready operation at once and puts one completion callback behind the whole batch.
+//!
+//! No HIP call is ever made from a HIP host callback or a semaphore timepoint: both only
+//! hand operations to a queue, signal semaphores, or hand what finished operations used to
+//! the worker to release. Every failure, while waiting (a failed wait semaphore, seen on the
+//! host or when the GPU-ordered operation is issued or completes) or while issuing (a HIP
+//! error), fails the operation's signal semaphores with the root cause, annotated with the
+//! operation, so every waiter sees why.
+
+mod held;
+mod progress;
+
+use crate::device::PhysicalGpu;
+use crate::hip::context::ContextGuard;
+use crate::hip::types::{hipEvent_t, hipStreamNonBlocking, hipStream_t};
+use crate::hip::HipSymbols;
+use crate::hip_call;
+use crate::semaphore::SemaphoreRef;
+use crate::status::{Result, Status};
+use core::ffi::c_void;
+use parking_lot::{Condvar, Mutex};
+use progress::{hand_to_queues, plan_wait, DeviceWait, PendingOperation, WaitPlan};
+pub use held::Held;
+use held::release_all_shared;
+pub use progress::SignalProgress;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// What an operation does on the stream once its waits are satisfied.
+pub type IssueFn = Box<dyn FnOnce(&StreamContext) -> Result<()> + Send>;
+
+/// What an operation's issue step gets: the GPU, its stream and the HIP runtime, with the
+/// GPU's context already current.
+pub struct StreamContext<'a> {
+    pub hip: &'a HipSymbols,
+    pub gpu: PhysicalGpu,
+    pub gpu_index: usize,
+    pub stream: hipStream_t,
+}
+
+/// One queue operation.
+pub struct Operation {
+    /// Names the operation in failures ("queue_fill", ...).
+    pub name: &'static str,
+    pub waits: Vec<(SemaphoreRef, u64)>,
+    pub signals: Vec<(SemaphoreRef, u64)>,
+    pub issue: IssueFn,
+    /// Objects the operation uses (buffers, command buffers...), dropped once it finished.
+    pub keep_alive: Vec<Box<dyn Held>>,
+    /// The issue step may block until the stream drained (file transfers through a staging
+    /// buffer), so it never runs on the submitting thread.
+    pub issue_blocks: bool,
+}
+
+/// At most this many ready operations are issued behind one completion callback.
+const MAX_BATCH: usize = 64;
+
+/// HIP's `hipEventDisableTiming`: queue events only order work.
+const HIP_EVENT_DISABLE_TIMING: u32 = 0x2;
+
+/// An operation whose waits are all satisfied or ordered on the GPU.
+pub struct ReadyOperation {
+    name: &'static str,
+    signals: Vec<(SemaphoreRef, u64)>,
+    issue: IssueFn,
+    keep_alive: Vec<Box<dyn Held>>,
+    progress: Option<Arc<SignalProgress>>,
+    device_waits: Vec<DeviceWait>,
+    issue_blocks: bool,
+}
+
+impl ReadyOperation {
+    /// Fails the signals with `status` and lets every operation ordered after this one go
+    /// (they see the failure themselves). What it used is released on `queue`'s worker: this
+    /// may run in a timepoint, where releasing a buffer could not call HIP.
+    fn fail(self, queue: &QueueShared, status: Status, released: &mut Vec<Arc<PendingOperation>>) {
+        let ReadyOperation { signals, issue, mut keep_alive, progress, .. } = self;
+        fail_signals(&signals, status);
+        if let Some(progress) = progress {
+            progress.finish(released);
+        }
+        keep_alive.push(Box::new(issue));
+        queue.release_later(keep_alive);
+    }
+}
+
+fn fail_signals(signals: &[(SemaphoreRef, u64)], status: Status) {
+    for (semaphore, _) in signals {
+        semaphore.fail(status.duplicate());
+    }
+}
+
+fn signal_all(signals: &[(SemaphoreRef, u64)]) {
+    for (semaphore, value) in signals {
+        if let Err(status) = semaphore.signal(*value) {
+            semaphore.fail(status);
+        }
+    }
+}
+
+/// The annotation of a wait's failure: which operation waited for what.
+fn waiting_for(name: &str, value: u64) -> String {
+    format!("{name} was waiting for semaphore value {value}")
+}
+
+/// What the submitting threads, the worker, timepoints and completion callbacks share.
+pub struct QueueShared {
+    hip: Arc<HipSymbols>,
+    gpu: PhysicalGpu,
+    gpu_index: usize,
+    stream: hipStream_t,
+    fifo: Mutex<Fifo>,
+    /// Wakes the worker (only notified while it waits).
+    worker_wake: Condvar,
+    /// Events recorded for waits on other queues, back from use.
+    free_events: Mutex<FreeEvents>,
+    /// Set once a wait on another queue was ordered after this queue: from then on every
+    /// batch records an event, so such waits never have to fall back to the host.
+    records_events: AtomicBool,
+    /// Operations in `Fifo::completed` not yet signalled by the worker. Only the queue's
+    /// completion callbacks (which HIP runs one at a time, in stream order) add to it.
+    deferred_completions: AtomicUsize,
+}
+
+// SAFETY: the stream and event handles are opaque HIP handles, usable from any thread; all
+// mutable state is behind the mutexes.
+unsafe impl Send for QueueShared {}
+unsafe impl Sync for QueueShared {}
+
+struct Fifo {
+    /// Ready operations in the order they must be issued.
+    ready: VecDeque<ReadyOperation>,
+    /// What failed operations used, to be dropped on the worker: releasing a buffer may
+    /// call HIP (hipFree), which HIP forbids inside timepoints and host callbacks.
+    releases: Vec<Box<dyn Held>>,
+    /// Finished operations still holding objects only the worker may release (`held`): it
+    /// drops them, then signals, in stream order.
+    completed: VecDeque<IssuedOperation>,
+    /// Someone (the worker, or a submitter issuing its own operation) is issuing: nobody
+    /// else may, so that the stream sees operations in queue order.
+    issuing: bool,
+    worker_waiting: bool,
+    /// The queue is going away: new operations are cancelled.
+    stopping: bool,
+}
+
+struct FreeEvents {
+    events: Vec<hipEvent_t>,
+    /// The queue destroyed its events; one coming back later is left alone (it can only be
+    /// an operation that outlived its device).
+    closed: bool,
+}
+
+/// The right to issue on a queue, taken with `Fifo::issuing`; given back when dropped (even
+/// by a panic, so that a bug cannot stall the queue for good).
+struct IssuingClaim<'a>(&'a QueueShared);
+
+impl Drop for IssuingClaim<'_> {
+    fn drop(&mut self) {
+        self.0.finish_issuing();
+    }
+}
+
+/// A HIP event recorded on a queue's stream; back to the queue's free list when dropped.
+pub struct QueueEvent {
+    raw: hipEvent_t,
+    queue: Arc<QueueShared>,
+}
+
+// SAFETY: an opaque HIP handle, usable from any thread.
+unsafe impl Send for QueueEvent {}
+unsafe impl Sync for QueueEvent {}
+
+impl Drop for QueueEvent {
+    fn drop(&mut self) {
+        let mut free = self.queue.free_events.lock();
+        if !free.closed {
+            free.events.push(self.raw);
+        }
+    }
+}
+
+impl QueueShared {
+    /// Queues a ready operation behind the others (never issues it here: this runs in
+    /// timepoints and host callbacks too).
+    fn push(&self, ready: ReadyOperation, released: &mut Vec<Arc<PendingOperation>>) {
+        let progress = ready.progress.clone();
+        let rejected = {
+            let mut fifo = self.fifo.lock();
+            if fifo.stopping {
+                Some(ready)
+            } else {
+                fifo.ready.push_back(ready);
+                if fifo.worker_waiting && !fifo.issuing {
+                    self.worker_wake.notify_one();
+                }
+                None
+            }
+        };
+        match rejected {
+            Some(ready) => {
+                let name = ready.name;
+                ready.fail(self, crate::status!(Cancelled, "{name} was cancelled: its device was destroyed"), released);
+            }
+            None => {
+                if let Some(progress) = progress {
+                    progress.mark_queued(released);
+                }
+            }
+        }
+    }
+
+    /// Issues `ready` on this thread when nothing is queued or being issued before it,
+    /// otherwise queues it for the worker. Only for threads that may call HIP.
+    fn issue_or_push(self: &Arc<Self>, ready: ReadyOperation, released: &mut Vec<Arc<PendingOperation>>) {
+        let claimed = !ready.issue_blocks && {
+            let mut fifo = self.fifo.lock();
+            let idle = !fifo.stopping && !fifo.issuing && fifo.ready.is_empty();
+            fifo.issuing |= idle;
+            idle
+        };
+        if claimed {
+            let _claim = IssuingClaim(self);
+            if let Some(progress) = &ready.progress {
+                progress.mark_queued(released);
+            }
+            self.issue_batch(core::iter::once(ready), released);
+        } else {
+            self.push(ready, released);
+        }
+    }
+
+    fn finish_issuing(&self) {
+        let mut fifo = self.fifo.lock();
+        fifo.issuing = false;
+        if fifo.worker_waiting && !fifo.ready.is_empty() {
+            self.worker_wake.notify_one();
+        }
+    }
+
+    /// Hands what finished operations used to the worker to drop.
+    fn release_later(&self, used: Vec<Box<dyn Held>>) {
+        if used.is_empty() {
+            return;
+        }
+        let mut fifo = self.fifo.lock();
+        fifo.releases.extend(used);
+        if fifo.worker_waiting {
+            self.worker_wake.notify_one();
+        }
+    }
+
+    /// Hands a finished operation to the worker, which releases its objects and then
+    /// signals (completion callbacks may not release what could call HIP).
+    fn complete_on_worker(&self, operation: IssuedOperation) {
+        self.deferred_completions.fetch_add(1, Ordering::AcqRel);
+        let mut fifo = self.fifo.lock();
+        fifo.completed.push_back(operation);
+        if fifo.worker_waiting {
+            self.worker_wake.notify_one();
+        }
+    }
+
+    /// Releases what deferred completions hold and signals them, in order. Runs where HIP
+    /// may be called (the worker, or the queue's owner once the worker stopped).
+    fn finish_completed(&self, completed: &mut VecDeque<IssuedOperation>) {
+        let mut released = Vec::new();
+        for mut operation in completed.drain(..) {
+            operation.keep_alive.clear();
+            operation.complete(&mut released);
+            self.deferred_completions.fetch_sub(1, Ordering::AcqRel);
+        }
+        issue_released(released);
+    }
+
+    /// Issues operations in order, then one completion callback behind them all, then (if
+    /// waits on other queues need one) an event. Runs with `issuing` claimed.
+    fn issue_batch(self: &Arc<Self>, batch: impl Iterator<Item = ReadyOperation>, released: &mut Vec<Arc<PendingOperation>>) {
+        let context = match ContextGuard::push(&self.hip, self.gpu.context) {
+            Ok(context) => context,
+            Err(status) => {
+                for ready in batch {
+                    let annotation = format!("while issuing {}", ready.name);
+                    ready.fail(self, status.duplicate().annotate(&annotation), released);
+                }
+                return;
+            }
+        };
+        let stream = StreamContext { hip: &self.hip, gpu: self.gpu, gpu_index: self.gpu_index, stream: self.stream };
+        let mut issued = Vec::with_capacity(batch.size_hint().0);
+        let mut progresses = Vec::new();
+        for ready in batch {
+            let ReadyOperation { name, signals, issue, keep_alive, progress, device_waits, .. } = ready;
+            match order_and_issue(&stream, name, &device_waits, issue) {
+                Ok(()) => {
+                    if let Some(progress) = &progress {
+                        progresses.push(progress.clone());
+                    }
+                    issued.push(IssuedOperation { name, signals, device_waits, keep_alive, progress });
+                }
+                Err(status) => {
+                    // On the issuing thread: what it used can be dropped right here.
+                    fail_signals(&signals, status);
+                    if let Some(progress) = progress {
+                        progress.finish(released);
+                    }
+                }
+            }
+        }
+        if issued.is_empty() {
+            return;
+        }
+        let completion = Box::into_raw(Box::new(BatchCompletion { operations: issued, queue: self.clone() }));
+        if let Err(status) = hip_call!(&self.hip, hipLaunchHostFunc(self.stream, Some(complete_batch), completion.cast())) {
+            // SAFETY: HIP did not take the callback, so we still own it.
+            let completion = unsafe { Box::from_raw(completion) };
+            for operation in completion.operations {
+                fail_signals(&operation.signals, status.duplicate().annotate(&format!("while issuing {}", operation.name)));
+                if let Some(progress) = operation.progress {
+                    progress.finish(released);
+                }
+            }
+            return;
+        }
+        self.mark_issued(progresses, released);
+        drop(context);
+    }
+
+    /// Tells the progress of every operation just issued, with an event behind them when
+    /// waits on other queues need one.
+    fn mark_issued(self: &Arc<Self>, progresses: Vec<Arc<SignalProgress>>, released: &mut Vec<Arc<PendingOperation>>) {
+        if progresses.is_empty() {
+            return;
+        }
+        let mut event = None;
+        if self.records_events.load(Ordering::Relaxed) || progresses.iter().any(|p| p.wants_event()) {
+            event = self.record_event().ok();
+        }
+        let mut late = Vec::new();
+        for progress in progresses {
+            if !progress.mark_issued(event.as_ref(), false, released) {
+                late.push(progress);
+            }
+        }
+        if !late.is_empty() {
+            // A wait from another queue asked for an event meanwhile: one recorded now is
+            // still behind these operations. If recording fails, the waiters fail with why.
+            let event = self.record_event().ok();
+            for progress in late {
+                progress.mark_issued(event.as_ref(), true, released);
+            }
+        }
+    }
+
+    /// Records an event (from the free list, or a new one) on the stream. The GPU's context
+    /// must be current.
+    fn record_event(self: &Arc<Self>) -> Result<Arc<QueueEvent>> {
+        let reused = self.free_events.lock().events.pop();
+        let raw = match reused {
+            Some(raw) => raw,
+            None => {
+                let mut raw: hipEvent_t = core::ptr::null_mut();
+                hip_call!(&self.hip, hipEventCreateWithFlags(&mut raw, HIP_EVENT_DISABLE_TIMING))?;
+                raw
+            }
+        };
+        // Back to the free list if recording fails.
+        let event = Arc::new(QueueEvent { raw, queue: self.clone() });
+        hip_call!(&self.hip, hipEventRecord(raw, self.stream))?;
+        Ok(event)
+    }
+}
+
+/// Checks the GPU-ordered waits, makes the stream wait for other queues' events, and issues
+/// the operation's work.
+fn order_and_issue(stream: &StreamContext, name: &str, device_waits: &[DeviceWait], issue: IssueFn) -> Result<()> {
+    for wait in device_waits {
+        wait.semaphore.reached(wait.value).map_err(|failure| failure.annotate(&waiting_for(name, wait.value)))?;
+    }
+    for wait in device_waits {
+        let Some(signaller) = &wait.other_queue else { continue };
+        let event = signaller.event_to_wait().map_err(|status| status.annotate(&waiting_for(name, wait.value)))?;
+        if let Some(event) = event {
+            hip_call!(stream.hip, hipStreamWaitEvent(stream.stream, event.raw, 0)).map_err(|status| status.annotate(&format!("while issuing {name}")))?;
+        }
+    }
+    issue(stream).map_err(|status| status.annotate(&format!("while issuing {name}")))
+}
+
+/// An operation on the stream, waiting for its completion callback.
+struct IssuedOperation {
+    name: &'static str,
+    signals: Vec<(SemaphoreRef, u64)>,
+    device_waits: Vec<DeviceWait>,
+    keep_alive: Vec<Box<dyn Held>>,
+    progress: Option<Arc<SignalProgress>>,
+}
+
+impl IssuedOperation {
+    /// The stream finished the operation's work: signal, or fail with the root cause if a
+    /// GPU-ordered wait failed. A wait whose signaller's own signals were deferred is not
+    /// reached yet: the signals follow it through timepoints.
+    /// Its objects must be released already (or hold nothing that needs the worker).
+    fn complete(self, released: &mut Vec<Arc<PendingOperation>>) {
+        let IssuedOperation { name, signals, device_waits, keep_alive, progress } = self;
+        drop(keep_alive);
+        let mut unreached = Vec::new();
+        for wait in device_waits {
+            match wait.semaphore.reached(wait.value) {
+                Ok(true) => {}
+                Ok(false) => unreached.push((wait.semaphore, wait.value)),
+                Err(failure) => {
+                    fail_signals(&signals, failure.annotate(&waiting_for(name, wait.value)));
+                    if let Some(progress) = progress {
+                        progress.finish(released);
+                    }
+                    return;
+                }
+            }
+        }
+        if unreached.is_empty() {
+            signal_all(&signals);
+            if let Some(progress) = progress {
+                progress.finish(released);
+            }
+        } else {
+            defer_signals(name, signals, progress, unreached);
+        }
+    }
+}
+
+/// Signals once every `(semaphore, value)` of `unreached` is reached (fails with the root
+/// cause if one fails first).
+fn defer_signals(name: &'static str, signals: Vec<(SemaphoreRef, u64)>, progress: Option<Arc<SignalProgress>>, unreached: Vec<(SemaphoreRef, u64)>) {
+    /// The signals still to do, and the progress to finish with them.
+    type Outcome = (Vec<(SemaphoreRef, u64)>, Option<Arc<SignalProgress>>);
+    struct Deferred {
+        remaining: AtomicUsize,
+        outcome: Mutex<Option<Outcome>>,
+    }
+    let deferred = Arc::new(Deferred { remaining: AtomicUsize::new(unreached.len()), outcome: Mutex::new(Some((signals, progress))) });
+    for (semaphore, value) in unreached {
+        let deferred = deferred.clone();
+        semaphore.on_value(value, move |outcome| {
+            let mut released = Vec::new();
+            let finished = match outcome {
+                Ok(()) if deferred.remaining.fetch_sub(1, Ordering::AcqRel) == 1 => deferred.outcome.lock().take().map(|(signals, progress)| {
+                    signal_all(&signals);
+                    progress
+                }),
+                Ok(()) => None,
+                Err(failure) => deferred.outcome.lock().take().map(|(signals, progress)| {
+                    fail_signals(&signals, failure.annotate(&waiting_for(name, value)));
+                    progress
+                }),
+            };
+            if let Some(Some(progress)) = finished {
+                progress.finish(&mut released);
+            }
+            hand_to_queues(released);
+        });
+    }
+}
+
+/// Everything one completion callback finishes, in issue order.
+struct BatchCompletion {
+    operations: Vec<IssuedOperation>,
+    queue: Arc<QueueShared>,
+}
+
+unsafe extern "C" fn complete_batch(user_data: *mut c_void) {
+    crate::boundary::value_entry("iree_hal_hip_queue_complete_batch", (), || {
+        // SAFETY: the Box handed to hipLaunchHostFunc, run exactly once by HIP.
+        let completion = unsafe { Box::from_raw(user_data.cast::<BatchCompletion>()) };
+        let BatchCompletion { operations, queue } = *completion;
+        let mut released = Vec::new();
+        // Once one operation waits for the worker to release its objects, the ones after it
+        // do too, so that signals keep stream order.
+        let mut deferring = queue.deferred_completions.load(Ordering::Acquire) > 0;
+        for mut operation in operations {
+            if !deferring && release_all_shared(&mut operation.keep_alive) {
+                operation.complete(&mut released);
+            } else {
+                deferring = true;
+                queue.complete_on_worker(operation);
+            }
+        }
+        hand_to_queues(released);
+    })
+}
+
+/// One GPU's queue.
+pub struct Queue {
+    shared: Arc<QueueShared>,
+    worker: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Queue {
+    /// Creates the GPU's stream and worker.
+    pub fn create(hip: Arc<HipSymbols>, gpu: PhysicalGpu, gpu_index: usize) -> Result<Queue> {
+        let mut stream: hipStream_t = core::ptr::null_mut();
+        {
+            let _context = ContextGuard::push(&hip, gpu.context)?;
+            hip_call!(&hip, hipStreamCreateWithFlags(&mut stream, hipStreamNonBlocking))?;
+        }
+        let shared = Arc::new(QueueShared {
+            hip,
+            gpu,
+            gpu_index,
+            stream,
+            fifo: Mutex::new(Fifo { ready: VecDeque::new(), releases: Vec::new(), completed: VecDeque::new(), issuing: false, worker_waiting: false, stopping: false }),
+            worker_wake: Condvar::new(),
+            free_events: Mutex::new(FreeEvents { events: Vec::new(), closed: false }),
+            records_events: AtomicBool::new(false),
+            deferred_completions: AtomicUsize::new(0),
+        });
+        let worker_shared = shared.clone();
+        let worker = std::thread::Builder::new().name(format!("iree-hip-queue-{gpu_index}")).spawn(move || run_worker(&worker_shared));
+        match worker {
+            Ok(worker) => Ok(Queue { shared, worker: Some(worker) }),
+            Err(e) => {
+                if let Ok(_context) = ContextGuard::push(&shared.hip, gpu.context) {
+                    let _ = hip_call!(&shared.hip, hipStreamDestroy(stream));
+                }
+                Err(crate::status!(ResourceExhausted, "cannot start the queue worker thread: {e}"))
+            }
+        }
+    }
+
+    /// Submits an operation; returns at once (having issued it, when it had nothing to wait
+    /// for and the queue was idle).
+    pub fn submit(&self, operation: Operation) {
+        let Operation { name, waits, signals, issue, keep_alive, issue_blocks } = operation;
+        let shared = &self.shared;
+        let progress = (!signals.is_empty()).then(|| SignalProgress::new(shared.clone()));
+        let register_signals = |progress: &Option<Arc<SignalProgress>>| {
+            if let Some(progress) = progress {
+                for (semaphore, value) in &signals {
+                    semaphore.add_queued_signal(*value, progress.clone());
+                }
+            }
+        };
+        if waits.is_empty() {
+            register_signals(&progress);
+            let ready = ReadyOperation { name, signals, issue, keep_alive, progress, device_waits: Vec::new(), issue_blocks };
+            let mut released = Vec::new();
+            shared.issue_or_push(ready, &mut released);
+            issue_released(released);
+            return;
+        }
+        // Made (with one count held until everything is registered, so that nothing
+        // releases it early) only when the operation has to wait for something.
+        let mut pending: Option<Arc<PendingOperation>> = None;
+        let mut device_waits = Vec::new();
+        let mut host_waits = Vec::new();
+        for (semaphore, value) in waits {
+            match plan_wait(shared, &mut pending, semaphore, value) {
+                WaitPlan::Reached => {}
+                WaitPlan::Device(wait) => device_waits.push(wait),
+                WaitPlan::Host(semaphore, value) => host_waits.push((semaphore, value)),
+            }
+        }
+        // Our own signals are registered after planning the waits: an operation never
+        // waits for itself.
+        register_signals(&progress);
+        let nothing_to_wait_for = device_waits.is_empty() && host_waits.is_empty();
+        let ready = ReadyOperation { name, signals, issue, keep_alive, progress, device_waits, issue_blocks };
+        if pending.is_none() && host_waits.is_empty() {
+            // Every wait is reached or already ordered behind queued work.
+            let mut released = Vec::new();
+            if nothing_to_wait_for {
+                shared.issue_or_push(ready, &mut released);
+            } else {
+                // Ordered behind queued work: it joins the worker's next batch (measured
+                // cheaper for bursts of dependent submissions than issuing each here with
+                // a completion callback of its own).
+                shared.push(ready, &mut released);
+            }
+            issue_released(released);
+            return;
+        }
+        let pending = PendingOperation::get_or_make(&mut pending, shared).clone();
+        *pending.operation.lock() = Some(ready);
+        pending.remaining.fetch_add(host_waits.len(), Ordering::AcqRel);
+        for (semaphore, value) in host_waits {
+            let waiter = pending.clone();
+            semaphore.on_value(value, move |outcome| {
+                let mut released = Vec::new();
+                match outcome {
+                    Ok(()) => waiter.release_one(&mut released),
+                    Err(failure) => {
+                        let ready = waiter.operation.lock().take();
+                        if let Some(ready) = ready {
+                            let annotation = waiting_for(ready.name, value);
+                            ready.fail(&waiter.queue, failure.annotate(&annotation), &mut released);
+                        }
+                    }
+                }
+                hand_to_queues(released);
+            });
+        }
+        if pending.remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
+            let ready = pending.operation.lock().take();
+            if let Some(ready) = ready {
+                // Released by the time everything was registered: nothing waits on the
+                // host any more, but the operation may be ordered behind queued work.
+                let mut released = Vec::new();
+                shared.push(ready, &mut released);
+                issue_released(released);
+            }
+        }
+    }
+
+    /// The queue's HIP stream (for work issued outside the worker: inline command buffers).
+    pub fn stream(&self) -> hipStream_t {
+        self.shared.stream
+    }
+
+    /// Blocks until everything issued so far has finished on the stream.
+    pub fn synchronize(&self) -> Result<()> {
+        let _context = ContextGuard::push(&self.shared.hip, self.shared.gpu.context)?;
+        hip_call!(&self.shared.hip, hipStreamSynchronize(self.shared.stream))
+    }
+
+    /// Lets the worker issue every operation already ready, then stops it; operations that
+    /// become ready later are cancelled. The device stops every queue's worker before it
+    /// synchronizes and destroys any of them, so that no queue issues a wait on an event of
+    /// a queue already destroyed.
+    pub fn stop_worker(&mut self) {
+        {
+            let mut fifo = self.shared.fifo.lock();
+            fifo.stopping = true;
+            self.shared.worker_wake.notify_one();
+        }
+        if let Some(worker) = self.worker.take() {
+            let _ = worker.join();
+        }
+    }
+}
+
+/// From a thread that may call HIP (a worker or a submitter, never a host callback or a
+/// timepoint): issues released operations right away on queues that are idle, and with them
+/// whatever they release in turn (a chain hopping between queues is issued by one thread
+/// instead of waking each queue's worker in turn); queues the others.
+fn issue_released(mut released: Vec<Arc<PendingOperation>>) {
+    while let Some(pending) = released.pop() {
+        let Some(ready) = pending.operation.lock().take() else { continue };
+        pending.queue.issue_or_push(ready, &mut released);
+    }
+}
+
+fn run_worker(shared: &Arc<QueueShared>) {
+    let mut batch = Vec::with_capacity(MAX_BATCH);
+    let mut releases = Vec::new();
+    let mut completed = VecDeque::new();
+    loop {
+        let stop = {
+            let mut fifo = shared.fifo.lock();
+            loop {
+                let can_issue = !fifo.issuing && !fifo.ready.is_empty();
+                let done = fifo.stopping && !fifo.issuing && fifo.ready.is_empty();
+                if can_issue || done || !fifo.releases.is_empty() || !fifo.completed.is_empty() {
+                    break;
+                }
+                fifo.worker_waiting = true;
+                shared.worker_wake.wait(&mut fifo);
+                fifo.worker_waiting = false;
+            }
+            core::mem::swap(&mut releases, &mut fifo.releases);
+            core::mem::swap(&mut completed, &mut fifo.completed);
+            if !fifo.issuing {
+                let count = fifo.ready.len().min(MAX_BATCH);
+                batch.extend(fifo.ready.drain(..count));
+                fifo.issuing = !batch.is_empty();
+            }
+            fifo.stopping && fifo.ready.is_empty() && batch.is_empty() && !fifo.issuing
+        };
+        releases.clear();
+        shared.finish_completed(&mut completed);
+        if !batch.is_empty() {
+            let mut released = Vec::new();
+            {
+                let _claim = IssuingClaim(shared);
+                shared.issue_batch(batch.drain(..), &mut released);
+            }
+            issue_released(released);
+        }
+        if stop {
+            break;
+        }
+    }
+}
+
+impl Drop for Queue {
+    fn drop(&mut self) {
+        // Issue what is ready and stop the worker, let the stream finish (its completions
+        // leave their releases and deferred completions in the queue), finish those here,
+        // then destroy the events and the stream.
+        self.stop_worker();
+        let shared = &self.shared;
+        let context = ContextGuard::push(&shared.hip, shared.gpu.context);
+        if context.is_ok() {
+            let _ = hip_call!(&shared.hip, hipStreamSynchronize(shared.stream));
+        }
+        let (releases, mut completed) = {
+            let mut fifo = shared.fifo.lock();
+            (core::mem::take(&mut fifo.releases), core::mem::take(&mut fifo.completed))
+        };
+        drop(releases);
+        shared.finish_completed(&mut completed);
+        let events = {
+            let mut free = shared.free_events.lock();
+            free.closed = true;
+            core::mem::take(&mut free.events)
+        };
+        if context.is_ok() {
+            for event in events {
+                let _ = hip_call!(&shared.hip, hipEventDestroy(event));
+            }
+            let _ = hip_call!(&shared.hip, hipStreamDestroy(shared.stream));
+        }
+    }
+}
+
+/// A raw pointer moved into an issue closure; the memory it points at is kept alive by the
+/// operation's `keep_alive` until the stream has finished with it.
+#[derive(Clone, Copy)]
+pub struct SendPtr(pub *mut c_void);
+// SAFETY: see above; the pointee's lifetime is managed by the operation.
+unsafe impl Send for SendPtr {}
+
+impl SendPtr {
+    /// The pointer (a method, so closures capture the whole `SendPtr`).
+    pub fn get(self) -> *mut c_void {
+        self.0
+    }
+}
+
+/// A fill pattern of 1, 2 or 4 bytes, widened to what hipMemsetD{8,16,32}Async take.
+#[derive(Clone, Copy, Debug)]
+pub enum FillPattern {
+    U8(u8),
+    U16(u16),
+    U32(u32),
+}
+
+/// Reads a fill pattern.
+///
+/// # Safety
+/// `pattern` must point at `length` readable bytes.
+pub unsafe fn fill_pattern(pattern: *const c_void, length: usize) -> Result<FillPattern> {
+    // SAFETY: per the caller (unaligned reads: the pattern has no alignment guarantee).
+    unsafe {
+        match length {
+            1 => Ok(FillPattern::U8(*pattern.cast::<u8>())),
+            2 => Ok(FillPattern::U16(pattern.cast::<u16>().read_unaligned())),
+            4 => Ok(FillPattern::U32(pattern.cast::<u32>().read_unaligned())),
+            _ => Err(crate::status!(InvalidArgument, "fill pattern length {length} is not 1, 2 or 4 bytes")),
+        }
+    }
+}
+
+/// Enqueues a fill of `count` pattern elements at `target`.
+pub fn issue_fill(q: &StreamContext, target: SendPtr, count: usize, pattern: FillPattern) -> Result<()> {
+    match pattern {
+        FillPattern::U8(v) => hip_call!(q.hip, hipMemsetD8Async(target.get(), v as core::ffi::c_char, count, q.stream)),
+        FillPattern::U16(v) => hip_call!(q.hip, hipMemsetD16Async(target.get(), v as core::ffi::c_short, count, q.stream)),
+        FillPattern::U32(v) => hip_call!(q.hip, hipMemsetD32Async(target.get(), v as core::ffi::c_int, count, q.stream)),
+    }
+}
