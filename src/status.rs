@@ -155,6 +155,10 @@ impl Status {
 
     /// A status with a source location and a copy of `message`. If the storage cannot be
     /// allocated the status degrades to its bare code, as IREE's own allocation does.
+    /// Cold: failures are the rare path, and this keeps the checks of hot functions small
+    /// enough to inline.
+    #[cold]
+    #[inline(never)]
     pub fn new(code: StatusCode, location: SourceLocation, message: &str) -> Status {
         let size = align_up(
             core::mem::size_of::<iree_status_storage_t>() + message.len() + 1,

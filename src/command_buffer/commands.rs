@@ -3,6 +3,7 @@
 //! address range once the binding table of a submission is known.
 
 use crate::abi::*;
+use super::resource_set::ResourceSet;
 use crate::buffer::HipBuffer;
 pub(crate) use crate::event::RetainedEvent;
 use crate::status::Result;
@@ -23,10 +24,6 @@ impl RetainedBuffer {
         // SAFETY: per the caller.
         unsafe { crate::hal_resource::retain(buffer) };
         RetainedBuffer(buffer)
-    }
-
-    pub(crate) fn as_ptr(&self) -> *mut iree_hal_buffer_t {
-        self.0
     }
 }
 
@@ -52,10 +49,6 @@ impl RetainedExecutable {
         unsafe { crate::hal_resource::retain(executable) };
         RetainedExecutable(executable)
     }
-
-    pub(crate) fn as_ptr(&self) -> *mut iree_hal_executable_t {
-        self.0
-    }
 }
 
 impl Drop for RetainedExecutable {
@@ -66,9 +59,10 @@ impl Drop for RetainedExecutable {
 }
 
 /// Where a recorded buffer reference finds its buffer.
+#[derive(Clone, Copy)]
 pub(crate) enum BufferSource {
-    /// A buffer named at record time.
-    Direct(RetainedBuffer),
+    /// A buffer named at record time, held by the command list's resource set.
+    Direct(*mut iree_hal_buffer_t),
     /// A slot of the binding table given at submission.
     Slot(u32),
     /// No buffer at all (a dispatch binding left NULL in a command buffer without a table).
@@ -76,6 +70,7 @@ pub(crate) enum BufferSource {
 }
 
 /// A recorded `iree_hal_buffer_ref_t`.
+#[derive(Clone, Copy)]
 pub(crate) struct BufferRef {
     pub source: BufferSource,
     pub offset: u64,
@@ -117,6 +112,7 @@ impl DeviceRange {
 /// IREE's `iree_hal_buffer_calculate_range`: the range `[offset, offset + length)` of a
 /// region of `max_length` bytes starting at `base_offset`, with `IREE_HAL_WHOLE_BUFFER`
 /// meaning to the region's end. Returns the absolute offset and the length.
+#[inline]
 pub(crate) fn subrange(base_offset: u64, max_length: u64, offset: u64, length: u64, what: &str) -> Result<(u64, u64)> {
     if offset > max_length {
         return Err(crate::status!(
@@ -137,18 +133,67 @@ pub(crate) fn subrange(base_offset: u64, max_length: u64, offset: u64, length: u
     Ok((absolute, length))
 }
 
-/// Resolves `[offset, +length)` of a buffer given directly (possibly a subspan of one of our
-/// buffers made by IREE's core).
+/// Where `[offset, +length)` of a buffer given directly (possibly a subspan of one of our
+/// buffers made by IREE's core) lies in its allocation, checked to be in range. The range's
+/// device address is left NULL: a stream-ordered buffer may only get memory when the work
+/// using it is issued (`resolve_buffer` adds it). The allocation is checked to be one of
+/// our buffers.
 ///
 /// # Safety
 /// `buffer` must be a live HAL buffer.
-pub(crate) unsafe fn resolve_buffer(buffer: *mut iree_hal_buffer_t, offset: u64, length: u64, what: &str) -> Result<DeviceRange> {
+#[inline]
+pub(crate) unsafe fn locate_buffer(buffer: *mut iree_hal_buffer_t, offset: u64, length: u64, what: &str) -> Result<DeviceRange> {
+    // Recording and issuing call this for every buffer reference: the common, valid case is
+    // checked with plain comparisons, and any failure is explained by the slow path.
+    // SAFETY: per the caller.
+    match unsafe { locate_valid(buffer, offset, length) } {
+        Some(range) => Ok(range),
+        // SAFETY: per the caller.
+        None => unsafe { locate_failure(buffer, offset, length, what) },
+    }
+}
+
+/// `locate_buffer` for a valid reference; `None` when anything is wrong.
+///
+/// # Safety
+/// `buffer` must be NULL or a live HAL buffer.
+#[inline(always)]
+unsafe fn locate_valid(buffer: *mut iree_hal_buffer_t, offset: u64, length: u64) -> Option<DeviceRange> {
+    // SAFETY: per the caller.
+    let header = unsafe { buffer.as_ref() }?;
+    let allocated = if header.allocated_buffer.is_null() { buffer } else { header.allocated_buffer };
+    // SAFETY: the allocated buffer of a live buffer is live.
+    if !unsafe { HipBuffer::is_ours(allocated) } {
+        return None;
+    }
+    let max_length = header.byte_length;
+    let available = max_length.checked_sub(offset)?;
+    let length = if length == IREE_HAL_WHOLE_BUFFER { available } else { length };
+    if length > available {
+        return None;
+    }
+    let start = header.byte_offset.checked_add(offset)?;
+    // SAFETY: checked ours above, so a live HAL buffer header.
+    if start.checked_add(length)? > unsafe { (*allocated).allocation_size } {
+        return None;
+    }
+    Some(DeviceRange { pointer: core::ptr::null_mut(), length, allocation: allocated.cast_const().cast(), allocation_offset: start })
+}
+
+/// The error `locate_buffer` reports for a reference `locate_valid` rejected.
+///
+/// # Safety
+/// `buffer` must be NULL or a live HAL buffer.
+#[cold]
+#[inline(never)]
+unsafe fn locate_failure(buffer: *mut iree_hal_buffer_t, offset: u64, length: u64, what: &str) -> Result<DeviceRange> {
     // SAFETY: per the caller.
     let header = unsafe { crate::boundary::try_ref(buffer.cast_const(), what) }?;
     let allocated = if header.allocated_buffer.is_null() { buffer } else { header.allocated_buffer };
     // SAFETY: the allocated buffer of a live buffer is live.
-    let hip_buffer = unsafe { HipBuffer::from_raw(allocated) }
-        .map_err(|_| crate::status!(InvalidArgument, "{what}: buffer was not allocated by a HIP device of this library"))?;
+    if !unsafe { HipBuffer::is_ours(allocated) } {
+        return Err(crate::status!(InvalidArgument, "{what}: buffer was not allocated by a HIP device of this library"));
+    }
     let (start, length) = subrange(header.byte_offset, header.byte_length, offset, length, what)?;
     // SAFETY: checked ours above, so a live HAL buffer header.
     let allocation_size = unsafe { (*allocated).allocation_size };
@@ -158,20 +203,30 @@ pub(crate) unsafe fn resolve_buffer(buffer: *mut iree_hal_buffer_t, offset: u64,
             "{what}: range [{start}, +{length}) lies outside the {allocation_size}-byte allocation"
         ));
     }
-    Ok(DeviceRange {
-        pointer: hip_buffer.checked_device_pointer()?.cast::<u8>().wrapping_add(start as usize),
-        length,
-        allocation: allocated.cast_const().cast(),
-        allocation_offset: start,
-    })
+    Err(crate::status!(Internal, "{what}: buffer range [{offset}, +{length}) was rejected without a reason"))
+}
+
+/// Resolves `[offset, +length)` of a buffer given directly to its device range.
+///
+/// # Safety
+/// `buffer` must be a live HAL buffer.
+#[inline]
+pub(crate) unsafe fn resolve_buffer(buffer: *mut iree_hal_buffer_t, offset: u64, length: u64, what: &str) -> Result<DeviceRange> {
+    // SAFETY: per the caller.
+    let range = unsafe { locate_buffer(buffer, offset, length, what) }?;
+    // SAFETY: `locate_buffer` checked the allocation is one of our (live) buffers.
+    let hip_buffer = unsafe { &*range.allocation.cast::<HipBuffer>() };
+    let pointer = hip_buffer.checked_device_pointer()?.cast::<u8>().wrapping_add(range.allocation_offset as usize);
+    Ok(DeviceRange { pointer, ..range })
 }
 
 impl BufferRef {
     /// The device range this reference names under `binding_table`.
     pub(crate) fn resolve(&self, binding_table: &[iree_hal_buffer_binding_t], what: &str) -> Result<DeviceRange> {
         match &self.source {
-            // SAFETY: retained, so live.
-            BufferSource::Direct(buffer) => unsafe { resolve_buffer(buffer.as_ptr(), self.offset, self.length, what) },
+            // SAFETY: held by the resource set of the list the reference belongs to, which
+            // outlives every use of its commands.
+            BufferSource::Direct(buffer) => unsafe { resolve_buffer(*buffer, self.offset, self.length, what) },
             BufferSource::Unbound => Ok(DeviceRange::unbound()),
             BufferSource::Slot(slot) => {
                 let binding = binding_table.get(*slot as usize).ok_or_else(|| {
@@ -206,29 +261,48 @@ impl BufferRef {
 }
 
 /// How many workgroups a dispatch launches.
+#[derive(Clone, Copy)]
 pub(crate) enum Workgroups {
     Direct([u32; 3]),
     /// Three u32 values read from this buffer range when the dispatch is issued.
     Indirect(BufferRef),
 }
 
-/// A recorded dispatch.
-pub(crate) struct Dispatch {
-    pub executable: RetainedExecutable,
-    pub export_ordinal: u32,
-    pub workgroups: Workgroups,
-    pub constants: Vec<u32>,
-    pub bindings: Vec<BufferRef>,
+/// A run of entries in one of a command list's shared arrays.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Span {
+    pub start: usize,
+    pub len: usize,
 }
 
-/// One recorded command.
+impl Span {
+    fn of<T>(items: &[T], span: Span) -> &[T] {
+        &items[span.start..span.start + span.len]
+    }
+}
+
+/// A recorded dispatch; its constants and bindings live in the command list's shared
+/// arrays (`CommandList::constants`, `CommandList::bindings`).
+#[derive(Clone, Copy)]
+pub(crate) struct Dispatch {
+    /// Held by the list's resource set.
+    pub executable: *mut iree_hal_executable_t,
+    pub export_ordinal: u32,
+    pub workgroups: Workgroups,
+    pub constants: Span,
+    pub bindings: Span,
+}
+
+/// One recorded command. Variable-length payloads (dispatch constants and bindings,
+/// update data) live in the command list's shared arrays, named by spans, so recording a
+/// command allocates nothing of its own.
 pub(crate) enum Command {
     /// Writes `pattern` (its low `pattern_length` bytes, 1, 2 or 4) over the range.
     Fill { target: BufferRef, pattern: u32, pattern_length: u8 },
-    /// Copies bytes captured at record time into the range.
-    Update { target: BufferRef, data: Box<[u8]> },
+    /// Copies bytes captured at record time (`CommandList::update_data`) into the range.
+    Update { target: BufferRef, data: Span },
     Copy { source: BufferRef, target: BufferRef },
-    Dispatch(Box<Dispatch>),
+    Dispatch(Dispatch),
     /// Everything before completes before anything after starts.
     Barrier,
     /// Signals the event once everything before has completed (`crate::event`).
@@ -256,6 +330,162 @@ impl Command {
     }
 }
 
+/// What a command buffer recorded: its commands, the arrays their payloads live in, and the
+/// references that keep every object they name alive for as long as the list lives.
+///
+/// Lists are recycled (`CommandList::take`, `CommandList::recycle`): a program records
+/// command buffers of much the same shape over and over, and reusing the grown arrays
+/// saves their reallocations and the page faults of fresh memory on every recording.
+#[derive(Default)]
+pub(crate) struct CommandList {
+    commands: Vec<Command>,
+    /// Every dispatch's bindings, back to back.
+    bindings: Vec<BufferRef>,
+    /// Every dispatch's constants, back to back.
+    constants: Vec<u32>,
+    /// Every update's data, back to back; not touched once the list is complete, so issued
+    /// copies may read it while the list lives.
+    update_data: Vec<u8>,
+    resources: ResourceSet,
+}
+
+// SAFETY: the raw buffer and executable pointers in commands name objects `resources` holds
+// references to; HAL objects are usable from any thread.
+unsafe impl Send for CommandList {}
+unsafe impl Sync for CommandList {}
+
+/// How many emptied lists are kept for reuse, process wide.
+const RECYCLED_LISTS: usize = 8;
+
+/// Lists holding more storage than this are freed rather than kept.
+const RECYCLED_LIST_MAX_BYTES: usize = 4 << 20;
+
+/// Emptied lists with their storage, waiting for the next command buffer.
+static RECYCLED: parking_lot::Mutex<Vec<CommandList>> = parking_lot::Mutex::new(Vec::new());
+
+impl CommandList {
+    /// An empty list, reusing the storage of one recycled earlier when there is one.
+    pub(crate) fn take() -> CommandList {
+        RECYCLED.lock().pop().unwrap_or_default()
+    }
+
+    /// Releases everything the list holds and keeps its storage for `take`, unless enough
+    /// lists are kept already or this one is too large to keep.
+    pub(crate) fn recycle(mut self) {
+        self.commands.clear();
+        self.bindings.clear();
+        self.constants.clear();
+        self.update_data.clear();
+        self.resources.clear();
+        if self.capacity_bytes() > RECYCLED_LIST_MAX_BYTES {
+            return;
+        }
+        let mut recycled = RECYCLED.lock();
+        if recycled.len() < RECYCLED_LISTS {
+            recycled.push(self);
+        }
+    }
+
+    /// Bytes of storage the list keeps allocated.
+    fn capacity_bytes(&self) -> usize {
+        self.commands.capacity() * core::mem::size_of::<Command>()
+            + self.bindings.capacity() * core::mem::size_of::<BufferRef>()
+            + self.constants.capacity() * core::mem::size_of::<u32>()
+            + self.update_data.capacity()
+            + self.resources.capacity_bytes()
+    }
+
+    pub(crate) fn commands(&self) -> &[Command] {
+        &self.commands
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.commands.is_empty()
+    }
+
+    #[inline]
+    pub(crate) fn push(&mut self, command: Command) {
+        self.commands.push(command);
+    }
+
+    /// Removes the last command (one that failed to issue inline). Its payloads stay in the
+    /// shared arrays, unused; its objects stay held until the list goes.
+    pub(crate) fn pop(&mut self) {
+        self.commands.pop();
+    }
+
+    pub(crate) fn bindings(&self, dispatch: &Dispatch) -> &[BufferRef] {
+        Span::of(&self.bindings, dispatch.bindings)
+    }
+
+    pub(crate) fn constants(&self, dispatch: &Dispatch) -> &[u32] {
+        Span::of(&self.constants, dispatch.constants)
+    }
+
+    pub(crate) fn update_data(&self, data: Span) -> &[u8] {
+        Span::of(&self.update_data, data)
+    }
+
+    /// Appends a dispatch's constants.
+    #[inline]
+    pub(crate) fn add_constants(&mut self, constants: impl Iterator<Item = u32>) -> Span {
+        let start = self.constants.len();
+        self.constants.extend(constants);
+        Span { start, len: self.constants.len() - start }
+    }
+
+    /// Appends a dispatch's bindings. A buffer given directly that is one of ours and in
+    /// range is held and recorded here; any other reference (a slot, NULL, or one that fails
+    /// the checks) is left to `capture`, which records it or explains the failure. On
+    /// failure none of the dispatch's bindings are kept.
+    ///
+    /// # Safety
+    /// Every non-null `refs[i].buffer` must be a live HAL buffer.
+    #[inline]
+    pub(crate) unsafe fn add_bindings(
+        &mut self,
+        refs: &[iree_hal_buffer_ref_t],
+        mut capture: impl FnMut(&mut ResourceSet, usize, &iree_hal_buffer_ref_t) -> Result<BufferRef>,
+    ) -> Result<Span> {
+        let start = self.bindings.len();
+        self.bindings.reserve(refs.len());
+        for (index, buffer_ref) in refs.iter().enumerate() {
+            // SAFETY: per the caller.
+            let located = unsafe { locate_valid(buffer_ref.buffer, buffer_ref.offset, buffer_ref.length) };
+            let binding = match located {
+                Some(range) => {
+                    // SAFETY: per the caller (non-null: it was located).
+                    unsafe { self.resources.hold_buffer(buffer_ref.buffer) };
+                    BufferRef { source: BufferSource::Direct(buffer_ref.buffer), offset: buffer_ref.offset, length: range.length }
+                }
+                None => match capture(&mut self.resources, index, buffer_ref) {
+                    Ok(binding) => binding,
+                    Err(status) => {
+                        self.bindings.truncate(start);
+                        return Err(status);
+                    }
+                },
+            };
+            self.bindings.push(binding);
+        }
+        Ok(Span { start, len: refs.len() })
+    }
+
+    /// Copies an update's data in.
+    pub(crate) fn add_update_data(&mut self, data: &[u8]) -> Result<Span> {
+        let start = self.update_data.len();
+        self.update_data
+            .try_reserve(data.len())
+            .map_err(|_| crate::status!(ResourceExhausted, "update_buffer: cannot hold {} bytes of update data", data.len()))?;
+        self.update_data.extend_from_slice(data);
+        Ok(Span { start, len: data.len() })
+    }
+
+    pub(crate) fn resources(&mut self) -> &mut ResourceSet {
+        &mut self.resources
+    }
+}
+
 /// Whether some wait names an event not signalled earlier in `commands`: such waits depend
 /// on other submissions, which a graph cannot express, so the commands go onto a stream.
 pub(crate) fn waits_outside(commands: &[Command]) -> bool {
@@ -273,7 +503,7 @@ pub(crate) fn waits_outside(commands: &[Command]) -> bool {
 impl Command {
     /// Resolves every binding table slot the command names against `binding_table`, with
     /// the checks issuing would make, so that a bad table fails at submission.
-    pub(crate) fn check_slots(&self, binding_table: &[iree_hal_buffer_binding_t]) -> Result<()> {
+    pub(crate) fn check_slots(&self, list: &CommandList, binding_table: &[iree_hal_buffer_binding_t]) -> Result<()> {
         let what = self.name();
         let is_slot = |r: &BufferRef| matches!(r.source, BufferSource::Slot(_));
         match self {
@@ -282,8 +512,8 @@ impl Command {
             }
             Command::Update { target, data } if is_slot(target) => {
                 let range = target.resolve(binding_table, what)?;
-                if range.length != data.len() as u64 {
-                    return Err(crate::status!(Internal, "{what}: resolved {} bytes for {} bytes of data", range.length, data.len()));
+                if range.length != data.len as u64 {
+                    return Err(crate::status!(Internal, "{what}: resolved {} bytes for {} bytes of data", range.length, data.len));
                 }
                 Ok(())
             }
@@ -295,7 +525,7 @@ impl Command {
                     Workgroups::Indirect(workgroups_ref) => Some(workgroups_ref),
                     Workgroups::Direct(_) => None,
                 };
-                for buffer_ref in dispatch.bindings.iter().chain(indirect).filter(|r| is_slot(r)) {
+                for buffer_ref in list.bindings(dispatch).iter().chain(indirect).filter(|r| is_slot(r)) {
                     buffer_ref.resolve(binding_table, what)?;
                 }
                 Ok(())
@@ -303,6 +533,22 @@ impl Command {
             _ => Ok(()),
         }
     }
+}
+
+/// Checks a fill range located at record time against the pattern's alignment rules: its
+/// offset in the allocation stands in for the device address, not known yet (allocations
+/// are aligned for any pattern; `check_fill_alignment` checks the address when issued).
+pub(crate) fn check_fill_offset(range: &DeviceRange, pattern_length: u8, what: &str) -> Result<()> {
+    let pattern_length = u64::from(pattern_length);
+    if !range.length.is_multiple_of(pattern_length) || !range.allocation_offset.is_multiple_of(pattern_length) {
+        return Err(crate::status!(
+            InvalidArgument,
+            "{what}: range (offset {} in its allocation, length {}) is not aligned to the {pattern_length}-byte pattern",
+            range.allocation_offset,
+            range.length
+        ));
+    }
+    Ok(())
 }
 
 /// Checks a resolved fill range against the pattern's alignment rules.
