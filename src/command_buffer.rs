@@ -180,7 +180,7 @@ impl HipCommandBuffer {
     ///
     /// # Safety
     /// `command_buffer` must be NULL or a live HAL command buffer.
-    #[inline]
+    #[inline(always)]
     pub unsafe fn from_raw<'a>(command_buffer: *mut iree_hal_command_buffer_t) -> Result<&'a HipCommandBuffer> {
         boundary::non_null(command_buffer, "command_buffer")?;
         // SAFETY: per the caller; a field read, as IREE's core may be writing other fields.
@@ -357,7 +357,7 @@ impl HipCommandBuffer {
     ///
     /// # Safety
     /// A non-null `buffer_ref.buffer` must be a live HAL buffer.
-    #[inline]
+    #[inline(always)]
     unsafe fn capture_ref(
         &self,
         resources: &mut ResourceSet,

@@ -538,6 +538,7 @@ impl Command {
 /// Checks a fill range located at record time against the pattern's alignment rules: its
 /// offset in the allocation stands in for the device address, not known yet (allocations
 /// are aligned for any pattern; `check_fill_alignment` checks the address when issued).
+#[inline]
 pub(crate) fn check_fill_offset(range: &DeviceRange, pattern_length: u8, what: &str) -> Result<()> {
     let pattern_length = u64::from(pattern_length);
     if !range.length.is_multiple_of(pattern_length) || !range.allocation_offset.is_multiple_of(pattern_length) {
