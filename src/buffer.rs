@@ -118,10 +118,6 @@ impl HipBuffer {
         buffer.cast()
     }
 
-    /// Borrows one of our buffers, checking its vtable.
-    ///
-    /// # Safety
-    /// `buffer` must be NULL or a live HAL buffer.
     /// Whether `buffer` (non-null, live) is one of ours; a check with no error to build, for
     /// hot paths that report failures separately.
     ///
@@ -134,6 +130,10 @@ impl HipBuffer {
         core::ptr::eq(vtable.cast::<iree_hal_buffer_vtable_t>(), &HIP_BUFFER_VTABLE)
     }
 
+    /// Borrows one of our buffers, checking its vtable.
+    ///
+    /// # Safety
+    /// `buffer` must be NULL or a live HAL buffer.
     #[inline]
     pub unsafe fn from_raw<'a>(buffer: *mut iree_hal_buffer_t) -> Result<&'a HipBuffer> {
         // SAFETY: per the caller.

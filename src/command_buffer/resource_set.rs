@@ -94,12 +94,6 @@ impl ResourceSet {
         self.buffers.capacity() * core::mem::size_of::<RetainedBuffer>()
             + self.executables.capacity() * core::mem::size_of::<RetainedExecutable>()
     }
-
-    /// References held (one per object unless an object left the recent window).
-    #[cfg(test)]
-    pub(crate) fn reference_count(&self) -> usize {
-        self.buffers.len() + self.executables.len()
-    }
 }
 
 #[cfg(test)]
