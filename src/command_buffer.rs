@@ -1,8 +1,13 @@
 //! HIP command buffers (`iree_hal_command_buffer_t` with IREE's command buffer vtable).
 //!
-//! Recording builds a list of commands in safe Rust (`commands`), holding a reference to
-//! every buffer and executable they name until the command buffer is destroyed. Nothing
-//! touches the GPU while recording: the device's `queue_execute` calls [`HipCommandBuffer::issue`]
+//! Recording builds a list of commands in safe Rust (`commands`): small fixed-size commands
+//! whose variable-length payloads (dispatch bindings and constants, update data) go into
+//! arrays shared by the whole list, so a command allocates nothing of its own, and a
+//! resource set (`resource_set`) holding one reference to each buffer and executable the
+//! commands name until the command buffer is destroyed. Lists are recycled between command
+//! buffers. Recording checks each reference once, cheaply for the valid case, without the
+//! buffer's device address (a stream-ordered buffer gets it when the work is issued).
+//! Nothing touches the GPU while recording: the device's `queue_execute` calls [`HipCommandBuffer::issue`]
 //! once the submission's waits are satisfied, and the commands go onto the queue's stream
 //! one by one (`stream`, the STREAM mode) or as a HIP graph (`graph`, the GRAPH mode;
 //! command buffers with indirect dispatches are always issued as streams because their
