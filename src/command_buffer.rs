@@ -46,7 +46,7 @@ use crate::status::Result;
 use commands::*;
 use resource_set::ResourceSet;
 use core::cell::UnsafeCell;
-use core::sync::atomic::AtomicI32;
+use core::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use parking_lot::Mutex;
 use std::sync::Arc;
 
@@ -93,6 +93,9 @@ pub struct HipCommandBuffer {
     /// `base.validation_state`); u64 words keep it pointer-aligned. Empty when unvalidated.
     _validation_storage: Box<[u64]>,
     recorder: Mutex<Recorder>,
+    /// Whether the recorder's phase is `Recording`, readable without the lock (set by
+    /// `begin` and cleared by `end`, under the lock): commands that record nothing check it.
+    recording: AtomicBool,
     /// Where commands go as they are recorded, for inline command buffers.
     inline: Option<InlineTarget>,
 }
@@ -176,6 +179,7 @@ impl HipCommandBuffer {
             execution_mode: spec.execution_mode,
             _validation_storage: validation_storage,
             recorder: Mutex::new(Recorder { phase: Phase::Initial, list: CommandList::take(), issued: false, submitted: false, graphs: Default::default() }),
+            recording: AtomicBool::new(false),
             inline: if spec.mode & IREE_HAL_COMMAND_BUFFER_MODE_ALLOW_INLINE_EXECUTION != 0 { spec.inline_target } else { None },
         });
         Ok(Box::into_raw(command_buffer).cast())
@@ -289,6 +293,7 @@ impl HipCommandBuffer {
             return Err(crate::status!(FailedPrecondition, "begin: command buffer has already been begun"));
         }
         recorder.phase = Phase::Recording;
+        self.recording.store(true, Ordering::Release);
         Ok(())
     }
 
@@ -298,6 +303,7 @@ impl HipCommandBuffer {
             return Err(crate::status!(FailedPrecondition, "end: command buffer is not recording (phase {:?})", recorder.phase));
         }
         recorder.phase = Phase::Executable;
+        self.recording.store(false, Ordering::Release);
         Ok(())
     }
 
@@ -343,14 +349,24 @@ impl HipCommandBuffer {
         Ok(())
     }
 
+    /// Records a full barrier. A STREAM command buffer is always issued onto one stream,
+    /// which runs its work in order: there the barrier has nothing to do, and is only checked.
+    fn execution_barrier(&self) -> Result<()> {
+        let what = "execution_barrier";
+        if self.execution_mode == IREE_HAL_HIP_COMMAND_BUFFER_MODE_STREAM {
+            return self.ensure_recording(what);
+        }
+        self.record(what, 0, |_| Ok(Some(Command::Barrier)))
+    }
+
     /// Whether commands go onto a stream as they are recorded.
     pub fn is_inline(&self) -> bool {
         self.inline.is_some()
     }
 
     fn ensure_recording(&self, what: &str) -> Result<()> {
-        let phase = self.recorder.lock().phase;
-        if phase != Phase::Recording {
+        if !self.recording.load(Ordering::Acquire) {
+            let phase = self.recorder.lock().phase;
             return Err(crate::status!(FailedPrecondition, "{what}: command buffer is not recording (phase {phase:?})"));
         }
         Ok(())
@@ -416,7 +432,7 @@ impl HipCommandBuffer {
                 return Ok(None);
             }
             let step = pattern_length as u64;
-            if !target_ref.offset.is_multiple_of(step) || (target_ref.length != IREE_HAL_WHOLE_BUFFER && !target_ref.length.is_multiple_of(step)) {
+            if !aligned_to_pattern(target_ref.offset, step) || (target_ref.length != IREE_HAL_WHOLE_BUFFER && !aligned_to_pattern(target_ref.length, step)) {
                 return Err(crate::status!(
                     InvalidArgument,
                     "{what}: offset {} and length {} must be multiples of the {pattern_length}-byte pattern",

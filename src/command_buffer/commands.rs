@@ -535,13 +535,21 @@ impl Command {
     }
 }
 
+/// Whether `value` is a multiple of a fill pattern's length (1, 2 or 4 bytes: a power of
+/// two, so a mask does what a division would, and fills are recorded by the thousand).
+#[inline]
+pub(crate) fn aligned_to_pattern(value: u64, pattern_length: u64) -> bool {
+    debug_assert!(pattern_length.is_power_of_two());
+    value & (pattern_length - 1) == 0
+}
+
 /// Checks a fill range located at record time against the pattern's alignment rules: its
 /// offset in the allocation stands in for the device address, not known yet (allocations
 /// are aligned for any pattern; `check_fill_alignment` checks the address when issued).
 #[inline]
 pub(crate) fn check_fill_offset(range: &DeviceRange, pattern_length: u8, what: &str) -> Result<()> {
     let pattern_length = u64::from(pattern_length);
-    if !range.length.is_multiple_of(pattern_length) || !range.allocation_offset.is_multiple_of(pattern_length) {
+    if !aligned_to_pattern(range.length, pattern_length) || !aligned_to_pattern(range.allocation_offset, pattern_length) {
         return Err(crate::status!(
             InvalidArgument,
             "{what}: range (offset {} in its allocation, length {}) is not aligned to the {pattern_length}-byte pattern",
@@ -555,7 +563,7 @@ pub(crate) fn check_fill_offset(range: &DeviceRange, pattern_length: u8, what: &
 /// Checks a resolved fill range against the pattern's alignment rules.
 pub(crate) fn check_fill_alignment(range: &DeviceRange, pattern_length: u8, what: &str) -> Result<()> {
     let pattern_length = u64::from(pattern_length);
-    if !range.length.is_multiple_of(pattern_length) || !(range.pointer as usize as u64).is_multiple_of(pattern_length) {
+    if !aligned_to_pattern(range.length, pattern_length) || !aligned_to_pattern(range.pointer as usize as u64, pattern_length) {
         return Err(crate::status!(
             InvalidArgument,
             "{what}: range (offset {} in its allocation, length {}) is not aligned to the {pattern_length}-byte pattern",

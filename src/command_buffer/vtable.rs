@@ -88,7 +88,7 @@ unsafe extern "C" fn command_buffer_execution_barrier(
 ) -> iree_status_t {
     // Every barrier is a full barrier, as in IREE's HIP driver.
     with_command_buffer("iree_hal_hip_command_buffer_execution_barrier", command_buffer, |cb| {
-        cb.record("execution_barrier", 0, |_| Ok(Some(super::Command::Barrier)))
+        cb.execution_barrier()
     })
 }
 
