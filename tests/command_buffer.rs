@@ -960,3 +960,22 @@ fn a_command_buffer_on_recycled_storage_runs_only_its_own_commands() {
         }
     }
 }
+
+#[test]
+fn barriers_are_accepted_only_while_recording_in_both_modes() {
+    for mode in MODES {
+        let fixture = Fixture::new(mode);
+        let buffer = fixture.host_buffer(8);
+        let command_buffer = fixture.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
+        // STREAM command buffers record no barrier, but still check the phase.
+        assert_code(command_buffer.barrier(), StatusCode::FailedPrecondition);
+        assert_ok(command_buffer.begin());
+        assert_ok(command_buffer.fill(direct(&buffer, 0, 4), &[1]));
+        assert_ok(command_buffer.barrier());
+        assert_ok(command_buffer.fill(direct(&buffer, 0, 8), &[2]));
+        assert_ok(command_buffer.end());
+        assert_code(command_buffer.barrier(), StatusCode::FailedPrecondition);
+        fixture.issue(&command_buffer, &[]).unwrap();
+        assert_eq!(fixture.read(&buffer), vec![2; 8], "{mode:?}: the fill after the barrier ran last");
+    }
+}
