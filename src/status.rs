@@ -103,10 +103,13 @@ pub struct SourceLocation {
 macro_rules! here {
     () => {
         $crate::status::SourceLocation {
-            // concat! appends the NUL that makes the file name a C string.
-            file: match ::core::ffi::CStr::from_bytes_with_nul(concat!(file!(), "\0").as_bytes()) {
-                Ok(file) => file,
-                Err(_) => c"<unknown>",
+            // concat! appends the NUL that makes the file name a C string; evaluated at
+            // compile time (every HIP call names its location).
+            file: const {
+                match ::core::ffi::CStr::from_bytes_with_nul(concat!(file!(), "\0").as_bytes()) {
+                    Ok(file) => file,
+                    Err(_) => c"<unknown>",
+                }
             },
             line: line!(),
         }
