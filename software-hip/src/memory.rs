@@ -62,7 +62,7 @@ impl Drop for RawBlock {
 const LARGE_BLOCK_MIN_BYTES: usize = 32 << 20;
 
 /// At most this many bytes of released large blocks are kept.
-const LARGE_BLOCK_CACHE_BYTES: usize = 256 << 20;
+const LARGE_BLOCK_CACHE_BYTES: usize = 128 << 20;
 
 /// Host memory of released large blocks, waiting for an allocation of the same layout. The
 /// device accounting knows nothing of it: releasing a block gives its bytes back to the

@@ -358,7 +358,7 @@ unsafe impl Sync for CommandList {}
 const RECYCLED_LISTS: usize = 8;
 
 /// Lists holding more storage than this are freed rather than kept.
-const RECYCLED_LIST_MAX_BYTES: usize = 4 << 20;
+const RECYCLED_LIST_MAX_BYTES: usize = 1 << 20;
 
 /// Emptied lists with their storage, waiting for the next command buffer.
 static RECYCLED: parking_lot::Mutex<Vec<CommandList>> = parking_lot::Mutex::new(Vec::new());
