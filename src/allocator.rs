@@ -62,6 +62,7 @@ impl HipAllocator {
 
     /// # Safety
     /// `allocator` must be NULL or a live HAL allocator.
+    #[inline(always)]
     unsafe fn from_raw<'a>(allocator: *const iree_hal_allocator_t) -> Result<&'a HipAllocator> {
         // SAFETY: per the caller.
         let header = unsafe { boundary::try_ref(allocator, "allocator") }?;

@@ -7,26 +7,38 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// Runs the body of an exported function that returns `iree_status_t`. A panic becomes an
 /// INTERNAL status naming the function and the panic message.
+#[inline]
 pub fn status_entry(function: &'static str, body: impl FnOnce() -> Result<()>) -> iree_status_t {
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(())) => core::ptr::null_mut(),
         Ok(Err(status)) => status.into_raw(),
-        Err(panic) => {
-            crate::status!(Internal, "{function} panicked: {}", panic_message(&panic)).into_raw()
-        }
+        Err(panic) => panic_status(function, panic),
     }
+}
+
+/// The INTERNAL status of a panic caught in `function`; out of line, so that the entries
+/// stay small enough to inline.
+#[cold]
+#[inline(never)]
+fn panic_status(function: &'static str, panic: Box<dyn std::any::Any + Send>) -> iree_status_t {
+    crate::status!(Internal, "{function} panicked: {}", panic_message(&panic)).into_raw()
+}
+
+/// Prints a panic caught in `function`, which has no way to report it to its C caller.
+#[cold]
+#[inline(never)]
+fn print_panic(function: &'static str, panic: Box<dyn std::any::Any + Send>) {
+    eprintln!("iree_hal_hip_rs: {function} panicked: {}", panic_message(&panic));
 }
 
 /// Runs the body of an exported function that returns a value; a panic yields `fallback`
 /// (the C API has no way to report it) after printing it to stderr.
+#[inline]
 pub fn value_entry<T>(function: &'static str, fallback: T, body: impl FnOnce() -> T) -> T {
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(value) => value,
         Err(panic) => {
-            eprintln!(
-                "iree_hal_hip_rs: {function} panicked: {}",
-                panic_message(&panic)
-            );
+            print_panic(function, panic);
             fallback
         }
     }
@@ -43,6 +55,7 @@ fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
 }
 
 /// An argument that must not be NULL.
+#[inline]
 pub fn non_null<T>(pointer: *const T, name: &str) -> Result<*const T> {
     if pointer.is_null() {
         Err(crate::status!(InvalidArgument, "{name} must not be NULL"))
@@ -55,6 +68,7 @@ pub fn non_null<T>(pointer: *const T, name: &str) -> Result<*const T> {
 ///
 /// # Safety
 /// A non-null `pointer` must point at a valid `T` for the returned lifetime.
+#[inline]
 pub unsafe fn try_ref<'a, T>(pointer: *const T, name: &str) -> Result<&'a T> {
     non_null(pointer, name)?;
     // SAFETY: non-null and valid per the caller.

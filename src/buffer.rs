@@ -118,10 +118,23 @@ impl HipBuffer {
         buffer.cast()
     }
 
+    /// Whether `buffer` (non-null, live) is one of ours; a check with no error to build, for
+    /// hot paths that report failures separately.
+    ///
+    /// # Safety
+    /// `buffer` must be a live HAL buffer.
+    #[inline]
+    pub unsafe fn is_ours(buffer: *const iree_hal_buffer_t) -> bool {
+        // SAFETY: per the caller; a field read.
+        let vtable = unsafe { core::ptr::addr_of!((*buffer).resource.vtable).read() };
+        core::ptr::eq(vtable.cast::<iree_hal_buffer_vtable_t>(), &HIP_BUFFER_VTABLE)
+    }
+
     /// Borrows one of our buffers, checking its vtable.
     ///
     /// # Safety
     /// `buffer` must be NULL or a live HAL buffer.
+    #[inline]
     pub unsafe fn from_raw<'a>(buffer: *mut iree_hal_buffer_t) -> Result<&'a HipBuffer> {
         // SAFETY: per the caller.
         let header = unsafe { boundary::try_ref(buffer.cast_const(), "buffer") }?;
@@ -139,6 +152,7 @@ impl HipBuffer {
     }
 
     /// The device address, or an error saying why a stream-ordered buffer has none now.
+    #[inline]
     pub fn checked_device_pointer(&self) -> Result<*mut c_void> {
         let pointer = self.device_pointer();
         if pointer.is_null() && self.memory == BufferMemory::StreamOrdered {

@@ -1,8 +1,13 @@
 //! HIP command buffers (`iree_hal_command_buffer_t` with IREE's command buffer vtable).
 //!
-//! Recording builds a list of commands in safe Rust (`commands`), holding a reference to
-//! every buffer and executable they name until the command buffer is destroyed. Nothing
-//! touches the GPU while recording: the device's `queue_execute` calls [`HipCommandBuffer::issue`]
+//! Recording builds a list of commands in safe Rust (`commands`): small fixed-size commands
+//! whose variable-length payloads (dispatch bindings and constants, update data) go into
+//! arrays shared by the whole list, so a command allocates nothing of its own, and a
+//! resource set (`resource_set`) holding one reference to each buffer and executable the
+//! commands name until the command buffer is destroyed. Lists are recycled between command
+//! buffers. Recording checks each reference once, cheaply for the valid case, without the
+//! buffer's device address (a stream-ordered buffer gets it when the work is issued).
+//! Nothing touches the GPU while recording: the device's `queue_execute` calls [`HipCommandBuffer::issue`]
 //! once the submission's waits are satisfied, and the commands go onto the queue's stream
 //! one by one (`stream`, the STREAM mode) or as a HIP graph (`graph`, the GRAPH mode;
 //! command buffers with indirect dispatches are always issued as streams because their
@@ -27,6 +32,7 @@ mod commands;
 mod execution;
 mod graph;
 mod kernels;
+mod resource_set;
 mod stream;
 mod vtable;
 
@@ -38,8 +44,9 @@ use crate::hip::types::hipStream_t;
 use crate::hip::HipSymbols;
 use crate::status::Result;
 use commands::*;
+use resource_set::ResourceSet;
 use core::cell::UnsafeCell;
-use core::sync::atomic::AtomicI32;
+use core::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use parking_lot::Mutex;
 use std::sync::Arc;
 
@@ -66,7 +73,7 @@ enum Phase {
 
 struct Recorder {
     phase: Phase,
-    commands: Vec<Command>,
+    list: CommandList,
     /// Whether a one-shot command buffer has been issued (it may be only once).
     issued: bool,
     /// Whether a one-shot command buffer has been submitted to a queue.
@@ -86,6 +93,9 @@ pub struct HipCommandBuffer {
     /// `base.validation_state`); u64 words keep it pointer-aligned. Empty when unvalidated.
     _validation_storage: Box<[u64]>,
     recorder: Mutex<Recorder>,
+    /// Whether the recorder's phase is `Recording`, readable without the lock (set by
+    /// `begin` and cleared by `end`, under the lock): commands that record nothing check it.
+    recording: AtomicBool,
     /// Where commands go as they are recorded, for inline command buffers.
     inline: Option<InlineTarget>,
 }
@@ -168,7 +178,8 @@ impl HipCommandBuffer {
             hip,
             execution_mode: spec.execution_mode,
             _validation_storage: validation_storage,
-            recorder: Mutex::new(Recorder { phase: Phase::Initial, commands: Vec::new(), issued: false, submitted: false, graphs: Default::default() }),
+            recorder: Mutex::new(Recorder { phase: Phase::Initial, list: CommandList::take(), issued: false, submitted: false, graphs: Default::default() }),
+            recording: AtomicBool::new(false),
             inline: if spec.mode & IREE_HAL_COMMAND_BUFFER_MODE_ALLOW_INLINE_EXECUTION != 0 { spec.inline_target } else { None },
         });
         Ok(Box::into_raw(command_buffer).cast())
@@ -178,6 +189,7 @@ impl HipCommandBuffer {
     ///
     /// # Safety
     /// `command_buffer` must be NULL or a live HAL command buffer.
+    #[inline(always)]
     pub unsafe fn from_raw<'a>(command_buffer: *mut iree_hal_command_buffer_t) -> Result<&'a HipCommandBuffer> {
         boundary::non_null(command_buffer, "command_buffer")?;
         // SAFETY: per the caller; a field read, as IREE's core may be writing other fields.
@@ -240,15 +252,13 @@ impl HipCommandBuffer {
             return Ok(());
         }
         let _context = ContextGuard::push(hip, gpu.context)?;
-        let has_indirect = recorder
-            .commands
-            .iter()
-            .any(|c| matches!(c, Command::Dispatch(d) if matches!(d.workgroups, Workgroups::Indirect(_))));
-        if self.execution_mode == IREE_HAL_HIP_COMMAND_BUFFER_MODE_GRAPH && !has_indirect && !waits_outside(&recorder.commands) {
-            let Recorder { commands, graphs, .. } = &mut *recorder;
-            graphs.launch(hip, gpu.context, gpu_index, stream, commands, binding_table)
+        let commands = recorder.list.commands();
+        let has_indirect = commands.iter().any(|c| matches!(c, Command::Dispatch(d) if matches!(d.workgroups, Workgroups::Indirect(_))));
+        if self.execution_mode == IREE_HAL_HIP_COMMAND_BUFFER_MODE_GRAPH && !has_indirect && !waits_outside(commands) {
+            let Recorder { list, graphs, .. } = &mut *recorder;
+            graphs.launch(hip, gpu.context, gpu_index, stream, list, binding_table)
         } else {
-            stream::issue(hip, gpu_index, stream, &recorder.commands, binding_table)
+            stream::issue(hip, gpu_index, stream, &recorder.list, 0..recorder.list.commands().len(), binding_table)
         }
     }
 
@@ -263,8 +273,11 @@ impl HipCommandBuffer {
         if one_shot && recorder.submitted {
             return Err(crate::status!(FailedPrecondition, "queue_execute: one-shot command buffer submitted a second time"));
         }
-        for command in &recorder.commands {
-            command.check_slots(binding_table)?;
+        // Only slot references need the table (and recording counted the slots they use).
+        if self.binding_count() > 0 {
+            for command in recorder.list.commands() {
+                command.check_slots(&recorder.list, binding_table)?;
+            }
         }
         recorder.submitted = true;
         Ok(())
@@ -280,6 +293,7 @@ impl HipCommandBuffer {
             return Err(crate::status!(FailedPrecondition, "begin: command buffer has already been begun"));
         }
         recorder.phase = Phase::Recording;
+        self.recording.store(true, Ordering::Release);
         Ok(())
     }
 
@@ -289,30 +303,60 @@ impl HipCommandBuffer {
             return Err(crate::status!(FailedPrecondition, "end: command buffer is not recording (phase {:?})", recorder.phase));
         }
         recorder.phase = Phase::Executable;
+        self.recording.store(false, Ordering::Release);
         Ok(())
     }
 
-    /// Checks a command may be recorded now and appends it.
-    fn record(&self, what: &str, category: iree_hal_command_category_t, command: Command) -> Result<()> {
+    /// Records one command under one lock of the recorder: checks the command buffer is
+    /// recording, lets `build` check the arguments and make the command (adding its payloads
+    /// and objects to the list; `None`: nothing to record), checks the command buffer allows
+    /// `category` (0: any), and appends it.
+    fn record(
+        &self,
+        what: &str,
+        category: iree_hal_command_category_t,
+        build: impl FnOnce(&mut CommandList) -> Result<Option<Command>>,
+    ) -> Result<()> {
         let mut recorder = self.recorder.lock();
         if recorder.phase != Phase::Recording {
             return Err(crate::status!(FailedPrecondition, "{what}: command buffer is not recording (phase {:?})", recorder.phase));
         }
+        let list = &mut recorder.list;
+        let Some(command) = build(list)? else {
+            // Nothing to do (an empty range).
+            return Ok(());
+        };
         if category != 0 && self.header().allowed_categories & category != category {
+            // What `build` added to the list stays there unused.
             return Err(crate::status!(
                 FailedPrecondition,
                 "{what}: command category {category:#x} is not allowed in this command buffer (allowed {:#x})",
                 self.header().allowed_categories
             ));
         }
+        list.push(command);
         if let Some(target) = self.inline {
             // Inline: onto the queue's stream now; kept afterwards for the references it
             // holds (the stream may still be using them).
-            let _context = ContextGuard::push(&self.hip, target.gpu.context)?;
-            stream::issue(&self.hip, target.gpu_index, target.stream, core::slice::from_ref(&command), &[])?;
+            let last = list.commands().len() - 1;
+            let issued = ContextGuard::push(&self.hip, target.gpu.context)
+                .and_then(|_context| stream::issue(&self.hip, target.gpu_index, target.stream, list, last..last + 1, &[]));
+            if let Err(status) = issued {
+                list.pop();
+                return Err(status);
+            }
         }
-        recorder.commands.push(command);
         Ok(())
+    }
+
+    /// Records a full barrier. A STREAM command buffer is always issued onto one stream,
+    /// which runs its work in order: there the barrier has nothing to do, and is only checked.
+    fn execution_barrier(&self) -> Result<()> {
+        let what = "execution_barrier";
+        if self.execution_mode == IREE_HAL_HIP_COMMAND_BUFFER_MODE_STREAM {
+            return self.ensure_recording(what);
+        }
+        self.record(what, 0, |_| Ok(Some(Command::Barrier)))
     }
 
     /// Whether commands go onto a stream as they are recorded.
@@ -321,26 +365,35 @@ impl HipCommandBuffer {
     }
 
     fn ensure_recording(&self, what: &str) -> Result<()> {
-        let phase = self.recorder.lock().phase;
-        if phase != Phase::Recording {
+        if !self.recording.load(Ordering::Acquire) {
+            let phase = self.recorder.lock().phase;
             return Err(crate::status!(FailedPrecondition, "{what}: command buffer is not recording (phase {phase:?})"));
         }
         Ok(())
     }
 
     /// Turns a C buffer reference into a recorded one: a direct buffer is checked (ours, in
-    /// range) and retained; a slot is checked against the binding capacity.
+    /// range) and held in `resources`, and where it lies in its allocation is returned (no
+    /// device address: see `locate_buffer`); a slot is checked against the binding capacity.
     ///
     /// # Safety
     /// A non-null `buffer_ref.buffer` must be a live HAL buffer.
-    unsafe fn capture_ref(&self, buffer_ref: &iree_hal_buffer_ref_t, what: &str, allow_unbound: bool) -> Result<(BufferRef, Option<DeviceRange>)> {
+    #[inline(always)]
+    unsafe fn capture_ref(
+        &self,
+        resources: &mut ResourceSet,
+        buffer_ref: &iree_hal_buffer_ref_t,
+        what: &str,
+        allow_unbound: bool,
+    ) -> Result<(BufferRef, Option<DeviceRange>)> {
         if !buffer_ref.buffer.is_null() {
             // SAFETY: per the caller.
-            let (length, range) = unsafe { resolve_buffer_for_recording(buffer_ref.buffer, buffer_ref.offset, buffer_ref.length, what) }?;
+            let range = unsafe { locate_buffer(buffer_ref.buffer, buffer_ref.offset, buffer_ref.length, what) }?;
             // SAFETY: per the caller.
-            let buffer = unsafe { RetainedBuffer::retain(buffer_ref.buffer) };
+            unsafe { resources.hold_buffer(buffer_ref.buffer) };
             // The resolved length replaces IREE_HAL_WHOLE_BUFFER.
-            return Ok((BufferRef { source: BufferSource::Direct(buffer), offset: buffer_ref.offset, length }, range));
+            let source = BufferSource::Direct(buffer_ref.buffer);
+            return Ok((BufferRef { source, offset: buffer_ref.offset, length: range.length }, Some(range)));
         }
         let slot = buffer_ref.buffer_slot();
         let capacity = self.header().binding_capacity;
@@ -370,37 +423,38 @@ impl HipCommandBuffer {
 
     fn fill_buffer(&self, target_ref: &iree_hal_buffer_ref_t, pattern: &[u8]) -> Result<()> {
         let what = "fill_buffer";
-        self.ensure_recording(what)?;
-        let pattern_length = pattern.len();
-        if !matches!(pattern_length, 1 | 2 | 4) {
-            return Err(crate::status!(InvalidArgument, "{what}: pattern length {pattern_length} is not 1, 2 or 4 bytes"));
-        }
-        if target_ref.length == 0 {
-            return Ok(());
-        }
-        let step = pattern_length as u64;
-        if !target_ref.offset.is_multiple_of(step) || (target_ref.length != IREE_HAL_WHOLE_BUFFER && !target_ref.length.is_multiple_of(step)) {
-            return Err(crate::status!(
-                InvalidArgument,
-                "{what}: offset {} and length {} must be multiples of the {pattern_length}-byte pattern",
-                target_ref.offset,
-                target_ref.length
-            ));
-        }
-        // SAFETY: IREE's contract for buffer references.
-        let (target, range) = unsafe { self.capture_ref(target_ref, what, false) }?;
-        if let Some(range) = range {
-            check_fill_alignment(&range, pattern_length as u8, what)?;
-        }
-        // Splat to 4 bytes, as graph memset nodes take the value.
-        let pattern = match *pattern {
-            [b] => u32::from_ne_bytes([b; 4]),
-            [a, b] => u32::from_ne_bytes([a, b, a, b]),
-            [a, b, c, d] => u32::from_ne_bytes([a, b, c, d]),
-            _ => unreachable!("checked above"),
-        };
-        self.note_slot(&target);
-        self.record(what, IREE_HAL_COMMAND_CATEGORY_TRANSFER, Command::Fill { target, pattern, pattern_length: pattern_length as u8 })
+        self.record(what, IREE_HAL_COMMAND_CATEGORY_TRANSFER, |list| {
+            let pattern_length = pattern.len();
+            if !matches!(pattern_length, 1 | 2 | 4) {
+                return Err(crate::status!(InvalidArgument, "{what}: pattern length {pattern_length} is not 1, 2 or 4 bytes"));
+            }
+            if target_ref.length == 0 {
+                return Ok(None);
+            }
+            let step = pattern_length as u64;
+            if !aligned_to_pattern(target_ref.offset, step) || (target_ref.length != IREE_HAL_WHOLE_BUFFER && !aligned_to_pattern(target_ref.length, step)) {
+                return Err(crate::status!(
+                    InvalidArgument,
+                    "{what}: offset {} and length {} must be multiples of the {pattern_length}-byte pattern",
+                    target_ref.offset,
+                    target_ref.length
+                ));
+            }
+            // SAFETY: IREE's contract for buffer references.
+            let (target, range) = unsafe { self.capture_ref(list.resources(), target_ref, what, false) }?;
+            if let Some(range) = range {
+                check_fill_offset(&range, pattern_length as u8, what)?;
+            }
+            // Splat to 4 bytes, as graph memset nodes take the value.
+            let pattern = match *pattern {
+                [b] => u32::from_ne_bytes([b; 4]),
+                [a, b] => u32::from_ne_bytes([a, b, a, b]),
+                [a, b, c, d] => u32::from_ne_bytes([a, b, c, d]),
+                _ => unreachable!("checked above"),
+            };
+            self.note_slot(&target);
+            Ok(Some(Command::Fill { target, pattern, pattern_length: pattern_length as u8 }))
+        })
     }
 
     /// # Safety
@@ -408,63 +462,62 @@ impl HipCommandBuffer {
     /// target range's length.
     unsafe fn update_buffer(&self, source: *const u8, source_offset: usize, target_ref: &iree_hal_buffer_ref_t) -> Result<()> {
         let what = "update_buffer";
-        self.ensure_recording(what)?;
-        if target_ref.length == 0 {
-            return Ok(());
-        }
-        boundary::non_null(source, "update_buffer source_buffer")?;
-        // SAFETY: IREE's contract for buffer references.
-        let (target, _) = unsafe { self.capture_ref(target_ref, what, false) }?;
-        if target.length == IREE_HAL_WHOLE_BUFFER {
-            return Err(crate::status!(InvalidArgument, "{what}: a binding table slot target needs an explicit length"));
-        }
-        let length = usize::try_from(target.length).map_err(|_| crate::status!(OutOfRange, "{what}: length {} is too large", target.length))?;
-        let mut data = Vec::new();
-        data.try_reserve_exact(length)
-            .map_err(|_| crate::status!(ResourceExhausted, "{what}: cannot hold {length} bytes of update data"))?;
-        // SAFETY: per the caller, the source range is readable. Captured now: the caller may
-        // reuse its memory as soon as this returns.
-        data.extend_from_slice(unsafe { core::slice::from_raw_parts(source.add(source_offset), length) });
-        self.require_graph_memcpy(what)?;
-        self.note_slot(&target);
-        self.record(what, IREE_HAL_COMMAND_CATEGORY_TRANSFER, Command::Update { target, data: data.into_boxed_slice() })
+        self.record(what, IREE_HAL_COMMAND_CATEGORY_TRANSFER, |list| {
+            if target_ref.length == 0 {
+                return Ok(None);
+            }
+            boundary::non_null(source, "update_buffer source_buffer")?;
+            // SAFETY: IREE's contract for buffer references.
+            let (target, _) = unsafe { self.capture_ref(list.resources(), target_ref, what, false) }?;
+            if target.length == IREE_HAL_WHOLE_BUFFER {
+                return Err(crate::status!(InvalidArgument, "{what}: a binding table slot target needs an explicit length"));
+            }
+            let length = usize::try_from(target.length).map_err(|_| crate::status!(OutOfRange, "{what}: length {} is too large", target.length))?;
+            self.require_graph_memcpy(what)?;
+            // SAFETY: per the caller, the source range is readable. Captured now: the caller
+            // may reuse its memory as soon as this returns.
+            let data = list.add_update_data(unsafe { core::slice::from_raw_parts(source.add(source_offset), length) })?;
+            self.note_slot(&target);
+            Ok(Some(Command::Update { target, data }))
+        })
     }
 
     fn copy_buffer(&self, source_ref: &iree_hal_buffer_ref_t, target_ref: &iree_hal_buffer_ref_t) -> Result<()> {
         let what = "copy_buffer";
-        self.ensure_recording(what)?;
-        if target_ref.length == 0 {
-            return Ok(());
-        }
-        if source_ref.length != target_ref.length {
-            return Err(crate::status!(
-                InvalidArgument,
-                "{what}: source length {} and target length {} differ",
-                source_ref.length,
-                target_ref.length
-            ));
-        }
-        // SAFETY: IREE's contract for buffer references.
-        let (source, source_range) = unsafe { self.capture_ref(source_ref, what, false) }?;
-        // SAFETY: as above.
-        let (target, target_range) = unsafe { self.capture_ref(target_ref, what, false) }?;
-        if let (Some(source_range), Some(target_range)) = (source_range, target_range) {
-            if source_range.length != target_range.length {
+        self.record(what, IREE_HAL_COMMAND_CATEGORY_TRANSFER, |list| {
+            if target_ref.length == 0 {
+                return Ok(None);
+            }
+            if source_ref.length != target_ref.length {
                 return Err(crate::status!(
                     InvalidArgument,
                     "{what}: source length {} and target length {} differ",
-                    source_range.length,
-                    target_range.length
+                    source_ref.length,
+                    target_ref.length
                 ));
             }
-            if source_range.overlaps(&target_range) {
-                return Err(crate::status!(InvalidArgument, "{what}: source and target ranges overlap within the same buffer"));
+            // SAFETY: IREE's contract for buffer references.
+            let (source, source_range) = unsafe { self.capture_ref(list.resources(), source_ref, what, false) }?;
+            // SAFETY: as above.
+            let (target, target_range) = unsafe { self.capture_ref(list.resources(), target_ref, what, false) }?;
+            if let (Some(source_range), Some(target_range)) = (source_range, target_range) {
+                if source_range.length != target_range.length {
+                    return Err(crate::status!(
+                        InvalidArgument,
+                        "{what}: source length {} and target length {} differ",
+                        source_range.length,
+                        target_range.length
+                    ));
+                }
+                if source_range.overlaps(&target_range) {
+                    return Err(crate::status!(InvalidArgument, "{what}: source and target ranges overlap within the same buffer"));
+                }
             }
-        }
-        self.require_graph_memcpy(what)?;
-        self.note_slot(&source);
-        self.note_slot(&target);
-        self.record(what, IREE_HAL_COMMAND_CATEGORY_TRANSFER, Command::Copy { source, target })
+            self.require_graph_memcpy(what)?;
+            self.note_slot(&source);
+            self.note_slot(&target);
+            Ok(Some(Command::Copy { source, target }))
+        })
     }
 
     /// Graph command buffers copy with hipDrvGraphAddMemcpyNode, optional in HIP: fail at
@@ -492,69 +545,68 @@ impl HipCommandBuffer {
         bindings: iree_hal_buffer_ref_list_t,
     ) -> Result<()> {
         let what = if matches!(workgroups, DispatchWorkgroups::Indirect(_)) { "dispatch_indirect" } else { "dispatch" };
-        self.ensure_recording(what)?;
-        boundary::non_null(executable, "executable")?;
-        let export_ordinal = u32::try_from(entry_point).map_err(|_| crate::status!(InvalidArgument, "{what}: negative export ordinal {entry_point}"))?;
-        if !constants.data_length.is_multiple_of(4) {
-            return Err(crate::status!(InvalidArgument, "{what}: constants are {} bytes, not a whole number of 32-bit values", constants.data_length));
-        }
-        let constant_values = if constants.data_length == 0 {
-            Vec::new()
-        } else {
-            boundary::non_null(constants.data, "constants")?;
+        self.record(what, IREE_HAL_COMMAND_CATEGORY_DISPATCH, |list| {
+            boundary::non_null(executable, "executable")?;
+            let export_ordinal =
+                u32::try_from(entry_point).map_err(|_| crate::status!(InvalidArgument, "{what}: negative export ordinal {entry_point}"))?;
+            if !constants.data_length.is_multiple_of(4) {
+                return Err(crate::status!(InvalidArgument, "{what}: constants are {} bytes, not a whole number of 32-bit values", constants.data_length));
+            }
+            let constant_count = constants.data_length / 4;
+            if constant_count > 0 {
+                boundary::non_null(constants.data, "constants")?;
+            }
+            let binding_refs: &[iree_hal_buffer_ref_t] = if bindings.count == 0 {
+                &[]
+            } else {
+                boundary::non_null(bindings.values, "bindings")?;
+                // SAFETY: IREE's contract: `count` references.
+                unsafe { core::slice::from_raw_parts(bindings.values, bindings.count) }
+            };
+            // The export's interface is the same on every GPU: check it now, as IREE's driver
+            // looks the kernel up at record time, so that a bad dispatch fails where it was made.
+            let kernel = kernels::lookup_kernel(executable, export_ordinal, 0)?;
+            if binding_refs.len() < kernel.binding_count || constant_count < kernel.constant_count {
+                return Err(crate::status!(
+                    InvalidArgument,
+                    "{what}: export {export_ordinal} takes {} bindings and {} constants but {} and {} were given",
+                    kernel.binding_count,
+                    kernel.constant_count,
+                    binding_refs.len(),
+                    constant_count
+                ));
+            }
+            // SAFETY: IREE's contract for buffer references.
+            let binding_span = unsafe {
+                list.add_bindings(binding_refs, |resources, index, binding| {
+                    let (binding, _) = self.capture_ref(resources, binding, what, true)
+                        // The binding's index is only formatted into a failure (a hot path).
+                        .map_err(|status| status.annotate(&format!("{what} binding {index}")))?;
+                    self.note_slot(&binding);
+                    Ok(binding)
+                })
+            }?;
+            let workgroups = match workgroups {
+                DispatchWorkgroups::Direct(count) => Workgroups::Direct(count),
+                DispatchWorkgroups::Indirect(workgroups_ref) => {
+                    // SAFETY: IREE's contract for buffer references.
+                    let (workgroups_ref, range) = unsafe { self.capture_ref(list.resources(), &workgroups_ref, what, false) }?;
+                    if let Some(range) = range {
+                        if range.length < 12 {
+                            return Err(crate::status!(OutOfRange, "{what}: the workgroup count range holds {} bytes, 3 x u32 need 12", range.length));
+                        }
+                    }
+                    self.note_slot(&workgroups_ref);
+                    Workgroups::Indirect(workgroups_ref)
+                }
+            };
             // SAFETY: IREE's contract: `data_length` readable bytes (read unaligned, as C
             // callers may pass any pointer).
-            (0..constants.data_length / 4).map(|i| unsafe { constants.data.cast::<u32>().add(i).read_unaligned() }).collect()
-        };
-        let binding_refs: &[iree_hal_buffer_ref_t] = if bindings.count == 0 {
-            &[]
-        } else {
-            boundary::non_null(bindings.values, "bindings")?;
-            // SAFETY: IREE's contract: `count` references.
-            unsafe { core::slice::from_raw_parts(bindings.values, bindings.count) }
-        };
-        // The export's interface is the same on every GPU: check it now, as IREE's driver
-        // looks the kernel up at record time, so that a bad dispatch fails where it was made.
-        let kernel = kernels::lookup_kernel(executable, export_ordinal, 0)?;
-        if binding_refs.len() < kernel.binding_count || constant_values.len() < kernel.constant_count {
-            return Err(crate::status!(
-                InvalidArgument,
-                "{what}: export {export_ordinal} takes {} bindings and {} constants but {} and {} were given",
-                kernel.binding_count,
-                kernel.constant_count,
-                binding_refs.len(),
-                constant_values.len()
-            ));
-        }
-        let mut captured = Vec::with_capacity(binding_refs.len());
-        for (index, binding) in binding_refs.iter().enumerate() {
-            // The binding's index is only formatted into a failure (recording is a hot path).
-            // SAFETY: IREE's contract for buffer references.
-            let (binding, _) = unsafe { self.capture_ref(binding, what, true) }
-                .map_err(|status| status.annotate(&format!("{what} binding {index}")))?;
-            captured.push(binding);
-        }
-        let workgroups = match workgroups {
-            DispatchWorkgroups::Direct(count) => Workgroups::Direct(count),
-            DispatchWorkgroups::Indirect(workgroups_ref) => {
-                // SAFETY: IREE's contract for buffer references.
-                let (workgroups_ref, range) = unsafe { self.capture_ref(&workgroups_ref, what, false) }?;
-                if let Some(range) = range {
-                    if range.length < 12 {
-                        return Err(crate::status!(OutOfRange, "{what}: the workgroup count range holds {} bytes, 3 x u32 need 12", range.length));
-                    }
-                }
-                self.note_slot(&workgroups_ref);
-                Workgroups::Indirect(workgroups_ref)
-            }
-        };
-        for binding in &captured {
-            self.note_slot(binding);
-        }
-        // SAFETY: checked non-null; IREE's contract makes it a live executable.
-        let executable = unsafe { RetainedExecutable::retain(executable) };
-        let dispatch = Dispatch { executable, export_ordinal, workgroups, constants: constant_values, bindings: captured };
-        self.record(what, IREE_HAL_COMMAND_CATEGORY_DISPATCH, Command::Dispatch(Box::new(dispatch)))
+            let constant_span = list.add_constants((0..constant_count).map(|i| unsafe { constants.data.cast::<u32>().add(i).read_unaligned() }));
+            // SAFETY: checked non-null; IREE's contract makes it a live executable.
+            unsafe { list.resources().hold_executable(executable) };
+            Ok(Some(Command::Dispatch(Dispatch { executable, export_ordinal, workgroups, constants: constant_span, bindings: binding_span })))
+        })
     }
 }
 
@@ -578,13 +630,15 @@ impl Drop for HipCommandBuffer {
         if let Some(target) = self.inline {
             // Work recorded inline may still read what the commands hold (update data,
             // buffers): let the stream pass it before they are released.
-            if !self.recorder.get_mut().commands.is_empty() {
+            if !self.recorder.get_mut().list.is_empty() {
                 if let Ok(_context) = ContextGuard::push(&hip, target.gpu.context) {
                     let _ = crate::hip_call!(&hip, hipStreamSynchronize(target.stream));
                 }
             }
         }
         self.recorder.get_mut().graphs.clear(&hip);
-        // Commands drop here, releasing the buffers and executables they hold.
+        // The commands' references are released here; their storage goes to the next
+        // command buffer.
+        core::mem::take(&mut self.recorder.get_mut().list).recycle();
     }
 }

@@ -174,6 +174,7 @@ impl HipExecutable {
     ///
     /// # Safety
     /// `executable` must be NULL or a live HAL executable.
+    #[inline(always)]
     pub unsafe fn from_raw<'a>(executable: *mut iree_hal_executable_t) -> Result<&'a HipExecutable> {
         // SAFETY: per the caller.
         let header = unsafe { boundary::try_ref(executable.cast_const(), "executable") }?;

@@ -103,8 +103,8 @@ pub struct SourceLocation {
 macro_rules! here {
     () => {
         $crate::status::SourceLocation {
-            // concat! appends the NUL that makes the file name a C string; checked at
-            // compile time (this runs on every HIP call).
+            // concat! appends the NUL that makes the file name a C string; evaluated at
+            // compile time (every HIP call names its location).
             file: const {
                 match ::core::ffi::CStr::from_bytes_with_nul(concat!(file!(), "\0").as_bytes()) {
                     Ok(file) => file,
@@ -158,6 +158,10 @@ impl Status {
 
     /// A status with a source location and a copy of `message`. If the storage cannot be
     /// allocated the status degrades to its bare code, as IREE's own allocation does.
+    /// Cold: failures are the rare path, and this keeps the checks of hot functions small
+    /// enough to inline.
+    #[cold]
+    #[inline(never)]
     pub fn new(code: StatusCode, location: SourceLocation, message: &str) -> Status {
         let size = align_up(
             core::mem::size_of::<iree_status_storage_t>() + message.len() + 1,

@@ -14,7 +14,8 @@ use std::sync::Arc;
 /// HIP hands out device memory aligned at least this much.
 pub const ALLOCATION_ALIGNMENT: usize = 256;
 
-/// Memory obtained from the host allocator; freed when dropped.
+/// Memory obtained from the host allocator; freed when dropped (large blocks are kept for
+/// reuse first, see `LargeBlockCache`).
 pub struct RawBlock {
     address: usize,
     layout: Layout,
@@ -24,6 +25,9 @@ impl RawBlock {
     /// Allocates `size` (> 0) bytes; failures of the host allocator become hipErrorOutOfMemory.
     pub fn allocate(size: usize) -> HipResult<RawBlock> {
         let layout = Layout::from_size_align(size.max(1), ALLOCATION_ALIGNMENT).map_err(|_| hipErrorOutOfMemory)?;
+        if let Some(block) = LARGE_BLOCKS.take(layout) {
+            return Ok(block);
+        }
         // SAFETY: the layout has a non-zero size.
         let address = unsafe { std::alloc::alloc(layout) } as usize;
         if address == 0 {
@@ -43,9 +47,59 @@ impl RawBlock {
 
 impl Drop for RawBlock {
     fn drop(&mut self) {
+        if LARGE_BLOCKS.keep(self) {
+            return;
+        }
         // SAFETY: `address` came from `std::alloc::alloc` with this exact layout and is
-        // freed only here, once.
+        // freed only here, once (a kept block is handed out again as a new RawBlock).
         unsafe { std::alloc::dealloc(self.address as *mut u8, self.layout) }
+    }
+}
+
+/// Blocks at least this large are kept for reuse when released: the host allocator maps
+/// and unmaps memory this large on every allocation (glibc's largest mmap threshold),
+/// costs a GPU's device memory does not have.
+const LARGE_BLOCK_MIN_BYTES: usize = 32 << 20;
+
+/// At most this many bytes of released large blocks are kept.
+const LARGE_BLOCK_CACHE_BYTES: usize = 128 << 20;
+
+/// Host memory of released large blocks, waiting for an allocation of the same layout. The
+/// device accounting knows nothing of it: releasing a block gives its bytes back to the
+/// device and pool as before; only the host mapping stays (pages a kernel touched stay
+/// resident while kept, hence the bound; advising the kernel to reclaim them costs about
+/// as much as the mapping this saves).
+struct LargeBlockCache {
+    blocks: Mutex<Vec<(usize, Layout)>>,
+}
+
+static LARGE_BLOCKS: LargeBlockCache = LargeBlockCache { blocks: Mutex::new(Vec::new()) };
+
+impl LargeBlockCache {
+    /// A kept block of exactly `layout`, if any.
+    fn take(&self, layout: Layout) -> Option<RawBlock> {
+        if layout.size() < LARGE_BLOCK_MIN_BYTES {
+            return None;
+        }
+        let mut blocks = self.blocks.lock();
+        let index = blocks.iter().position(|&(_, kept)| kept == layout)?;
+        let (address, layout) = blocks.swap_remove(index);
+        Some(RawBlock { address, layout })
+    }
+
+    /// Keeps `block`'s memory when it is large and there is room; false means the caller
+    /// frees it.
+    fn keep(&self, block: &RawBlock) -> bool {
+        if block.layout.size() < LARGE_BLOCK_MIN_BYTES {
+            return false;
+        }
+        let mut blocks = self.blocks.lock();
+        let kept: usize = blocks.iter().map(|(_, layout)| layout.size()).sum();
+        if kept + block.layout.size() > LARGE_BLOCK_CACHE_BYTES {
+            return false;
+        }
+        blocks.push((block.address, block.layout));
+        true
     }
 }
 

@@ -280,3 +280,33 @@ fn a_pool_gives_back_its_cache_before_reporting_out_of_memory() {
         hip_ok!(hipStreamDestroy(stream));
     });
 }
+
+#[test]
+fn a_released_large_block_backs_the_next_allocation_of_its_size() {
+    init();
+    let _lock = ACCOUNTING.lock().unwrap();
+    on_device(1, || {
+        // An unusual size, so no other test's allocation takes the kept block.
+        let size = (40 << 20) + 3 * 256;
+        let before = usage(1).allocated_bytes;
+        let first = device_malloc(size);
+        hip_ok!(hipMemset(first, 0x5a, size));
+        assert_eq!(usage(1).allocated_bytes, before + size as u64);
+        hip_ok!(hipFree(first));
+        assert_eq!(usage(1).allocated_bytes, before, "the device got the bytes back at once");
+        let second = device_malloc(size);
+        // Fresh host memory would read as zeroes: the old bytes show the block was kept.
+        let mut head = [0u8; 4];
+        hip_ok!(hipMemcpy(head.as_mut_ptr().cast(), second, 4, hipMemcpyDeviceToHost));
+        assert_eq!((second, head), (first, [0x5a; 4]), "the host memory of the released block was reused");
+        assert_eq!(usage(1).allocated_bytes, before + size as u64);
+        // The reused block is an ordinary allocation: writable, readable, freed once.
+        hip_ok!(hipMemset(second, 0x11, size));
+        let mut tail = [0u8; 4];
+        hip_ok!(hipMemcpy(tail.as_mut_ptr().cast(), second.cast::<u8>().add(size - 4).cast(), 4, hipMemcpyDeviceToHost));
+        assert_eq!(tail, [0x11; 4]);
+        hip_ok!(hipFree(second));
+        assert_eq!(hip_code!(hipFree(second)), hipErrorInvalidValue);
+        assert_eq!(usage(1).allocated_bytes, before);
+    });
+}

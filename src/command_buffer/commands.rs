@@ -3,7 +3,8 @@
 //! address range once the binding table of a submission is known.
 
 use crate::abi::*;
-use crate::buffer::{BufferMemory, HipBuffer};
+use super::resource_set::ResourceSet;
+use crate::buffer::HipBuffer;
 pub(crate) use crate::event::RetainedEvent;
 use crate::status::Result;
 use core::ffi::c_void;
@@ -23,10 +24,6 @@ impl RetainedBuffer {
         // SAFETY: per the caller.
         unsafe { crate::hal_resource::retain(buffer) };
         RetainedBuffer(buffer)
-    }
-
-    pub(crate) fn as_ptr(&self) -> *mut iree_hal_buffer_t {
-        self.0
     }
 }
 
@@ -52,10 +49,6 @@ impl RetainedExecutable {
         unsafe { crate::hal_resource::retain(executable) };
         RetainedExecutable(executable)
     }
-
-    pub(crate) fn as_ptr(&self) -> *mut iree_hal_executable_t {
-        self.0
-    }
 }
 
 impl Drop for RetainedExecutable {
@@ -66,9 +59,10 @@ impl Drop for RetainedExecutable {
 }
 
 /// Where a recorded buffer reference finds its buffer.
+#[derive(Clone, Copy)]
 pub(crate) enum BufferSource {
-    /// A buffer named at record time.
-    Direct(RetainedBuffer),
+    /// A buffer named at record time, held by the command list's resource set.
+    Direct(*mut iree_hal_buffer_t),
     /// A slot of the binding table given at submission.
     Slot(u32),
     /// No buffer at all (a dispatch binding left NULL in a command buffer without a table).
@@ -76,6 +70,7 @@ pub(crate) enum BufferSource {
 }
 
 /// A recorded `iree_hal_buffer_ref_t`.
+#[derive(Clone, Copy)]
 pub(crate) struct BufferRef {
     pub source: BufferSource,
     pub offset: u64,
@@ -117,6 +112,7 @@ impl DeviceRange {
 /// IREE's `iree_hal_buffer_calculate_range`: the range `[offset, offset + length)` of a
 /// region of `max_length` bytes starting at `base_offset`, with `IREE_HAL_WHOLE_BUFFER`
 /// meaning to the region's end. Returns the absolute offset and the length.
+#[inline]
 pub(crate) fn subrange(base_offset: u64, max_length: u64, offset: u64, length: u64, what: &str) -> Result<(u64, u64)> {
     if offset > max_length {
         return Err(crate::status!(
@@ -137,38 +133,67 @@ pub(crate) fn subrange(base_offset: u64, max_length: u64, offset: u64, length: u
     Ok((absolute, length))
 }
 
-/// A checked range of a buffer given directly: our allocated buffer behind it and the
-/// absolute range within that allocation.
-struct LocatedRange<'a> {
-    allocated: *mut iree_hal_buffer_t,
-    hip_buffer: &'a HipBuffer,
-    start: u64,
-    length: u64,
-}
-
-impl LocatedRange<'_> {
-    fn with_pointer(&self, pointer: *mut c_void) -> DeviceRange {
-        DeviceRange {
-            pointer: pointer.cast::<u8>().wrapping_add(self.start as usize),
-            length: self.length,
-            allocation: self.allocated.cast_const().cast(),
-            allocation_offset: self.start,
-        }
+/// Where `[offset, +length)` of a buffer given directly (possibly a subspan of one of our
+/// buffers made by IREE's core) lies in its allocation, checked to be in range. The range's
+/// device address is left NULL: a stream-ordered buffer may only get memory when the work
+/// using it is issued (`resolve_buffer` adds it). The allocation is checked to be one of
+/// our buffers.
+///
+/// # Safety
+/// `buffer` must be a live HAL buffer.
+#[inline]
+pub(crate) unsafe fn locate_buffer(buffer: *mut iree_hal_buffer_t, offset: u64, length: u64, what: &str) -> Result<DeviceRange> {
+    // Recording and issuing call this for every buffer reference: the common, valid case is
+    // checked with plain comparisons, and any failure is explained by the slow path.
+    // SAFETY: per the caller.
+    match unsafe { locate_valid(buffer, offset, length) } {
+        Some(range) => Ok(range),
+        // SAFETY: per the caller.
+        None => unsafe { locate_failure(buffer, offset, length, what) },
     }
 }
 
-/// Checks `[offset, +length)` of a buffer given directly (possibly a subspan of one of our
-/// buffers made by IREE's core) against the buffer and its allocation.
+/// `locate_buffer` for a valid reference; `None` when anything is wrong.
 ///
 /// # Safety
-/// `buffer` must be a live HAL buffer, and stay live for the returned borrow.
-unsafe fn locate_buffer_range<'a>(buffer: *mut iree_hal_buffer_t, offset: u64, length: u64, what: &str) -> Result<LocatedRange<'a>> {
+/// `buffer` must be NULL or a live HAL buffer.
+#[inline(always)]
+unsafe fn locate_valid(buffer: *mut iree_hal_buffer_t, offset: u64, length: u64) -> Option<DeviceRange> {
+    // SAFETY: per the caller.
+    let header = unsafe { buffer.as_ref() }?;
+    let allocated = if header.allocated_buffer.is_null() { buffer } else { header.allocated_buffer };
+    // SAFETY: the allocated buffer of a live buffer is live.
+    if !unsafe { HipBuffer::is_ours(allocated) } {
+        return None;
+    }
+    let max_length = header.byte_length;
+    let available = max_length.checked_sub(offset)?;
+    let length = if length == IREE_HAL_WHOLE_BUFFER { available } else { length };
+    if length > available {
+        return None;
+    }
+    let start = header.byte_offset.checked_add(offset)?;
+    // SAFETY: checked ours above, so a live HAL buffer header.
+    if start.checked_add(length)? > unsafe { (*allocated).allocation_size } {
+        return None;
+    }
+    Some(DeviceRange { pointer: core::ptr::null_mut(), length, allocation: allocated.cast_const().cast(), allocation_offset: start })
+}
+
+/// The error `locate_buffer` reports for a reference `locate_valid` rejected.
+///
+/// # Safety
+/// `buffer` must be NULL or a live HAL buffer.
+#[cold]
+#[inline(never)]
+unsafe fn locate_failure(buffer: *mut iree_hal_buffer_t, offset: u64, length: u64, what: &str) -> Result<DeviceRange> {
     // SAFETY: per the caller.
     let header = unsafe { crate::boundary::try_ref(buffer.cast_const(), what) }?;
     let allocated = if header.allocated_buffer.is_null() { buffer } else { header.allocated_buffer };
     // SAFETY: the allocated buffer of a live buffer is live.
-    let hip_buffer = unsafe { HipBuffer::from_raw(allocated) }
-        .map_err(|_| crate::status!(InvalidArgument, "{what}: buffer was not allocated by a HIP device of this library"))?;
+    if !unsafe { HipBuffer::is_ours(allocated) } {
+        return Err(crate::status!(InvalidArgument, "{what}: buffer was not allocated by a HIP device of this library"));
+    }
     let (start, length) = subrange(header.byte_offset, header.byte_length, offset, length, what)?;
     // SAFETY: checked ours above, so a live HAL buffer header.
     let allocation_size = unsafe { (*allocated).allocation_size };
@@ -178,66 +203,42 @@ unsafe fn locate_buffer_range<'a>(buffer: *mut iree_hal_buffer_t, offset: u64, l
             "{what}: range [{start}, +{length}) lies outside the {allocation_size}-byte allocation"
         ));
     }
-    Ok(LocatedRange { allocated, hip_buffer, start, length })
+    Err(crate::status!(Internal, "{what}: buffer range [{offset}, +{length}) was rejected without a reason"))
 }
 
 /// Resolves `[offset, +length)` of a buffer given directly to its device range.
 ///
 /// # Safety
 /// `buffer` must be a live HAL buffer.
+#[inline]
 pub(crate) unsafe fn resolve_buffer(buffer: *mut iree_hal_buffer_t, offset: u64, length: u64, what: &str) -> Result<DeviceRange> {
     // SAFETY: per the caller.
-    let located = unsafe { locate_buffer_range(buffer, offset, length, what) }?;
-    Ok(located.with_pointer(located.hip_buffer.checked_device_pointer()?))
-}
-
-/// `resolve_buffer` for a command being recorded: a stream-ordered buffer whose
-/// queue_alloca has not been issued yet (IREE records work on a buffer right after
-/// submitting its allocation) has its range checked now and `None` for a device range;
-/// the commands resolve it again when they are issued, after the allocation.
-///
-/// # Safety
-/// `buffer` must be a live HAL buffer.
-pub(crate) unsafe fn resolve_buffer_for_recording(buffer: *mut iree_hal_buffer_t, offset: u64, length: u64, what: &str) -> Result<(u64, Option<DeviceRange>)> {
-    // SAFETY: per the caller.
-    let located = unsafe { locate_buffer_range(buffer, offset, length, what) }?;
-    let pointer = located.hip_buffer.device_pointer();
-    if pointer.is_null() && located.hip_buffer.memory() == BufferMemory::StreamOrdered {
-        return Ok((located.length, None));
-    }
-    Ok((located.length, Some(located.with_pointer(pointer))))
+    let range = unsafe { locate_buffer(buffer, offset, length, what) }?;
+    // SAFETY: `locate_buffer` checked the allocation is one of our (live) buffers.
+    let hip_buffer = unsafe { &*range.allocation.cast::<HipBuffer>() };
+    let pointer = hip_buffer.checked_device_pointer()?.cast::<u8>().wrapping_add(range.allocation_offset as usize);
+    Ok(DeviceRange { pointer, ..range })
 }
 
 impl BufferRef {
     /// The device range this reference names under `binding_table`.
     pub(crate) fn resolve(&self, binding_table: &[iree_hal_buffer_binding_t], what: &str) -> Result<DeviceRange> {
-        // SAFETY: `locate` passes only live buffers.
-        self.locate(binding_table, what, DeviceRange::unbound(), |buffer, offset, length| unsafe { resolve_buffer(buffer, offset, length, what) })
+        self.range(binding_table, what, true)
     }
 
-    /// `resolve` at submission, before the queue has issued earlier work: every check that
-    /// needs no device address, and `None` for a stream-ordered buffer whose queue_alloca
-    /// has not been issued yet (issuing resolves it again, after the allocation).
-    pub(crate) fn resolve_if_allocated(&self, binding_table: &[iree_hal_buffer_binding_t], what: &str) -> Result<Option<DeviceRange>> {
-        self.locate(binding_table, what, Some(DeviceRange::unbound()), |buffer, offset, length| {
-            // SAFETY: `locate` passes only live buffers.
-            unsafe { resolve_buffer_for_recording(buffer, offset, length, what) }.map(|(_, range)| range)
-        })
+    /// The range this reference names, checked but without its device address (NULL): at
+    /// submission a stream-ordered buffer may not be allocated yet; issuing resolves it.
+    pub(crate) fn locate(&self, binding_table: &[iree_hal_buffer_binding_t], what: &str) -> Result<DeviceRange> {
+        self.range(binding_table, what, false)
     }
 
-    /// Finds the buffer and range this reference names under `binding_table` and hands
-    /// them to `resolve` (a live buffer, an offset and length within its view).
-    fn locate<T>(
-        &self,
-        binding_table: &[iree_hal_buffer_binding_t],
-        what: &str,
-        unbound: T,
-        resolve: impl FnOnce(*mut iree_hal_buffer_t, u64, u64) -> Result<T>,
-    ) -> Result<T> {
+    fn range(&self, binding_table: &[iree_hal_buffer_binding_t], what: &str, with_address: bool) -> Result<DeviceRange> {
+        let find = if with_address { resolve_buffer } else { locate_buffer };
         match &self.source {
-            // Retained, so live.
-            BufferSource::Direct(buffer) => resolve(buffer.as_ptr(), self.offset, self.length),
-            BufferSource::Unbound => Ok(unbound),
+            // SAFETY: held by the resource set of the list the reference belongs to, which
+            // outlives every use of its commands.
+            BufferSource::Direct(buffer) => unsafe { find(*buffer, self.offset, self.length, what) },
+            BufferSource::Unbound => Ok(DeviceRange::unbound()),
             BufferSource::Slot(slot) => {
                 let binding = binding_table.get(*slot as usize).ok_or_else(|| {
                     crate::status!(
@@ -263,36 +264,56 @@ impl BufferRef {
                     binding.length
                 };
                 let (offset, length) = subrange(binding.offset, max_length, self.offset, self.length, what)?;
-                resolve(binding.buffer, offset, length)
+                // SAFETY: as above.
+                unsafe { find(binding.buffer, offset, length, what) }
             }
         }
     }
 }
 
 /// How many workgroups a dispatch launches.
+#[derive(Clone, Copy)]
 pub(crate) enum Workgroups {
     Direct([u32; 3]),
     /// Three u32 values read from this buffer range when the dispatch is issued.
     Indirect(BufferRef),
 }
 
-/// A recorded dispatch.
-pub(crate) struct Dispatch {
-    pub executable: RetainedExecutable,
-    pub export_ordinal: u32,
-    pub workgroups: Workgroups,
-    pub constants: Vec<u32>,
-    pub bindings: Vec<BufferRef>,
+/// A run of entries in one of a command list's shared arrays.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Span {
+    pub start: usize,
+    pub len: usize,
 }
 
-/// One recorded command.
+impl Span {
+    fn of<T>(items: &[T], span: Span) -> &[T] {
+        &items[span.start..span.start + span.len]
+    }
+}
+
+/// A recorded dispatch; its constants and bindings live in the command list's shared
+/// arrays (`CommandList::constants`, `CommandList::bindings`).
+#[derive(Clone, Copy)]
+pub(crate) struct Dispatch {
+    /// Held by the list's resource set.
+    pub executable: *mut iree_hal_executable_t,
+    pub export_ordinal: u32,
+    pub workgroups: Workgroups,
+    pub constants: Span,
+    pub bindings: Span,
+}
+
+/// One recorded command. Variable-length payloads (dispatch constants and bindings,
+/// update data) live in the command list's shared arrays, named by spans, so recording a
+/// command allocates nothing of its own.
 pub(crate) enum Command {
     /// Writes `pattern` (its low `pattern_length` bytes, 1, 2 or 4) over the range.
     Fill { target: BufferRef, pattern: u32, pattern_length: u8 },
-    /// Copies bytes captured at record time into the range.
-    Update { target: BufferRef, data: Box<[u8]> },
+    /// Copies bytes captured at record time (`CommandList::update_data`) into the range.
+    Update { target: BufferRef, data: Span },
     Copy { source: BufferRef, target: BufferRef },
-    Dispatch(Box<Dispatch>),
+    Dispatch(Dispatch),
     /// Everything before completes before anything after starts.
     Barrier,
     /// Signals the event once everything before has completed (`crate::event`).
@@ -320,6 +341,162 @@ impl Command {
     }
 }
 
+/// What a command buffer recorded: its commands, the arrays their payloads live in, and the
+/// references that keep every object they name alive for as long as the list lives.
+///
+/// Lists are recycled (`CommandList::take`, `CommandList::recycle`): a program records
+/// command buffers of much the same shape over and over, and reusing the grown arrays
+/// saves their reallocations and the page faults of fresh memory on every recording.
+#[derive(Default)]
+pub(crate) struct CommandList {
+    commands: Vec<Command>,
+    /// Every dispatch's bindings, back to back.
+    bindings: Vec<BufferRef>,
+    /// Every dispatch's constants, back to back.
+    constants: Vec<u32>,
+    /// Every update's data, back to back; not touched once the list is complete, so issued
+    /// copies may read it while the list lives.
+    update_data: Vec<u8>,
+    resources: ResourceSet,
+}
+
+// SAFETY: the raw buffer and executable pointers in commands name objects `resources` holds
+// references to; HAL objects are usable from any thread.
+unsafe impl Send for CommandList {}
+unsafe impl Sync for CommandList {}
+
+/// How many emptied lists are kept for reuse, process wide.
+const RECYCLED_LISTS: usize = 8;
+
+/// Lists holding more storage than this are freed rather than kept.
+const RECYCLED_LIST_MAX_BYTES: usize = 1 << 20;
+
+/// Emptied lists with their storage, waiting for the next command buffer.
+static RECYCLED: parking_lot::Mutex<Vec<CommandList>> = parking_lot::Mutex::new(Vec::new());
+
+impl CommandList {
+    /// An empty list, reusing the storage of one recycled earlier when there is one.
+    pub(crate) fn take() -> CommandList {
+        RECYCLED.lock().pop().unwrap_or_default()
+    }
+
+    /// Releases everything the list holds and keeps its storage for `take`, unless enough
+    /// lists are kept already or this one is too large to keep.
+    pub(crate) fn recycle(mut self) {
+        self.commands.clear();
+        self.bindings.clear();
+        self.constants.clear();
+        self.update_data.clear();
+        self.resources.clear();
+        if self.capacity_bytes() > RECYCLED_LIST_MAX_BYTES {
+            return;
+        }
+        let mut recycled = RECYCLED.lock();
+        if recycled.len() < RECYCLED_LISTS {
+            recycled.push(self);
+        }
+    }
+
+    /// Bytes of storage the list keeps allocated.
+    fn capacity_bytes(&self) -> usize {
+        self.commands.capacity() * core::mem::size_of::<Command>()
+            + self.bindings.capacity() * core::mem::size_of::<BufferRef>()
+            + self.constants.capacity() * core::mem::size_of::<u32>()
+            + self.update_data.capacity()
+            + self.resources.capacity_bytes()
+    }
+
+    pub(crate) fn commands(&self) -> &[Command] {
+        &self.commands
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.commands.is_empty()
+    }
+
+    #[inline]
+    pub(crate) fn push(&mut self, command: Command) {
+        self.commands.push(command);
+    }
+
+    /// Removes the last command (one that failed to issue inline). Its payloads stay in the
+    /// shared arrays, unused; its objects stay held until the list goes.
+    pub(crate) fn pop(&mut self) {
+        self.commands.pop();
+    }
+
+    pub(crate) fn bindings(&self, dispatch: &Dispatch) -> &[BufferRef] {
+        Span::of(&self.bindings, dispatch.bindings)
+    }
+
+    pub(crate) fn constants(&self, dispatch: &Dispatch) -> &[u32] {
+        Span::of(&self.constants, dispatch.constants)
+    }
+
+    pub(crate) fn update_data(&self, data: Span) -> &[u8] {
+        Span::of(&self.update_data, data)
+    }
+
+    /// Appends a dispatch's constants.
+    #[inline]
+    pub(crate) fn add_constants(&mut self, constants: impl Iterator<Item = u32>) -> Span {
+        let start = self.constants.len();
+        self.constants.extend(constants);
+        Span { start, len: self.constants.len() - start }
+    }
+
+    /// Appends a dispatch's bindings. A buffer given directly that is one of ours and in
+    /// range is held and recorded here; any other reference (a slot, NULL, or one that fails
+    /// the checks) is left to `capture`, which records it or explains the failure. On
+    /// failure none of the dispatch's bindings are kept.
+    ///
+    /// # Safety
+    /// Every non-null `refs[i].buffer` must be a live HAL buffer.
+    #[inline]
+    pub(crate) unsafe fn add_bindings(
+        &mut self,
+        refs: &[iree_hal_buffer_ref_t],
+        mut capture: impl FnMut(&mut ResourceSet, usize, &iree_hal_buffer_ref_t) -> Result<BufferRef>,
+    ) -> Result<Span> {
+        let start = self.bindings.len();
+        self.bindings.reserve(refs.len());
+        for (index, buffer_ref) in refs.iter().enumerate() {
+            // SAFETY: per the caller.
+            let located = unsafe { locate_valid(buffer_ref.buffer, buffer_ref.offset, buffer_ref.length) };
+            let binding = match located {
+                Some(range) => {
+                    // SAFETY: per the caller (non-null: it was located).
+                    unsafe { self.resources.hold_buffer(buffer_ref.buffer) };
+                    BufferRef { source: BufferSource::Direct(buffer_ref.buffer), offset: buffer_ref.offset, length: range.length }
+                }
+                None => match capture(&mut self.resources, index, buffer_ref) {
+                    Ok(binding) => binding,
+                    Err(status) => {
+                        self.bindings.truncate(start);
+                        return Err(status);
+                    }
+                },
+            };
+            self.bindings.push(binding);
+        }
+        Ok(Span { start, len: refs.len() })
+    }
+
+    /// Copies an update's data in.
+    pub(crate) fn add_update_data(&mut self, data: &[u8]) -> Result<Span> {
+        let start = self.update_data.len();
+        self.update_data
+            .try_reserve(data.len())
+            .map_err(|_| crate::status!(ResourceExhausted, "update_buffer: cannot hold {} bytes of update data", data.len()))?;
+        self.update_data.extend_from_slice(data);
+        Ok(Span { start, len: data.len() })
+    }
+
+    pub(crate) fn resources(&mut self) -> &mut ResourceSet {
+        &mut self.resources
+    }
+}
+
 /// Whether some wait names an event not signalled earlier in `commands`: such waits depend
 /// on other submissions, which a graph cannot express, so the commands go onto a stream.
 pub(crate) fn waits_outside(commands: &[Command]) -> bool {
@@ -336,39 +513,31 @@ pub(crate) fn waits_outside(commands: &[Command]) -> bool {
 
 impl Command {
     /// Resolves every binding table slot the command names against `binding_table`, with
-    /// the checks issuing would make, so that a bad table fails at submission. Slots whose
-    /// stream-ordered buffers are not allocated yet get the checks that need no address.
-    pub(crate) fn check_slots(&self, binding_table: &[iree_hal_buffer_binding_t]) -> Result<()> {
+    /// the checks issuing would make, so that a bad table fails at submission.
+    pub(crate) fn check_slots(&self, list: &CommandList, binding_table: &[iree_hal_buffer_binding_t]) -> Result<()> {
         let what = self.name();
         let is_slot = |r: &BufferRef| matches!(r.source, BufferSource::Slot(_));
         match self {
-            Command::Fill { target, pattern_length, .. } if is_slot(target) => match target.resolve_if_allocated(binding_table, what)? {
-                Some(range) => check_fill_alignment(&range, *pattern_length, what),
-                None => Ok(()),
-            },
+            Command::Fill { target, pattern_length, .. } if is_slot(target) => {
+                check_fill_alignment(&target.locate(binding_table, what)?, *pattern_length, what)
+            }
             Command::Update { target, data } if is_slot(target) => {
-                if let Some(range) = target.resolve_if_allocated(binding_table, what)? {
-                    if range.length != data.len() as u64 {
-                        return Err(crate::status!(Internal, "{what}: resolved {} bytes for {} bytes of data", range.length, data.len()));
-                    }
+                let range = target.locate(binding_table, what)?;
+                if range.length != data.len as u64 {
+                    return Err(crate::status!(Internal, "{what}: resolved {} bytes for {} bytes of data", range.length, data.len));
                 }
                 Ok(())
             }
             Command::Copy { source, target } if is_slot(source) || is_slot(target) => {
-                let source = source.resolve_if_allocated(binding_table, what)?;
-                let target = target.resolve_if_allocated(binding_table, what)?;
-                if let (Some(source), Some(target)) = (source, target) {
-                    check_copy_ranges(&source, &target, what)?;
-                }
-                Ok(())
+                super::stream::check_copy(&source.locate(binding_table, what)?, &target.locate(binding_table, what)?, what)
             }
             Command::Dispatch(dispatch) => {
                 let indirect = match &dispatch.workgroups {
                     Workgroups::Indirect(workgroups_ref) => Some(workgroups_ref),
                     Workgroups::Direct(_) => None,
                 };
-                for buffer_ref in dispatch.bindings.iter().chain(indirect).filter(|r| is_slot(r)) {
-                    buffer_ref.resolve_if_allocated(binding_table, what)?;
+                for buffer_ref in list.bindings(dispatch).iter().chain(indirect).filter(|r| is_slot(r)) {
+                    buffer_ref.locate(binding_table, what)?;
                 }
                 Ok(())
             }
@@ -377,18 +546,27 @@ impl Command {
     }
 }
 
-/// The checks a copy's two resolved ranges must pass: equal lengths, no overlap.
-pub(crate) fn check_copy_ranges(source: &DeviceRange, target: &DeviceRange, what: &str) -> Result<()> {
-    if source.length != target.length {
+/// Whether `value` is a multiple of a fill pattern's length (1, 2 or 4 bytes: a power of
+/// two, so a mask does what a division would, and fills are recorded by the thousand).
+#[inline]
+pub(crate) fn aligned_to_pattern(value: u64, pattern_length: u64) -> bool {
+    debug_assert!(pattern_length.is_power_of_two());
+    value & (pattern_length - 1) == 0
+}
+
+/// Checks a fill range located at record time against the pattern's alignment rules: its
+/// offset in the allocation stands in for the device address, not known yet (allocations
+/// are aligned for any pattern; `check_fill_alignment` checks the address when issued).
+#[inline]
+pub(crate) fn check_fill_offset(range: &DeviceRange, pattern_length: u8, what: &str) -> Result<()> {
+    let pattern_length = u64::from(pattern_length);
+    if !aligned_to_pattern(range.length, pattern_length) || !aligned_to_pattern(range.allocation_offset, pattern_length) {
         return Err(crate::status!(
             InvalidArgument,
-            "{what}: source length {} and target length {} differ",
-            source.length,
-            target.length
+            "{what}: range (offset {} in its allocation, length {}) is not aligned to the {pattern_length}-byte pattern",
+            range.allocation_offset,
+            range.length
         ));
-    }
-    if source.overlaps(target) {
-        return Err(crate::status!(InvalidArgument, "{what}: source and target ranges overlap within the same buffer"));
     }
     Ok(())
 }
@@ -396,7 +574,9 @@ pub(crate) fn check_copy_ranges(source: &DeviceRange, target: &DeviceRange, what
 /// Checks a resolved fill range against the pattern's alignment rules.
 pub(crate) fn check_fill_alignment(range: &DeviceRange, pattern_length: u8, what: &str) -> Result<()> {
     let pattern_length = u64::from(pattern_length);
-    if !range.length.is_multiple_of(pattern_length) || !(range.pointer as usize as u64).is_multiple_of(pattern_length) {
+    // Located but unresolved ranges have no address yet: their allocation's base is aligned.
+    let address = if range.pointer.is_null() { range.allocation_offset } else { range.pointer as usize as u64 };
+    if !aligned_to_pattern(range.length, pattern_length) || !aligned_to_pattern(address, pattern_length) {
         return Err(crate::status!(
             InvalidArgument,
             "{what}: range (offset {} in its allocation, length {}) is not aligned to the {pattern_length}-byte pattern",

@@ -3,8 +3,8 @@
 //! signalled earlier in the graph) becomes a node every later node depends on. The graph is instantiated once per (GPU, binding table contents) and relaunched.
 
 use super::commands::*;
-use super::kernels::KernelArguments;
-use super::stream::{prepare_dispatch, resolve_copy};
+use super::kernels::KernelArgumentTable;
+use super::stream::{plan, Grid, Plan, Step};
 use crate::abi::*;
 use crate::hip::types::*;
 use crate::hip::HipSymbols;
@@ -51,7 +51,7 @@ struct InstantiatedGraph {
     /// The context of the GPU it was built for, current while it is destroyed.
     context: hipCtx_t,
     /// Kernel argument blocks the kernel nodes were given.
-    _arguments: Vec<KernelArguments>,
+    _arguments: KernelArgumentTable,
 }
 
 // SAFETY: a graph exec handle may be launched and destroyed from any thread.
@@ -73,14 +73,14 @@ impl GraphCache {
         gpu_context: hipCtx_t,
         gpu_index: usize,
         stream: hipStream_t,
-        commands: &[Command],
+        list: &CommandList,
         binding_table: &[iree_hal_buffer_binding_t],
     ) -> Result<()> {
         let key = GraphKey::new(gpu_index, binding_table);
         let index = match self.graphs.iter().position(|graph| graph.key == key) {
             Some(index) => index,
             None => {
-                let (exec, arguments) = build(hip, gpu_context, gpu_index, commands, binding_table)?;
+                let (exec, arguments) = build(hip, gpu_context, gpu_index, list, binding_table)?;
                 if self.graphs.len() == GRAPH_CACHE_CAPACITY {
                     // The oldest graph may still run on this stream: let it finish first.
                     hip_call!(hip, hipStreamSynchronize(stream))?;
@@ -91,7 +91,7 @@ impl GraphCache {
             }
         };
         hip_call!(hip, hipGraphLaunch(self.graphs[index].exec, stream))?;
-        for command in commands {
+        for command in list.commands() {
             if let Command::SignalEvent(event) = command {
                 event.note_graph_signal(gpu_index);
             }
@@ -153,23 +153,22 @@ fn build(
     hip: &HipSymbols,
     gpu_context: hipCtx_t,
     gpu_index: usize,
-    commands: &[Command],
+    list: &CommandList,
     binding_table: &[iree_hal_buffer_binding_t],
-) -> Result<(hipGraphExec_t, Vec<KernelArguments>)> {
+) -> Result<(hipGraphExec_t, KernelArgumentTable)> {
+    let Plan { steps, mut arguments } = plan(gpu_index, list, 0..list.commands().len(), binding_table)?;
     let mut graph: hipGraph_t = core::ptr::null_mut();
     hip_call!(hip, hipGraphCreate(&mut graph, 0))?;
     let guard = GraphGuard { hip, graph };
     let mut chain = NodeChain { barrier: None, since_barrier: Vec::new() };
-    let mut arguments = Vec::new();
-    for command in commands {
-        let what = command.name();
+    for step in steps {
         let mut node: hipGraphNode_t = core::ptr::null_mut();
         let (dependencies, dependency_count) = chain.dependencies();
-        match command {
+        match step {
             // Waits only reach graphs when every event they name is signalled earlier in
             // the same command buffer (see `waits_outside`): then all work before the wait,
             // the signals included, completing first is what a barrier gives.
-            Command::Barrier | Command::WaitEvents(_) => {
+            Step::Barrier | Step::Wait(_) => {
                 match chain.since_barrier.len() {
                     0 => {}
                     // A lone node can serve as the barrier itself.
@@ -182,8 +181,7 @@ fn build(
                 }
                 continue;
             }
-            Command::ResetEvent { .. } => continue,
-            Command::SignalEvent(event) => {
+            Step::Signal(event) => {
                 // After everything recorded so far: the nodes since the last barrier, which
                 // each follow the barrier, or the barrier alone.
                 let target = event.graph_record_target(gpu_index)?;
@@ -194,25 +192,22 @@ fn build(
                 };
                 hip_call!(hip, hipGraphAddEventRecordNode(&mut node, graph, dependencies, dependency_count, target))?;
             }
-            Command::Fill { target, pattern, pattern_length } => {
-                let range = target.resolve(binding_table, what)?;
-                check_fill_alignment(&range, *pattern_length, what)?;
+            Step::Fill { range, pattern, pattern_length } => {
                 if range.length == 0 {
                     continue;
                 }
                 let params = hipMemsetParams {
                     dst: range.device_pointer(),
-                    elementSize: u32::from(*pattern_length),
+                    elementSize: u32::from(pattern_length),
                     height: 1,
                     pitch: 0,
-                    value: *pattern,
-                    width: (range.length / u64::from(*pattern_length)) as usize,
+                    value: pattern,
+                    width: (range.length / u64::from(pattern_length)) as usize,
                 };
                 hip_call!(hip, hipGraphAddMemsetNode(&mut node, graph, dependencies, dependency_count, &params))?;
             }
-            Command::Update { target, data } => {
-                let add_memcpy = hip.hipDrvGraphAddMemcpyNode.ok_or_else(|| missing_memcpy_node(hip, what))?;
-                let range = target.resolve(binding_table, what)?;
+            Step::Update { range, data } => {
+                let add_memcpy = hip.hipDrvGraphAddMemcpyNode.ok_or_else(|| missing_memcpy_node(hip, "update_buffer"))?;
                 if range.length == 0 {
                     continue;
                 }
@@ -229,9 +224,8 @@ fn build(
                 };
                 hip.check(error, "hipDrvGraphAddMemcpyNode", crate::here!())?;
             }
-            Command::Copy { source, target } => {
-                let add_memcpy = hip.hipDrvGraphAddMemcpyNode.ok_or_else(|| missing_memcpy_node(hip, what))?;
-                let (source, target) = resolve_copy(source, target, binding_table, what)?;
+            Step::Copy { source, target } => {
+                let add_memcpy = hip.hipDrvGraphAddMemcpyNode.ok_or_else(|| missing_memcpy_node(hip, "copy_buffer"))?;
                 if target.length == 0 {
                     continue;
                 }
@@ -247,24 +241,19 @@ fn build(
                 };
                 hip.check(error, "hipDrvGraphAddMemcpyNode", crate::here!())?;
             }
-            Command::Dispatch(dispatch) => {
-                let Workgroups::Direct(grid) = dispatch.workgroups else {
-                    return Err(crate::status!(Internal, "{what}: indirect dispatches are issued through streams, not graphs"));
+            Step::Launch { info, arguments: span, grid } => {
+                let Grid::Direct(grid) = grid else {
+                    return Err(crate::status!(Internal, "dispatch_indirect: indirect dispatches are issued through streams, not graphs"));
                 };
-                if grid.contains(&0) {
-                    continue;
-                }
-                let (info, mut kernel_arguments) = prepare_dispatch(dispatch, binding_table, gpu_index, what)?;
                 let params = hipKernelNodeParams {
                     blockDim: dim3 { x: info.block_dims[0], y: info.block_dims[1], z: info.block_dims[2] },
                     extra: core::ptr::null_mut(),
                     func: info.function.cast(),
                     gridDim: dim3 { x: grid[0], y: grid[1], z: grid[2] },
-                    kernelParams: kernel_arguments.kernel_params(),
+                    kernelParams: arguments.kernel_params(span),
                     sharedMemBytes: info.shared_memory_bytes,
                 };
                 hip_call!(hip, hipGraphAddKernelNode(&mut node, graph, dependencies, dependency_count, &params))?;
-                arguments.push(kernel_arguments);
             }
         }
         chain.since_barrier.push(node);

@@ -22,6 +22,7 @@ pub(crate) struct KernelLaunchInfo {
 
 /// Finds the kernel of `export_ordinal` of `executable` (one of our executables) for the
 /// device's GPU `gpu_index`.
+#[inline]
 pub(crate) fn lookup_kernel(executable: *mut iree_hal_executable_t, export_ordinal: u32, gpu_index: usize) -> Result<KernelLaunchInfo> {
     // SAFETY: callers pass live executables (retained by the command buffer or IREE's
     // caller); the vtable check rejects anyone else's.
@@ -36,37 +37,68 @@ pub(crate) fn lookup_kernel(executable: *mut iree_hal_executable_t, export_ordin
     })
 }
 
-/// The `kernelParams` array of one launch, laid out as IREE's HIP driver does: one pointer
-/// per argument, each to an 8-byte slot; binding slots hold device pointers, constant slots
-/// hold a u32 in their first 4 bytes.
-pub(crate) struct KernelArguments {
-    slots: Box<[u64]>,
+/// Where one launch's arguments lie in a `KernelArgumentTable`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ArgumentSpan {
+    start: usize,
+}
+
+/// Collects the argument slots of every launch of one issue, back to back, so that a
+/// command buffer's launches share two allocations instead of taking some each.
+///
+/// Each argument is an 8-byte slot, laid out as IREE's HIP kernels expect: bindings first
+/// (device pointers), then constants (a u32 in the slot's first 4 bytes, zero padded).
+#[derive(Default)]
+pub(crate) struct KernelArgumentBuilder {
+    slots: Vec<u64>,
+}
+
+impl KernelArgumentBuilder {
+    pub(crate) fn with_capacity(slots: usize) -> KernelArgumentBuilder {
+        KernelArgumentBuilder { slots: Vec::with_capacity(slots) }
+    }
+
+    /// Starts the arguments of a launch; its bindings and constants follow.
+    pub(crate) fn start_launch(&self) -> ArgumentSpan {
+        ArgumentSpan { start: self.slots.len() }
+    }
+
+    pub(crate) fn push_binding(&mut self, device_pointer: *mut c_void) {
+        self.slots.push(device_pointer as usize as u64);
+    }
+
+    pub(crate) fn push_constant(&mut self, value: u32) {
+        // The u32 goes in the slot's first bytes, where a pointer to the slot points.
+        let mut bytes = [0u8; 8];
+        bytes[..4].copy_from_slice(&value.to_ne_bytes());
+        self.slots.push(u64::from_ne_bytes(bytes));
+    }
+
+    /// Fixes the slots in place and makes the pointer to each, which launches pass.
+    pub(crate) fn finish(self) -> KernelArgumentTable {
+        let mut slots = self.slots.into_boxed_slice();
+        // A boxed slice's heap storage does not move with the box, so the pointers stay valid.
+        let pointers = slots.iter_mut().map(|slot| (slot as *mut u64).cast::<c_void>()).collect();
+        KernelArgumentTable { _slots: slots, pointers }
+    }
+}
+
+/// The `kernelParams` arrays of many launches: one pointer per argument, each to its slot.
+pub(crate) struct KernelArgumentTable {
+    /// Only reached through `pointers`.
+    _slots: Box<[u64]>,
     pointers: Box<[*mut c_void]>,
 }
 
-// SAFETY: the pointers only point into `slots`, owned alongside.
-unsafe impl Send for KernelArguments {}
-unsafe impl Sync for KernelArguments {}
+// SAFETY: the pointers only point into `_slots`, owned alongside.
+unsafe impl Send for KernelArgumentTable {}
+unsafe impl Sync for KernelArgumentTable {}
 
-impl KernelArguments {
-    pub(crate) fn new(bindings: &[*mut c_void], constants: &[u32]) -> KernelArguments {
-        let binding_slots = bindings.iter().map(|b| *b as usize as u64);
-        // The u32 goes in the slot's first bytes, where a pointer to it points.
-        let constant_slots = constants.iter().map(|c| {
-            let mut bytes = [0u8; 8];
-            bytes[..4].copy_from_slice(&c.to_ne_bytes());
-            u64::from_ne_bytes(bytes)
-        });
-        let mut slots: Box<[u64]> = binding_slots.chain(constant_slots).collect();
-        // A boxed slice's heap storage does not move with the box, so the pointers stay valid.
-        let pointers = slots.iter_mut().map(|slot| (slot as *mut u64).cast::<c_void>()).collect();
-        KernelArguments { slots, pointers }
-    }
-
-    /// The `kernelParams` argument of a launch; valid while `self` lives.
-    pub(crate) fn kernel_params(&mut self) -> *mut *mut c_void {
-        debug_assert_eq!(self.slots.len(), self.pointers.len());
-        self.pointers.as_mut_ptr()
+impl KernelArgumentTable {
+    /// The `kernelParams` argument of the launch at `span`; valid while `self` lives.
+    pub(crate) fn kernel_params(&mut self, span: ArgumentSpan) -> *mut *mut c_void {
+        // In bounds: a launch with no arguments may start at the end.
+        self.pointers[span.start..].as_mut_ptr()
     }
 }
 
@@ -76,9 +108,17 @@ mod tests {
 
     #[test]
     fn arguments_are_pointers_to_bindings_then_constants() {
-        let bindings = [0x1000usize as *mut c_void, 0x2000usize as *mut c_void];
-        let mut args = KernelArguments::new(&bindings, &[7, 0xFFFF_FFFF]);
-        let params = args.kernel_params();
+        let mut builder = KernelArgumentBuilder::default();
+        let first = builder.start_launch();
+        builder.push_binding(0x1000usize as *mut c_void);
+        builder.push_binding(0x2000usize as *mut c_void);
+        builder.push_constant(7);
+        builder.push_constant(0xFFFF_FFFF);
+        let second = builder.start_launch();
+        builder.push_constant(9);
+        let empty = builder.start_launch();
+        let mut table = builder.finish();
+        let params = table.kernel_params(first);
         // SAFETY: four valid slot pointers.
         unsafe {
             assert_eq!(*(*params.add(0)).cast::<usize>(), 0x1000);
@@ -87,5 +127,10 @@ mod tests {
             assert_eq!(*(*params.add(3)).cast::<u32>(), 0xFFFF_FFFF);
             assert_eq!(*(*params.add(3)).cast::<u8>().add(4), 0, "constant slots are zero padded");
         }
+        let params = table.kernel_params(second);
+        // SAFETY: one valid slot pointer.
+        unsafe { assert_eq!(*(*params).cast::<u32>(), 9) };
+        // A launch without arguments gets a pointer it never reads through.
+        let _ = table.kernel_params(empty);
     }
 }

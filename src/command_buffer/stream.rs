@@ -4,49 +4,75 @@
 //! stream and waits make the stream wait for it (`crate::event`).
 
 use super::commands::*;
-use super::kernels::{lookup_kernel, KernelArguments, KernelLaunchInfo};
+use super::kernels::{lookup_kernel, ArgumentSpan, KernelArgumentBuilder, KernelArgumentTable, KernelLaunchInfo};
 use crate::abi::*;
 use crate::hip::types::*;
 use crate::hip::HipSymbols;
 use crate::hip_call;
 use crate::status::Result;
-use core::ffi::{c_char, c_int, c_short, c_void};
+use core::ffi::{c_char, c_int, c_short};
+use core::ops::Range;
 
-/// One command with everything resolved, ready to enqueue.
-enum Step<'a> {
+/// One command with everything resolved, ready to enqueue (or to become a graph node).
+pub(crate) enum Step<'a> {
     Fill { range: DeviceRange, pattern: u32, pattern_length: u8 },
     Update { range: DeviceRange, data: &'a [u8] },
     Copy { source: DeviceRange, target: DeviceRange },
-    Launch { info: KernelLaunchInfo, arguments: KernelArguments, grid: Grid },
+    Launch { info: KernelLaunchInfo, arguments: ArgumentSpan, grid: Grid },
+    /// Nothing to do on a stream, which runs in order.
+    Barrier,
     Signal(&'a RetainedEvent),
     Wait(&'a [RetainedEvent]),
 }
 
-enum Grid {
+pub(crate) enum Grid {
     Direct([u32; 3]),
     /// Read from this range when the launch is reached.
     Indirect(DeviceRange),
 }
 
-/// Enqueues `commands` on `stream`; the GPU's context must be current. Every reference is
-/// resolved and every kernel looked up before anything is enqueued, so bad input fails
-/// without leaving part of the command buffer on the stream.
+/// Commands resolved for one issue, and the argument slots of their launches.
+pub(crate) struct Plan<'a> {
+    pub steps: Vec<Step<'a>>,
+    pub arguments: KernelArgumentTable,
+}
+
+/// Enqueues `list`'s commands in `range` on `stream`; the GPU's context must be current.
+/// Every reference is resolved and every kernel looked up before anything is enqueued, so
+/// bad input fails without leaving part of the command buffer on the stream.
 pub(crate) fn issue(
     hip: &HipSymbols,
     gpu_index: usize,
     stream: hipStream_t,
-    commands: &[Command],
+    list: &CommandList,
+    range: Range<usize>,
     binding_table: &[iree_hal_buffer_binding_t],
 ) -> Result<()> {
-    let steps = plan(gpu_index, commands, binding_table)?;
+    let Plan { steps, mut arguments } = plan(gpu_index, list, range, binding_table)?;
     for step in steps {
-        enqueue(hip, gpu_index, stream, step)?;
+        enqueue(hip, gpu_index, stream, step, &mut arguments)?;
     }
     Ok(())
 }
 
-fn plan<'a>(gpu_index: usize, commands: &'a [Command], binding_table: &[iree_hal_buffer_binding_t]) -> Result<Vec<Step<'a>>> {
+/// Resolves `list`'s commands in `range` against `binding_table` for GPU `gpu_index`.
+pub(crate) fn plan<'a>(
+    gpu_index: usize,
+    list: &'a CommandList,
+    range: Range<usize>,
+    binding_table: &[iree_hal_buffer_binding_t],
+) -> Result<Plan<'a>> {
+    let commands = &list.commands()[range];
     let mut steps = Vec::with_capacity(commands.len());
+    // Enough for every launch: kernels take at most the bindings and constants recorded.
+    let slot_bound = commands
+        .iter()
+        .map(|command| match command {
+            Command::Dispatch(dispatch) => dispatch.bindings.len + dispatch.constants.len,
+            _ => 0,
+        })
+        .sum();
+    let mut arguments = KernelArgumentBuilder::with_capacity(slot_bound);
     for command in commands {
         let what = command.name();
         let step = match command {
@@ -57,10 +83,10 @@ fn plan<'a>(gpu_index: usize, commands: &'a [Command], binding_table: &[iree_hal
             }
             Command::Update { target, data } => {
                 let range = target.resolve(binding_table, what)?;
-                if range.length != data.len() as u64 {
-                    return Err(crate::status!(Internal, "{what}: resolved {} bytes for {} bytes of data", range.length, data.len()));
+                if range.length != data.len as u64 {
+                    return Err(crate::status!(Internal, "{what}: resolved {} bytes for {} bytes of data", range.length, data.len));
                 }
-                Step::Update { range, data }
+                Step::Update { range, data: list.update_data(*data) }
             }
             Command::Copy { source, target } => {
                 let (source, target) = resolve_copy(source, target, binding_table, what)?;
@@ -82,10 +108,11 @@ fn plan<'a>(gpu_index: usize, commands: &'a [Command], binding_table: &[iree_hal
                         Grid::Indirect(range)
                     }
                 };
-                let (info, arguments) = prepare_dispatch(dispatch, binding_table, gpu_index, what)?;
-                Step::Launch { info, arguments, grid }
+                let (info, span) = prepare_dispatch(list, dispatch, binding_table, gpu_index, what, &mut arguments)?;
+                Step::Launch { info, arguments: span, grid }
             }
-            Command::Barrier | Command::ResetEvent { .. } => continue, // streams run in order
+            Command::Barrier => Step::Barrier,
+            Command::ResetEvent { .. } => continue, // nothing to do on the GPU
             Command::SignalEvent(event) => {
                 event.check_gpu(gpu_index)?;
                 Step::Signal(event)
@@ -94,11 +121,12 @@ fn plan<'a>(gpu_index: usize, commands: &'a [Command], binding_table: &[iree_hal
         };
         steps.push(step);
     }
-    Ok(steps)
+    Ok(Plan { steps, arguments: arguments.finish() })
 }
 
-fn enqueue(hip: &HipSymbols, gpu_index: usize, stream: hipStream_t, step: Step) -> Result<()> {
+fn enqueue(hip: &HipSymbols, gpu_index: usize, stream: hipStream_t, step: Step, arguments: &mut KernelArgumentTable) -> Result<()> {
     match step {
+        Step::Barrier => Ok(()),
         Step::Signal(event) => event.record(hip, gpu_index, stream),
         Step::Wait(events) => events.iter().try_for_each(|event| event.make_stream_wait(hip, stream)),
         Step::Fill { range, pattern, pattern_length } => {
@@ -129,7 +157,7 @@ fn enqueue(hip: &HipSymbols, gpu_index: usize, stream: hipStream_t, step: Step) 
                 hipMemcpyAsync(target.device_pointer(), source.device_pointer(), target.length as usize, hipMemcpyDeviceToDevice, stream)
             )
         }
-        Step::Launch { info, mut arguments, grid } => {
+        Step::Launch { info, arguments: span, grid } => {
             let grid = match grid {
                 Grid::Direct(count) => count,
                 Grid::Indirect(range) => read_indirect_workgroups(hip, stream, &range)?,
@@ -149,7 +177,7 @@ fn enqueue(hip: &HipSymbols, gpu_index: usize, stream: hipStream_t, step: Step) 
                     info.block_dims[2],
                     info.shared_memory_bytes,
                     stream,
-                    arguments.kernel_params(),
+                    arguments.kernel_params(span),
                     core::ptr::null_mut()
                 )
             )
@@ -166,41 +194,63 @@ pub(crate) fn resolve_copy(
 ) -> Result<(DeviceRange, DeviceRange)> {
     let source = source.resolve(binding_table, what)?;
     let target = target.resolve(binding_table, what)?;
-    check_copy_ranges(&source, &target, what)?;
+    check_copy(&source, &target, what)?;
     Ok((source, target))
 }
 
-/// Looks up the kernel of a dispatch and lays out its arguments.
+/// Checks the two ranges of a copy against each other.
+pub(crate) fn check_copy(source: &DeviceRange, target: &DeviceRange, what: &str) -> Result<()> {
+    if source.length != target.length {
+        return Err(crate::status!(
+            InvalidArgument,
+            "{what}: source length {} and target length {} differ",
+            source.length,
+            target.length
+        ));
+    }
+    if source.overlaps(&target) {
+        return Err(crate::status!(InvalidArgument, "{what}: source and target ranges overlap within the same buffer"));
+    }
+    Ok(())
+}
+
+/// Looks up the kernel of a dispatch and adds its arguments to `arguments`.
 pub(crate) fn prepare_dispatch(
+    list: &CommandList,
     dispatch: &Dispatch,
     binding_table: &[iree_hal_buffer_binding_t],
     gpu_index: usize,
     what: &str,
-) -> Result<(KernelLaunchInfo, KernelArguments)> {
-    let info = lookup_kernel(dispatch.executable.as_ptr(), dispatch.export_ordinal, gpu_index)?;
-    if dispatch.bindings.len() < info.binding_count {
+    arguments: &mut KernelArgumentBuilder,
+) -> Result<(KernelLaunchInfo, ArgumentSpan)> {
+    let info = lookup_kernel(dispatch.executable, dispatch.export_ordinal, gpu_index)?;
+    let (bindings, constants) = (list.bindings(dispatch), list.constants(dispatch));
+    if bindings.len() < info.binding_count {
         return Err(crate::status!(
             InvalidArgument,
             "{what}: export {} takes {} bindings but {} were given",
             dispatch.export_ordinal,
             info.binding_count,
-            dispatch.bindings.len()
+            bindings.len()
         ));
     }
-    if dispatch.constants.len() < info.constant_count {
+    if constants.len() < info.constant_count {
         return Err(crate::status!(
             InvalidArgument,
             "{what}: export {} takes {} constants but {} were given",
             dispatch.export_ordinal,
             info.constant_count,
-            dispatch.constants.len()
+            constants.len()
         ));
     }
-    let bindings = dispatch.bindings[..info.binding_count]
-        .iter()
-        .map(|binding| binding.resolve(binding_table, what).map(|range| range.device_pointer()))
-        .collect::<Result<Vec<*mut c_void>>>()?;
-    Ok((info, KernelArguments::new(&bindings, &dispatch.constants[..info.constant_count])))
+    let span = arguments.start_launch();
+    for binding in &bindings[..info.binding_count] {
+        arguments.push_binding(binding.resolve(binding_table, what)?.device_pointer());
+    }
+    for &constant in &constants[..info.constant_count] {
+        arguments.push_constant(constant);
+    }
+    Ok((info, span))
 }
 
 /// Reads an indirect dispatch's workgroup count once everything before it on `stream` (which

@@ -88,7 +88,7 @@ unsafe extern "C" fn command_buffer_execution_barrier(
 ) -> iree_status_t {
     // Every barrier is a full barrier, as in IREE's HIP driver.
     with_command_buffer("iree_hal_hip_command_buffer_execution_barrier", command_buffer, |cb| {
-        cb.record("execution_barrier", 0, super::Command::Barrier)
+        cb.execution_barrier()
     })
 }
 
@@ -105,7 +105,7 @@ unsafe extern "C" fn command_buffer_signal_event(
         cb.ensure_recording("signal_event")?;
         // SAFETY: IREE's contract: NULL or a live event (checked to be ours).
         let event = unsafe { RetainedEvent::retain(event, "signal_event event") }?;
-        cb.record("signal_event", IREE_HAL_COMMAND_CATEGORY_DISPATCH, super::Command::SignalEvent(event))
+        cb.record("signal_event", IREE_HAL_COMMAND_CATEGORY_DISPATCH, |_| Ok(Some(super::Command::SignalEvent(event))))
     })
 }
 
@@ -118,7 +118,7 @@ unsafe extern "C" fn command_buffer_reset_event(
         cb.ensure_recording("reset_event")?;
         // SAFETY: as for signal_event.
         let event = unsafe { RetainedEvent::retain(event, "reset_event event") }?;
-        cb.record("reset_event", IREE_HAL_COMMAND_CATEGORY_DISPATCH, super::Command::ResetEvent { _event: event })
+        cb.record("reset_event", IREE_HAL_COMMAND_CATEGORY_DISPATCH, |_| Ok(Some(super::Command::ResetEvent { _event: event })))
     })
 }
 
@@ -146,7 +146,7 @@ unsafe extern "C" fn command_buffer_wait_events(
             // SAFETY: each entry NULL or a live event (checked to be ours).
             .map(|&event| unsafe { RetainedEvent::retain(event, "wait_events event") })
             .collect::<crate::status::Result<Vec<_>>>()?;
-        cb.record("wait_events", IREE_HAL_COMMAND_CATEGORY_DISPATCH, super::Command::WaitEvents(retained))
+        cb.record("wait_events", IREE_HAL_COMMAND_CATEGORY_DISPATCH, |_| Ok(Some(super::Command::WaitEvents(retained))))
     })
 }
 

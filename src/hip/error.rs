@@ -55,10 +55,18 @@ fn c_text(text: *const core::ffi::c_char) -> String {
 
 impl HipSymbols {
     /// Turns the result of the HIP call `call` into a status.
+    #[inline]
     pub fn check(&self, error: hipError_t, call: &str, location: SourceLocation) -> crate::status::Result<()> {
         if error == super::types::hipSuccess {
             return Ok(());
         }
+        self.failure(error, call, location)
+    }
+
+    /// The status of a failed call; out of line, as failures are rare.
+    #[cold]
+    #[inline(never)]
+    fn failure(&self, error: hipError_t, call: &str, location: SourceLocation) -> crate::status::Result<()> {
         // SAFETY: both are plain lookups by value in the loaded runtime.
         let (name, description) = unsafe { (c_text((self.hipGetErrorName)(error)), c_text((self.hipGetErrorString)(error))) };
         Err(Status::new(
