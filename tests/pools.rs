@@ -577,10 +577,29 @@ fn synchronous_allocas_give_zero_params_their_defaults() {
     release_semaphores(&[done]);
 }
 
-static RELEASED_BY_QUEUE: AtomicUsize = AtomicUsize::new(0);
+// One counter per test: tests run in parallel in one process.
+static RELEASED_BEFORE_SIGNAL: AtomicUsize = AtomicUsize::new(0);
+static RELEASED_IN_ORDER: AtomicUsize = AtomicUsize::new(0);
 
-unsafe extern "C" fn count_queue_release(_user_data: *mut c_void, _buffer: *mut iree_hal_buffer_t) {
-    RELEASED_BY_QUEUE.fetch_add(1, Ordering::SeqCst);
+unsafe extern "C" fn count_queue_release(counter: *mut c_void, _buffer: *mut iree_hal_buffer_t) {
+    // SAFETY: `import_counted` passes a static counter.
+    unsafe { &*counter.cast::<AtomicUsize>() }.fetch_add(1, Ordering::SeqCst);
+}
+
+/// Imports `memory` as a host buffer whose release bumps `counter`.
+fn import_counted(f: &Fixture, memory: &mut [u8], counter: &'static AtomicUsize) -> *mut iree_hal_buffer_t {
+    let (allocator, vtable) = f.allocator();
+    let mut external = iree_hal_external_buffer_t {
+        type_: IREE_HAL_EXTERNAL_BUFFER_TYPE_HOST_ALLOCATION,
+        flags: 0,
+        size: memory.len() as u64,
+        handle: iree_hal_external_buffer_handle_t { host_allocation: iree_hal_external_buffer_host_allocation_t { ptr: memory.as_mut_ptr().cast() } },
+    };
+    let params = iree_hal_buffer_params_t { usage: USAGE, access: IREE_HAL_MEMORY_ACCESS_ALL, type_: HOST, queue_affinity: 0, min_alignment: 0 };
+    let callback = iree_hal_buffer_release_callback_t { fn_: Some(count_queue_release), user_data: (counter as *const AtomicUsize).cast_mut().cast() };
+    let mut host = core::ptr::null_mut();
+    assert_ok(unsafe { (vtable.import_buffer.unwrap())(allocator, &params, &mut external, callback, &mut host) });
+    host
 }
 
 // A waiter woken by an operation's signal finds the driver holding nothing of the
@@ -591,24 +610,14 @@ fn what_an_operation_used_is_released_before_its_signal() {
     let f = Fixture::new(&[]);
     let done = f.semaphore();
     let device_buffer = f.buffer(IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL, 4096);
-    let (allocator, vtable) = f.allocator();
-    let before = RELEASED_BY_QUEUE.load(Ordering::SeqCst);
+    let before = RELEASED_BEFORE_SIGNAL.load(Ordering::SeqCst);
     for round in 1..=20u64 {
         let mut host_memory = vec![0u8; 4096];
-        let mut external = iree_hal_external_buffer_t {
-            type_: IREE_HAL_EXTERNAL_BUFFER_TYPE_HOST_ALLOCATION,
-            flags: 0,
-            size: 4096,
-            handle: iree_hal_external_buffer_handle_t { host_allocation: iree_hal_external_buffer_host_allocation_t { ptr: host_memory.as_mut_ptr().cast() } },
-        };
-        let params = iree_hal_buffer_params_t { usage: USAGE, access: IREE_HAL_MEMORY_ACCESS_ALL, type_: HOST, queue_affinity: 0, min_alignment: 0 };
-        let callback = iree_hal_buffer_release_callback_t { fn_: Some(count_queue_release), user_data: core::ptr::null_mut() };
-        let mut host = core::ptr::null_mut();
-        assert_ok(unsafe { (vtable.import_buffer.unwrap())(allocator, &params, &mut external, callback, &mut host) });
+        let host = import_counted(&f, &mut host_memory, &RELEASED_BEFORE_SIGNAL);
         f.copy(&[(done, round - 1)], &[(done, round)], device_buffer, host, 4096);
         release_buffer(host); // the queue holds the last reference now
         assert!(f.wait(done, round, 5000).is_none());
-        assert_eq!(RELEASED_BY_QUEUE.load(Ordering::SeqCst) - before, round as usize, "round {round}: still held after the signal");
+        assert_eq!(RELEASED_BEFORE_SIGNAL.load(Ordering::SeqCst) - before, round as usize, "round {round}: still held after the signal");
     }
     release_buffer(device_buffer);
     release_semaphores(&[done]);
@@ -623,26 +632,16 @@ fn signals_keep_queue_order_when_only_some_operations_wait_for_their_release() {
     let done = f.semaphore();
     let source = f.buffer(IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL, 4096);
     let other = f.buffer(IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL, 4096);
-    let (allocator, vtable) = f.allocator();
-    let before = RELEASED_BY_QUEUE.load(Ordering::SeqCst);
+    let before = RELEASED_IN_ORDER.load(Ordering::SeqCst);
     let mut host_memory = vec![0u8; 4096];
     for round in 1..=50u64 {
-        let mut external = iree_hal_external_buffer_t {
-            type_: IREE_HAL_EXTERNAL_BUFFER_TYPE_HOST_ALLOCATION,
-            flags: 0,
-            size: 4096,
-            handle: iree_hal_external_buffer_handle_t { host_allocation: iree_hal_external_buffer_host_allocation_t { ptr: host_memory.as_mut_ptr().cast() } },
-        };
-        let params = iree_hal_buffer_params_t { usage: USAGE, access: IREE_HAL_MEMORY_ACCESS_ALL, type_: HOST, queue_affinity: 0, min_alignment: 0 };
-        let callback = iree_hal_buffer_release_callback_t { fn_: Some(count_queue_release), user_data: core::ptr::null_mut() };
-        let mut host = core::ptr::null_mut();
-        assert_ok(unsafe { (vtable.import_buffer.unwrap())(allocator, &params, &mut external, callback, &mut host) });
+        let host = import_counted(&f, &mut host_memory, &RELEASED_IN_ORDER);
         f.copy(&[], &[(done, 2 * round - 1)], source, host, 4096);
         release_buffer(host); // released by the worker, then signalled
         f.copy(&[], &[(done, 2 * round)], source, other, 4096); // shared references only
         assert!(f.wait(done, 2 * round, 5000).is_none(), "round {round}: the semaphore failed or timed out");
     }
-    assert_eq!(RELEASED_BY_QUEUE.load(Ordering::SeqCst) - before, 50);
+    assert_eq!(RELEASED_IN_ORDER.load(Ordering::SeqCst) - before, 50);
     release_buffer(source);
     release_buffer(other);
     release_semaphores(&[done]);

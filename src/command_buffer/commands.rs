@@ -559,23 +559,20 @@ pub(crate) fn aligned_to_pattern(value: u64, pattern_length: u64) -> bool {
 /// are aligned for any pattern; `check_fill_alignment` checks the address when issued).
 #[inline]
 pub(crate) fn check_fill_offset(range: &DeviceRange, pattern_length: u8, what: &str) -> Result<()> {
-    let pattern_length = u64::from(pattern_length);
-    if !aligned_to_pattern(range.length, pattern_length) || !aligned_to_pattern(range.allocation_offset, pattern_length) {
-        return Err(crate::status!(
-            InvalidArgument,
-            "{what}: range (offset {} in its allocation, length {}) is not aligned to the {pattern_length}-byte pattern",
-            range.allocation_offset,
-            range.length
-        ));
-    }
-    Ok(())
+    check_fill_range(range, range.allocation_offset, pattern_length, what)
 }
 
 /// Checks a resolved fill range against the pattern's alignment rules.
 pub(crate) fn check_fill_alignment(range: &DeviceRange, pattern_length: u8, what: &str) -> Result<()> {
-    let pattern_length = u64::from(pattern_length);
     // Located but unresolved ranges have no address yet: their allocation's base is aligned.
     let address = if range.pointer.is_null() { range.allocation_offset } else { range.pointer as usize as u64 };
+    check_fill_range(range, address, pattern_length, what)
+}
+
+/// The range's length and `address` (of its first byte) must be multiples of the pattern.
+#[inline]
+fn check_fill_range(range: &DeviceRange, address: u64, pattern_length: u8, what: &str) -> Result<()> {
+    let pattern_length = u64::from(pattern_length);
     if !aligned_to_pattern(range.length, pattern_length) || !aligned_to_pattern(address, pattern_length) {
         return Err(crate::status!(
             InvalidArgument,
