@@ -208,7 +208,7 @@ pub(crate) fn check_copy(source: &DeviceRange, target: &DeviceRange, what: &str)
             target.length
         ));
     }
-    if source.overlaps(&target) {
+    if source.overlaps(target) {
         return Err(crate::status!(InvalidArgument, "{what}: source and target ranges overlap within the same buffer"));
     }
     Ok(())

@@ -46,7 +46,12 @@ impl Held for IssueFn {
     }
 }
 
-/// Releases what can be released in place; whether everything was.
+/// Releases what can be released in place (every object, not stopping at the first that
+/// cannot); whether everything was.
 pub fn release_all_shared(held: &mut [Box<dyn Held>]) -> bool {
-    held.iter_mut().fold(true, |all, object| object.release_shared() && all)
+    let mut all = true;
+    for object in held {
+        all &= object.release_shared();
+    }
+    all
 }
