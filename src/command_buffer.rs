@@ -501,17 +501,7 @@ impl HipCommandBuffer {
             // SAFETY: as above.
             let (target, target_range) = unsafe { self.capture_ref(list.resources(), target_ref, what, false) }?;
             if let (Some(source_range), Some(target_range)) = (source_range, target_range) {
-                if source_range.length != target_range.length {
-                    return Err(crate::status!(
-                        InvalidArgument,
-                        "{what}: source length {} and target length {} differ",
-                        source_range.length,
-                        target_range.length
-                    ));
-                }
-                if source_range.overlaps(&target_range) {
-                    return Err(crate::status!(InvalidArgument, "{what}: source and target ranges overlap within the same buffer"));
-                }
+                stream::check_copy(&source_range, &target_range, what)?;
             }
             self.require_graph_memcpy(what)?;
             self.note_slot(&source);
