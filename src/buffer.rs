@@ -295,8 +295,10 @@ unsafe extern "C" fn buffer_flush_range(_buffer: *mut iree_hal_buffer_t, _offset
 /// One reference to a HAL buffer of any origin, released when dropped.
 pub struct RetainedBuffer(*mut iree_hal_buffer_t);
 
-// SAFETY: HAL buffers are reference counted atomically and usable from any thread.
+// SAFETY: HAL buffers are reference counted atomically and usable from any thread; the
+// header fields and our HipBuffer's pointers read through a reference do not change.
 unsafe impl Send for RetainedBuffer {}
+unsafe impl Sync for RetainedBuffer {}
 
 impl RetainedBuffer {
     /// # Safety
@@ -311,10 +313,12 @@ impl RetainedBuffer {
     pub fn as_ptr(&self) -> *mut iree_hal_buffer_t {
         self.0
     }
+}
 
-    /// The reference was given up elsewhere (`queue::held`): nothing to release on drop.
-    pub(crate) fn forget_released(&mut self) {
-        self.0 = core::ptr::null_mut();
+impl crate::queue::Held for RetainedBuffer {
+    fn release_shared(&mut self) -> bool {
+        // SAFETY: we own one reference to a live buffer (or hold none: NULL).
+        unsafe { crate::queue::release_reference_if_shared(&mut self.0) }
     }
 }
 

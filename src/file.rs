@@ -391,11 +391,7 @@ impl RetainedFile {
 impl crate::queue::Held for RetainedFile {
     fn release_shared(&mut self) -> bool {
         // SAFETY: we own one reference to a live file (or none: NULL).
-        let released = unsafe { crate::hal_resource::release_if_shared(self.0) };
-        if released {
-            self.0 = core::ptr::null_mut();
-        }
-        released
+        unsafe { crate::queue::release_reference_if_shared(&mut self.0) }
     }
 }
 

@@ -9,30 +9,7 @@ pub(crate) use crate::event::RetainedEvent;
 use crate::status::Result;
 use core::ffi::c_void;
 
-/// One reference to a HAL buffer, released when dropped.
-pub(crate) struct RetainedBuffer(*mut iree_hal_buffer_t);
-
-// SAFETY: HAL buffers are reference counted atomically and immutable in what we read
-// (header fields and our HipBuffer's pointers), so references may move across threads.
-unsafe impl Send for RetainedBuffer {}
-unsafe impl Sync for RetainedBuffer {}
-
-impl RetainedBuffer {
-    /// # Safety
-    /// `buffer` must be a live HAL buffer.
-    pub(crate) unsafe fn retain(buffer: *mut iree_hal_buffer_t) -> RetainedBuffer {
-        // SAFETY: per the caller.
-        unsafe { crate::hal_resource::retain(buffer) };
-        RetainedBuffer(buffer)
-    }
-}
-
-impl Drop for RetainedBuffer {
-    fn drop(&mut self) {
-        // SAFETY: we own the reference taken in `retain`.
-        unsafe { crate::hal_resource::release_buffer(self.0) };
-    }
-}
+pub(crate) use crate::buffer::RetainedBuffer;
 
 /// One reference to a HAL executable, released when dropped.
 pub(crate) struct RetainedExecutable(*mut iree_hal_executable_t);

@@ -85,11 +85,7 @@ pub unsafe fn prepare_execution(
 impl Held for RetainedCommandBuffer {
     fn release_shared(&mut self) -> bool {
         // SAFETY: we own one reference to a live command buffer (or none: NULL).
-        let released = unsafe { crate::hal_resource::release_if_shared(self.0) };
-        if released {
-            self.0 = core::ptr::null_mut();
-        }
-        released
+        unsafe { crate::queue::release_reference_if_shared(&mut self.0) }
     }
 }
 

@@ -8,7 +8,6 @@
 //! `Held::release_shared` does the latter in the callback, and only what remains goes to
 //! the queue's worker, which drops it and then signals.
 
-use crate::buffer::RetainedBuffer;
 use crate::queue::IssueFn;
 
 /// An object (or set of objects) an operation keeps alive.
@@ -19,16 +18,18 @@ pub trait Held: Send {
     fn release_shared(&mut self) -> bool;
 }
 
-impl Held for RetainedBuffer {
-    fn release_shared(&mut self) -> bool {
-        // SAFETY: we own one reference to a live buffer (or hold none: NULL).
-        if unsafe { crate::hal_resource::release_if_shared(self.as_ptr()) } {
-            self.forget_released();
-            true
-        } else {
-            false
-        }
+/// `Held::release_shared` for one owned reference to a HAL object: gives it up if it is
+/// not the last one and then holds NULL (which a later drop releases as nothing).
+///
+/// # Safety
+/// `*object` must be NULL or a live HAL object whose reference the caller owns.
+pub(crate) unsafe fn release_reference_if_shared<T>(object: &mut *mut T) -> bool {
+    // SAFETY: per the caller.
+    let released = unsafe { crate::hal_resource::release_if_shared(*object) };
+    if released {
+        *object = core::ptr::null_mut();
     }
+    released
 }
 
 /// Host data copied for the operation: plain memory, freed anywhere.
