@@ -5,6 +5,8 @@
 # and checks, from the HAL-level IR of each, that the program has no dispatches
 # (dispatch_*.mlir excepted: those are meant to have one) and uses what its
 # "// EXPECT-IR: <text>" lines name. "// COMPILE-FLAGS: <flags>" adds compiler flags.
+# Also writes <output dir>/data/: the .npy inputs and expected outputs of the cases that
+# read and write files (make_data.py, seeded, standard library only).
 # usage: compile.sh <output dir> [iree-compile]   (default: .venv/bin/iree-compile)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -12,6 +14,7 @@ out=$1
 compiler=${2:-$here/../.venv/bin/iree-compile}
 rm -rf "$out/outputs"
 mkdir -p "$out"
+python3 "$here/make_data.py" "$out/data"
 declare -A target_flags=(
   [hip]="--iree-hal-target-device=hip --iree-hip-target=gfx942"
   [cpu]="--iree-hal-target-device=local --iree-hal-local-target-device-backends=llvm-cpu --iree-llvmcpu-target-cpu=generic"
