@@ -118,6 +118,10 @@ endfunction()
 #   TIMEOUT <seconds>
 #   AGGREGATE_TARGET <t>             custom target that depends on all binaries
 #   OUTPUT_DIR <dir>                 where binaries are written
+#   OBJECTS_FROM_SET <set>           link the suites compiled for another set
+#                                    (its SET_NAME, same DRIVER_NAME) instead of
+#                                    compiling them again: only the driver
+#                                    registration library differs
 # )
 # Creates one test binary per suite, named
 #   <SET_NAME>_<DRIVER_NAME>_<VARIANT>_<suite>_test   (target)
@@ -129,7 +133,7 @@ endfunction()
 # registered here fail instead when the output says so.
 function(iree_cts_add_driver_suite)
   cmake_parse_arguments(_ARG ""
-    "SET_NAME;DRIVER_NAME;VARIANT;DRIVER_REGISTRATION_TARGET;DRIVER_REGISTRATION_HDR;DRIVER_REGISTRATION_FN;EXECUTABLE_FORMAT;TARGET_BACKEND;TESTDATA_TARGET;TESTDATA_HEADER;TIMEOUT;AGGREGATE_TARGET;OUTPUT_DIR"
+    "SET_NAME;DRIVER_NAME;VARIANT;DRIVER_REGISTRATION_TARGET;DRIVER_REGISTRATION_HDR;DRIVER_REGISTRATION_FN;EXECUTABLE_FORMAT;TARGET_BACKEND;TESTDATA_TARGET;TESTDATA_HEADER;TIMEOUT;AGGREGATE_TARGET;OUTPUT_DIR;OBJECTS_FROM_SET"
     "TESTDATA_SUITES;ARGS;EXCLUDED_SUITES;ENVIRONMENT;LABELS"
     ${ARGN})
   if(_ARG_UNPARSED_ARGUMENTS)
@@ -157,7 +161,7 @@ function(iree_cts_add_driver_suite)
     # variant (variants differ only in ARGS), so each suite is compiled once
     # per set into an object library that all of its variants link.
     set(_objects "${_ARG_SET_NAME}_${_ARG_DRIVER_NAME}_${_suite}_objects")
-    if(NOT TARGET ${_objects})
+    if(NOT TARGET ${_objects} AND NOT _ARG_OBJECTS_FROM_SET)
       # Variables read by IREE's template (#cmakedefine IREE_CTS_*).
       set(IREE_CTS_TEST_FILE_PATH "runtime/src/iree/hal/cts/${_suite}_test.h")
       set(IREE_CTS_DRIVER_REGISTRATION_HDR "${_ARG_DRIVER_REGISTRATION_HDR}")
@@ -196,7 +200,25 @@ function(iree_cts_add_driver_suite)
     set_target_properties(${_target} PROPERTIES
       OUTPUT_NAME "${_file_name}"
       RUNTIME_OUTPUT_DIRECTORY "${_ARG_OUTPUT_DIR}")
-    target_link_libraries(${_target} PRIVATE ${_objects})
+    if(_ARG_OBJECTS_FROM_SET)
+      # The other set's objects without its usage requirements (its driver library).
+      set(_shared_objects "${_ARG_OBJECTS_FROM_SET}_${_ARG_DRIVER_NAME}_${_suite}_objects")
+      if(NOT TARGET ${_shared_objects})
+        message(FATAL_ERROR "iree_cts_add_driver_suite: set ${_ARG_OBJECTS_FROM_SET} has no ${_suite} objects")
+      endif()
+      target_sources(${_target} PRIVATE $<TARGET_OBJECTS:${_shared_objects}>)
+      target_link_libraries(${_target} PRIVATE
+        ${_ARG_DRIVER_REGISTRATION_TARGET}
+        iree_cts_test_headers
+        iree_cts_gtest_main
+        iree::base
+        iree::hal)
+      if(_uses_executables)
+        target_link_libraries(${_target} PRIVATE ${_ARG_TESTDATA_TARGET})
+      endif()
+    else()
+      target_link_libraries(${_target} PRIVATE ${_objects})
+    endif()
     if(_ARG_AGGREGATE_TARGET)
       add_dependencies(${_ARG_AGGREGATE_TARGET} ${_target})
     endif()

@@ -41,11 +41,12 @@ set(IREE_CTS_HIP_VARIANTS
 #   [LABELS <label>...]
 #   [TESTDATA_TARGET <t> TESTDATA_HEADER <h> TESTDATA_SUITES <suite>...]
 #   [OUTPUT_DIR <dir>]
+#   [OBJECTS_FROM_SET <set>]   link another set's compiled suites (HipCtsSuite.cmake)
 # )
 # Defines <SET_NAME>_cts (builds every binary of the set) and the binaries.
 function(iree_cts_add_hip_variants)
   cmake_parse_arguments(_ARG ""
-    "SET_NAME;DRIVER_REGISTRATION_TARGET;DRIVER_REGISTRATION_HDR;TESTDATA_TARGET;TESTDATA_HEADER;OUTPUT_DIR;TIMEOUT"
+    "SET_NAME;DRIVER_REGISTRATION_TARGET;DRIVER_REGISTRATION_HDR;TESTDATA_TARGET;TESTDATA_HEADER;OUTPUT_DIR;TIMEOUT;OBJECTS_FROM_SET"
     "ENVIRONMENT;LABELS;TESTDATA_SUITES;EXCLUDED_SUITES"
     ${ARGN})
   # IREE's exclusions for its C driver unless the caller names its own ("NONE": none).
@@ -114,6 +115,7 @@ function(iree_cts_add_hip_variants)
       LABELS ${_ARG_LABELS}
       TIMEOUT ${_ARG_TIMEOUT}
       AGGREGATE_TARGET ${_ARG_SET_NAME}_cts
-      OUTPUT_DIR "${_ARG_OUTPUT_DIR}")
+      OUTPUT_DIR "${_ARG_OUTPUT_DIR}"
+      OBJECTS_FROM_SET "${_ARG_OBJECTS_FROM_SET}")
   endforeach()
 endfunction()
