@@ -69,4 +69,34 @@ if(IREE_HAL_HIP_RS_RUST_ASAN)
   set(IREE_HAL_HIP_RS_asan_SUFFIX _rust_asan)
   set(IREE_HAL_HIP_RS_asan_LABELS rust-asan)
   set(IREE_HAL_HIP_RS_asan_CTS_SET rust_asan)
+
+  # The canary (tools/sanitizers/canary.sh): a Rust staticlib built exactly like the library
+  # above, with a heap overflow and a leak, called from a C program of this build. Its two
+  # tests pass only when the sanitizers report both: the instrumentation and the runtime
+  # work together in this very build, not just in principle.
+  set(_canary_src "${_supp_dir}/canary")
+  set(_canary_target_dir "${IREE_HAL_HIP_RS_RUST_ASAN_TARGET_DIR}/canary")
+  set(_canary_lib "${_canary_target_dir}/${_triple}/release/libsanitizer_canary.a")
+  add_custom_command(
+    OUTPUT ${_canary_lib}
+    COMMAND ${CMAKE_COMMAND} -E env
+      "RUSTFLAGS=-Zsanitizer=address -Cforce-frame-pointers=yes"
+      ${CARGO} +${IREE_HAL_HIP_RS_RUST_ASAN_TOOLCHAIN} build --release --locked --target ${_triple}
+      --manifest-path ${_canary_src}/Cargo.toml --target-dir ${_canary_target_dir}
+    DEPENDS ${_canary_src}/Cargo.toml ${_canary_src}/Cargo.lock ${_canary_src}/src/lib.rs
+    COMMENT "sanitizer canary (cargo +${IREE_HAL_HIP_RS_RUST_ASAN_TOOLCHAIN}, -Zsanitizer=address)")
+  add_custom_target(sanitizer_canary_cargo DEPENDS ${_canary_lib})
+  add_executable(sanitizer_canary ${_canary_src}/main.c)
+  target_link_libraries(sanitizer_canary PRIVATE ${_canary_lib} pthread dl m)
+  add_dependencies(sanitizer_canary sanitizer_canary_cargo)
+  add_test(NAME sanitizer_canary_rust_asan_overflow
+    COMMAND ${_supp_dir}/canary.sh $<TARGET_FILE:sanitizer_canary> overflow
+      "ERROR: AddressSanitizer: heap-buffer-overflow" "READ of size 1"
+      "sanitizer_canary_overflow" "canary/src/lib.rs")
+  add_test(NAME sanitizer_canary_rust_asan_leak
+    COMMAND ${_supp_dir}/canary.sh $<TARGET_FILE:sanitizer_canary> leak
+      "ERROR: LeakSanitizer: detected memory leaks" "Direct leak of 100 byte(s)"
+      "sanitizer_canary_leak")
+  set_tests_properties(sanitizer_canary_rust_asan_overflow sanitizer_canary_rust_asan_leak
+    PROPERTIES LABELS "sanitizer-canary;rust-asan" ENVIRONMENT "${IREE_HAL_HIP_RS_SANITIZER_ENV}")
 endif()
