@@ -228,11 +228,13 @@ fn assert_all(bytes: &[u8], pattern: u32, what: &str) {
 }
 
 /// cb1 fills A (several times, ending with `pattern`) and signals E; cb2 waits on E and
-/// copies A to B. Returns B's contents.
+/// copies A to B. Returns B's contents. Only the event orders the two: each submission
+/// signals a semaphore of its own (one semaphore signalled by both would be two unordered
+/// signals of one timeline, which IREE refuses when the higher value finishes first).
 fn chained_copy(f: &Fixture, first_queue: u64, second_queue: u64, pattern: u32) -> Vec<u8> {
     let (a, b) = (f.buffer(LARGE), f.buffer(LARGE));
     let event = f.event();
-    let done = f.semaphore();
+    let (first_done, second_done) = (f.semaphore(), f.semaphore());
     let cb1 = f.command_buffer(TRANSFER_AND_DISPATCH);
     cb1.begin();
     for filler in 1..=4u32 {
@@ -247,7 +249,7 @@ fn chained_copy(f: &Fixture, first_queue: u64, second_queue: u64, pattern: u32) 
     cb2.copy(&a, &b);
     cb2.end();
     assert_eq!(event.ref_count(), 3, "each command buffer holds the event");
-    f.execute(first_queue, &cb1, done, 1);
+    f.execute(first_queue, &cb1, first_done, 1);
     // HIP semantics: a wait sees signals issued before it. Let the first queue issue cb1
     // (its fills are still running) before cb2 goes to the second queue.
     let start = Instant::now();
@@ -255,9 +257,10 @@ fn chained_copy(f: &Fixture, first_queue: u64, second_queue: u64, pattern: u32) 
         assert!(start.elapsed() < Duration::from_secs(10), "cb1's signal was never issued");
         std::thread::yield_now();
     }
-    f.execute(second_queue, &cb2, done, 2);
-    f.wait(done, 2);
+    f.execute(second_queue, &cb2, second_done, 1);
+    f.wait(second_done, 1);
     let contents = f.read(&b);
+    f.wait(first_done, 1);
     drop((cb1, cb2));
     // The queue lets go of the command buffers just after signalling.
     let start = Instant::now();
@@ -265,7 +268,10 @@ fn chained_copy(f: &Fixture, first_queue: u64, second_queue: u64, pattern: u32) 
         assert!(start.elapsed() < Duration::from_secs(10), "command buffers never released the event ({} references)", event.ref_count());
         std::thread::yield_now();
     }
-    unsafe { iree_hal_hip_rs::semaphore::release(done) };
+    unsafe {
+        iree_hal_hip_rs::semaphore::release(first_done);
+        iree_hal_hip_rs::semaphore::release(second_done);
+    }
     contents
 }
 

@@ -264,3 +264,62 @@ fn waits_on_host_signals_and_later_submissions_still_work() {
     assert_eq!(f.read(d), vec![0x11; BYTES as usize]);
     release_all(&[host, later, s, wider], &[a, b, c, d]);
 }
+
+/// The query of a semaphore: its value, or its failure's code and text.
+fn query(semaphore: *mut iree_hal_semaphore_t) -> Result<u64, (StatusCode, String)> {
+    let mut value = 0u64;
+    match take_status(unsafe { (semaphore_vtable(semaphore).query.unwrap())(semaphore, &mut value) }) {
+        None => Ok(value),
+        Some(failure) => Err(failure),
+    }
+}
+
+/// IREE's timelines only move forward (`semaphore.h`; IREE's CPU drivers refuse a lower
+/// value too): two operations that are not ordered with each other but signal one
+/// semaphore, the higher value finishing first, leave that semaphore failed with a message
+/// that says which operation came late and why, on one queue pair and with the host. The
+/// order of completion is forced by a host gate, so the outcome is the same on every run.
+#[test]
+fn a_lower_value_signalled_after_a_higher_one_fails_the_semaphore_naming_the_late_operation() {
+    let f = Fixture::new("0,1");
+    for (late_queue, early_queue) in [(0, 1), (1, 0), (0, 0)] {
+        let (gate, s) = (f.semaphore(), f.semaphore());
+        // The late operation signals 1 but cannot start before the gate opens.
+        f.barrier(late_queue, &[(gate, 1)], &[(s, 1)]);
+        if late_queue == early_queue {
+            // On one queue the gate holds back what follows too: let the host signal 2.
+            host_signal(s, 2);
+        } else {
+            f.barrier(early_queue, &[], &[(s, 2)]);
+            assert!(f.wait(s, 2).is_none(), "queues {late_queue}/{early_queue}: the operation signalling 2 finished");
+        }
+        assert_eq!(query(s), Ok(2));
+        host_signal(gate, 1);
+        let (code, text) = f.wait(s, 3).expect("the late signal fails the semaphore");
+        assert_eq!(code, StatusCode::Aborted, "{text}");
+        let (code, text) = query(s).expect_err("the semaphore stays failed");
+        assert_eq!(code, StatusCode::OutOfRange, "{text}");
+        assert!(text.contains("current value 2, new value 1"), "{text}");
+        assert!(text.contains("queue_execute finished after semaphore value 1 was already passed"), "{text}");
+        release_all(&[gate, s], &[]);
+    }
+}
+
+/// Ordered signals of one semaphore from two queues (the second waits for the first's
+/// value) never fail it, whatever the completion order of the underlying streams.
+#[test]
+fn ordered_signals_of_one_semaphore_from_two_queues_reach_the_last_value() {
+    let f = Fixture::new("0,1");
+    for round in 0..50u64 {
+        let s = f.semaphore();
+        let steps = 8;
+        for step in 0..steps {
+            let queue = (step + round) % 2;
+            let waits: Vec<_> = if step == 0 { vec![] } else { vec![(s, step)] };
+            f.barrier(queue, &waits, &[(s, step + 1)]);
+        }
+        assert!(f.wait(s, steps).is_none(), "round {round}");
+        assert_eq!(query(s), Ok(steps));
+        release_all(&[s], &[]);
+    }
+}

@@ -31,7 +31,7 @@ use crate::hip::types::{hipEvent_t, hipStreamNonBlocking, hipStream_t};
 use crate::hip::HipSymbols;
 use crate::hip_call;
 use crate::semaphore::SemaphoreRef;
-use crate::status::{Result, Status};
+use crate::status::{Result, Status, StatusCode};
 use core::ffi::c_void;
 use parking_lot::{Condvar, Mutex};
 use progress::{hand_to_queues, plan_wait, DeviceWait, PendingOperation, WaitPlan};
@@ -107,10 +107,20 @@ fn fail_signals(signals: &[(SemaphoreRef, u64)], status: Status) {
     }
 }
 
-fn signal_all(signals: &[(SemaphoreRef, u64)]) {
+/// Signals every semaphore of a finished operation. A signal the semaphore refuses (a value
+/// not above the one it already reached: two operations that are not ordered with each other
+/// signalled it, and the higher value finished first) fails that semaphore, as IREE's own
+/// CPU drivers do: IREE's timelines only move forward, so a waiter on the lower value was
+/// already released before that value's work was done.
+fn signal_all(name: &str, signals: &[(SemaphoreRef, u64)]) {
     for (semaphore, value) in signals {
-        if let Err(status) = semaphore.signal(*value) {
-            semaphore.fail(status);
+        match semaphore.signal(*value) {
+            Ok(()) => {}
+            Err(status) if status.code() == StatusCode::OutOfRange => semaphore.fail(status.annotate(&format!(
+                "{name} finished after semaphore value {value} was already passed: operations that signal one semaphore must be ordered (a wait or the same queue) in value order"
+            ))),
+            // Already failed: the first failure stays.
+            Err(status) => semaphore.fail(status),
         }
     }
 }
@@ -436,7 +446,7 @@ impl IssuedOperation {
             }
         }
         if unreached.is_empty() {
-            signal_all(&signals);
+            signal_all(name, &signals);
             if let Some(progress) = progress {
                 progress.finish(released);
             }
@@ -462,7 +472,7 @@ fn defer_signals(name: &'static str, signals: Vec<(SemaphoreRef, u64)>, progress
             let mut released = Vec::new();
             let finished = match outcome {
                 Ok(()) if deferred.remaining.fetch_sub(1, Ordering::AcqRel) == 1 => deferred.outcome.lock().take().map(|(signals, progress)| {
-                    signal_all(&signals);
+                    signal_all(name, &signals);
                     progress
                 }),
                 Ok(()) => None,
