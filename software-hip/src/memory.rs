@@ -259,11 +259,15 @@ pub fn register_host(address: usize, size: usize, flags: u32) -> HipResult<()> {
     Ok(())
 }
 
-/// `hipHostUnregister`.
+/// `hipHostUnregister`. Every device is synchronized first, as HIP's runtime does, so that
+/// queued work never touches memory that is no longer registered.
 pub fn unregister_host(address: usize) -> HipResult<()> {
     let info = find(address).filter(|info| info.base == address);
     match info {
         Some(AllocationInfo { kind: AllocationKind::Registered, .. }) => {
+            for device in runtime::devices() {
+                device.synchronize();
+            }
             registry().lock().remove(&address);
             Ok(())
         }

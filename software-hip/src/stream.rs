@@ -114,13 +114,18 @@ impl StreamQueue {
     /// Called from this queue's own worker (a host callback synchronizing its own stream,
     /// or calling hipFree), waiting could never end; it returns at once instead of hanging.
     pub fn wait_for(&self, sequence: u64) {
-        if CURRENT_WORKER_QUEUE.with(|current| current.get()) == self as *const StreamQueue as usize {
+        if self.is_current_worker() {
             return;
         }
         let mut state = self.state.lock();
         while state.completed < sequence {
             self.progress.wait(&mut state);
         }
+    }
+
+    /// Whether the current thread is this queue's worker (running one of its items).
+    pub fn is_current_worker(&self) -> bool {
+        CURRENT_WORKER_QUEUE.with(|current| current.get()) == self as *const StreamQueue as usize
     }
 
     pub fn wait_for_all_submitted(&self) {

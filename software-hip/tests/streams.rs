@@ -11,18 +11,19 @@ fn launched_work_is_not_finished_when_the_launch_returns() {
     let stream = create_stream(hipStreamDefault);
     let gate = Box::new(Gate::default());
     hip_ok!(hipLaunchHostFunc(stream, Some(wait_at_gate), as_user_data(&*gate)));
-    // A copy queued behind the blocked callback must not have happened yet either.
-    let source = [7u8; 64];
-    let mut target = vec![0u8; 64];
-    hip_ok!(hipMemcpyAsync(target.as_mut_ptr().cast(), source.as_ptr().cast(), 64, hipMemcpyHostToHost, stream));
+    // A copy queued behind the blocked callback must not have happened yet either (pinned
+    // memory: with pageable memory the copy call itself would wait for the stream).
+    let source = Pinned::filled(64, 7);
+    let target = Pinned::filled(64, 0);
+    hip_ok!(hipMemcpyAsync(target.as_ptr(), source.as_ptr(), 64, hipMemcpyHostToHost, stream));
     std::thread::sleep(Duration::from_millis(20));
     assert!(!gate.has_passed());
     assert_eq!(hip_code!(hipStreamQuery(stream)), hipErrorNotReady);
-    assert_eq!(target[0], 0);
+    assert_eq!(target.to_vec()[0], 0);
     gate.open();
     hip_ok!(hipStreamSynchronize(stream));
     assert!(gate.has_passed());
-    assert_eq!(target, vec![7u8; 64]);
+    assert_eq!(target.to_vec(), vec![7u8; 64]);
     hip_ok!(hipStreamQuery(stream));
     hip_ok!(hipStreamDestroy(stream));
 }
@@ -39,20 +40,20 @@ fn stream_wait_event_orders_work_across_streams_and_devices() {
             let consumer = create_stream(hipStreamNonBlocking);
 
             let gate = Box::new(Gate::default());
-            let mut produced = vec![0u8; 256];
-            let pattern = vec![0x5Au8; 256];
-            let mut consumed = vec![0u8; 256];
+            let produced = Pinned::filled(256, 0);
+            let pattern = Pinned::filled(256, 0x5A);
+            let consumed = Pinned::filled(256, 0);
             hip_ok!(hipLaunchHostFunc(producer, Some(wait_at_gate), as_user_data(&*gate)));
-            hip_ok!(hipMemcpyAsync(produced.as_mut_ptr().cast(), pattern.as_ptr().cast(), 256, hipMemcpyHostToHost, producer));
+            hip_ok!(hipMemcpyAsync(produced.as_ptr(), pattern.as_ptr(), 256, hipMemcpyHostToHost, producer));
             hip_ok!(hipEventRecord(event, producer));
             hip_ok!(hipStreamWaitEvent(consumer, event, 0));
-            hip_ok!(hipMemcpyAsync(consumed.as_mut_ptr().cast(), produced.as_ptr().cast(), 256, hipMemcpyHostToHost, consumer));
+            hip_ok!(hipMemcpyAsync(consumed.as_ptr(), produced.as_ptr(), 256, hipMemcpyHostToHost, consumer));
             std::thread::sleep(Duration::from_millis(20));
             assert_eq!(hip_code!(hipStreamQuery(consumer)), hipErrorNotReady, "consumer must wait for the event");
             assert_eq!(hip_code!(hipEventQuery(event)), hipErrorNotReady);
             gate.open();
             hip_ok!(hipStreamSynchronize(consumer));
-            assert_eq!(consumed, pattern);
+            assert_eq!(consumed.to_vec(), pattern.to_vec());
             hip_ok!(hipEventQuery(event));
             hip_ok!(hipStreamDestroy(producer));
             hip_ok!(hipStreamDestroy(consumer));

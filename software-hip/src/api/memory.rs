@@ -21,13 +21,36 @@ fn check_copy_kind(kind: hipMemcpyKind) -> HipResult<()> {
 }
 
 /// Queues a copy; `None` stream means the synchronous form (null stream, then wait).
+///
+/// The asynchronous forms follow HIP's rule for host memory that is not pinned ("If host or
+/// dest are not pinned, the memory copy will be performed synchronously", `hipMemcpyAsync`):
+/// a copy whose source or destination is pageable host memory (known to no allocation or
+/// registration) has run when the call returns, so the caller may reuse or free the source
+/// and read the destination at once. Pinned, registered, managed and device memory stay
+/// asynchronous. The table is in software-hip/README.md.
 fn copy(dst: usize, src: usize, bytes: usize, stream_handle: Option<usize>) -> HipResult<()> {
     let operation = LinearCopy::new(dst, src, bytes)?;
-    submit(stream_handle, Box::new(move || operation.run()))
+    let work: crate::stream::Work = Box::new(move || operation.run());
+    match stream_handle {
+        Some(handle) if bytes > 0 && (is_pageable_host(src) || is_pageable_host(dst)) => submit_and_wait(handle, work),
+        _ => submit(stream_handle, work),
+    }
 }
 
+/// Asynchronous fills are asynchronous unless they write pageable host memory, which (like
+/// a copy into it) is done when the call returns.
 fn fill(operation: Fill2D, stream_handle: Option<usize>) -> HipResult<()> {
-    submit(stream_handle, Box::new(move || operation.run()))
+    let writes_pageable = operation.width > 0 && operation.height > 0 && is_pageable_host(operation.dst);
+    let work: crate::stream::Work = Box::new(move || operation.run());
+    match stream_handle {
+        Some(handle) if writes_pageable => submit_and_wait(handle, work),
+        _ => submit(stream_handle, work),
+    }
+}
+
+/// Host memory that no allocation or registration of this runtime covers.
+fn is_pageable_host(address: usize) -> bool {
+    memory::find(address).is_none()
 }
 
 /// Asynchronous forms go to the given stream; synchronous ones go to the legacy null stream
@@ -42,6 +65,21 @@ fn submit(stream_handle: Option<usize>, work: crate::stream::Work) -> HipResult<
             runtime::device(null.device as i64)?.check_sticky_error()
         }
     }
+}
+
+/// Runs `work` in the order of the given stream and returns once it has run. Called from a
+/// host function of that very stream, everything before it has run already and waiting for
+/// the stream could never end: the work runs right here instead.
+fn submit_and_wait(stream_handle: usize, work: crate::stream::Work) -> HipResult<()> {
+    let stream = stream::resolve(stream_handle)?;
+    if stream.queue.is_current_worker() {
+        runtime::device(stream.device as i64)?.check_sticky_error()?;
+        work();
+        return Ok(());
+    }
+    let sequence = stream.enqueue(work)?;
+    stream.queue.wait_for(sequence);
+    runtime::device(stream.device as i64)?.check_sticky_error()
 }
 
 hip_export!(

@@ -98,3 +98,40 @@ pub fn read_back(pointer: *const c_void, bytes: usize) -> Vec<u8> {
     hip_ok!(hipMemcpy(host.as_mut_ptr().cast(), pointer, bytes, hipMemcpyDeviceToHost));
     host
 }
+
+/// Pinned host memory (`hipHostMalloc`): asynchronous copies to and from it stay
+/// asynchronous, where pageable memory makes them synchronous (see README.md).
+pub struct Pinned {
+    pub pointer: *mut u8,
+    pub bytes: usize,
+}
+
+impl Pinned {
+    pub fn filled(bytes: usize, value: u8) -> Pinned {
+        let mut pointer = std::ptr::null_mut();
+        hip_ok!(hipHostMalloc(&mut pointer, bytes, 0));
+        // SAFETY: just allocated with `bytes` bytes.
+        unsafe { std::ptr::write_bytes(pointer.cast::<u8>(), value, bytes) };
+        Pinned { pointer: pointer.cast(), bytes }
+    }
+
+    pub fn as_ptr(&self) -> *mut c_void {
+        self.pointer.cast()
+    }
+
+    pub fn to_vec(&self) -> Vec<u8> {
+        // SAFETY: `bytes` bytes of live pinned memory.
+        unsafe { std::slice::from_raw_parts(self.pointer, self.bytes) }.to_vec()
+    }
+
+    pub fn fill(&self, value: u8) {
+        // SAFETY: as above.
+        unsafe { std::ptr::write_bytes(self.pointer, value, self.bytes) };
+    }
+}
+
+impl Drop for Pinned {
+    fn drop(&mut self) {
+        hip_ok!(hipHostFree(self.pointer.cast()));
+    }
+}
