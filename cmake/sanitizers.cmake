@@ -27,7 +27,18 @@ add_link_options(-fsanitize=address,undefined)
 get_filename_component(_supp_dir "${CMAKE_CURRENT_LIST_DIR}/../tools/sanitizers" ABSOLUTE)
 set(IREE_HAL_HIP_RS_ASAN_OPTIONS
   "detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1:fast_unwind_on_malloc=0")
+# Reports need symbolized stacks: the suppressions match function names. The symbolizer of
+# the compiler's own LLVM first (Debian: llvm-14, which clang-14 brings in).
+string(REGEX MATCH "^[0-9]+" _llvm_major "${CMAKE_C_COMPILER_VERSION}")
+find_program(IREE_HAL_HIP_RS_LLVM_SYMBOLIZER
+  NAMES llvm-symbolizer-${_llvm_major} llvm-symbolizer
+  HINTS /usr/lib/llvm-${_llvm_major}/bin)
+if(NOT IREE_HAL_HIP_RS_LLVM_SYMBOLIZER)
+  message(FATAL_ERROR "sanitizer build: llvm-symbolizer not found (Debian: apt-get install llvm-${_llvm_major}); "
+                      "set IREE_HAL_HIP_RS_LLVM_SYMBOLIZER")
+endif()
 set(IREE_HAL_HIP_RS_SANITIZER_ENV
+  "ASAN_SYMBOLIZER_PATH=${IREE_HAL_HIP_RS_LLVM_SYMBOLIZER}"
   "ASAN_OPTIONS=${IREE_HAL_HIP_RS_ASAN_OPTIONS}"
   "UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1"
   "LSAN_OPTIONS=suppressions=${_supp_dir}/lsan.supp:print_suppressions=0")
@@ -90,13 +101,9 @@ if(IREE_HAL_HIP_RS_RUST_ASAN)
   target_link_libraries(sanitizer_canary PRIVATE ${_canary_lib} pthread dl m)
   add_dependencies(sanitizer_canary sanitizer_canary_cargo)
   add_test(NAME sanitizer_canary_rust_asan_overflow
-    COMMAND ${_supp_dir}/canary.sh $<TARGET_FILE:sanitizer_canary> overflow
-      "ERROR: AddressSanitizer: heap-buffer-overflow" "READ of size 1"
-      "sanitizer_canary_overflow" "canary/src/lib.rs")
+    COMMAND ${_supp_dir}/canary.sh $<TARGET_FILE:sanitizer_canary> overflow)
   add_test(NAME sanitizer_canary_rust_asan_leak
-    COMMAND ${_supp_dir}/canary.sh $<TARGET_FILE:sanitizer_canary> leak
-      "ERROR: LeakSanitizer: detected memory leaks" "Direct leak of 100 byte(s)"
-      "sanitizer_canary_leak")
+    COMMAND ${_supp_dir}/canary.sh $<TARGET_FILE:sanitizer_canary> leak)
   set_tests_properties(sanitizer_canary_rust_asan_overflow sanitizer_canary_rust_asan_leak
     PROPERTIES LABELS "sanitizer-canary;rust-asan" ENVIRONMENT "${IREE_HAL_HIP_RS_SANITIZER_ENV}")
 endif()
