@@ -188,12 +188,18 @@ impl Device {
     }
 
     /// Waits until everything submitted so far to any stream of this device has run.
+    /// From a host function, streams that could be waiting for the calling item are skipped
+    /// (`stream::can_wait_for`).
     pub fn synchronize(&self) {
         if let Some(null) = self.null_stream_if_started() {
-            null.queue.wait_for_all_submitted();
+            if crate::stream::can_wait_for(null) {
+                null.queue.wait_for_all_submitted();
+            }
         }
         for stream in self.live_streams() {
-            stream.queue.wait_for_all_submitted();
+            if crate::stream::can_wait_for(&stream) {
+                stream.queue.wait_for_all_submitted();
+            }
         }
     }
 

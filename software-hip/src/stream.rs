@@ -16,6 +16,21 @@ const WORKER_STACK_BYTES: usize = 8 << 20;
 thread_local! {
     /// The queue whose worker is the current thread (0 on other threads).
     static CURRENT_WORKER_QUEUE: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// On the worker of a legacy null or blocking stream: its device plus one (0 elsewhere).
+    static CURRENT_WORKER_NULL_COUPLED_DEVICE: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Whether the current thread may block until `stream` drained. Not on the stream's own
+/// worker (a host function waiting for its own stream), and not on the worker of a null or
+/// blocking stream for the null or blocking streams of the same device: those wait for
+/// each other's earlier work, so the wait could come back to the waiting item itself. HIP
+/// forbids such calls in host functions; here they skip the wait instead of hanging.
+pub fn can_wait_for(stream: &Stream) -> bool {
+    if stream.queue.is_current_worker() {
+        return false;
+    }
+    let null_coupled = matches!(stream.kind, StreamKind::Null | StreamKind::Blocking);
+    !(null_coupled && CURRENT_WORKER_NULL_COUPLED_DEVICE.with(|current| current.get()) == stream.device + 1)
 }
 
 /// A unit of stream work. Failures are reported through the device's sticky error.
@@ -48,7 +63,7 @@ pub struct StreamQueue {
 }
 
 impl StreamQueue {
-    fn start(thread_name: String) -> Arc<Self> {
+    fn start(thread_name: String, null_coupled_device: Option<usize>) -> Arc<Self> {
         let queue = Arc::new(StreamQueue {
             state: Mutex::new(QueueState { pending: VecDeque::new(), submitted: 0, completed: 0, closing: false }),
             work_ready: Condvar::new(),
@@ -59,7 +74,10 @@ impl StreamQueue {
             .name(thread_name)
             // Kernels run on this thread; give them room like a main thread has.
             .stack_size(WORKER_STACK_BYTES)
-            .spawn(move || worker_queue.run_worker())
+            .spawn(move || {
+                CURRENT_WORKER_NULL_COUPLED_DEVICE.with(|current| current.set(null_coupled_device.map_or(0, |device| device + 1)));
+                worker_queue.run_worker()
+            })
             .expect("software-hip: cannot start a stream worker thread");
         queue
     }
@@ -154,7 +172,8 @@ impl Stream {
     pub fn start(device: usize, kind: StreamKind, priority: i32) -> Arc<Stream> {
         static NEXT_ID: AtomicU64 = AtomicU64::new(1);
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-        let queue = StreamQueue::start(format!("softhip-d{device}-s{id}"));
+        let null_coupled = matches!(kind, StreamKind::Null | StreamKind::Blocking).then_some(device);
+        let queue = StreamQueue::start(format!("softhip-d{device}-s{id}"), null_coupled);
         let flags = if kind == StreamKind::NonBlocking { crate::types::hipStreamNonBlocking } else { 0 };
         Arc::new(Stream { id, device, kind, flags, priority, queue })
     }
@@ -217,11 +236,13 @@ impl Stream {
     /// `hipStreamSynchronize`. For the legacy null stream that includes the blocking streams.
     pub fn synchronize(&self) -> HipResult<()> {
         let device = runtime::device(self.device as i64)?;
-        self.queue.wait_for_all_submitted();
-        if self.kind == StreamKind::Null {
-            for other in device.live_streams() {
-                if other.kind == StreamKind::Blocking {
-                    other.queue.wait_for_all_submitted();
+        if can_wait_for(self) {
+            self.queue.wait_for_all_submitted();
+            if self.kind == StreamKind::Null {
+                for other in device.live_streams() {
+                    if other.kind == StreamKind::Blocking && can_wait_for(&other) {
+                        other.queue.wait_for_all_submitted();
+                    }
                 }
             }
         }

@@ -60,26 +60,31 @@ fn submit(stream_handle: Option<usize>, work: crate::stream::Work) -> HipResult<
         Some(handle) => stream::resolve(handle)?.enqueue(work).map(|_| ()),
         None => {
             let null = context::current_device()?.null_stream().clone();
-            let sequence = null.enqueue(work)?;
-            null.queue.wait_for(sequence);
-            runtime::device(null.device as i64)?.check_sticky_error()
+            wait_in_order(&null, work)
         }
     }
 }
 
-/// Runs `work` in the order of the given stream and returns once it has run. Called from a
-/// host function of that very stream, everything before it has run already and waiting for
-/// the stream could never end: the work runs right here instead.
-fn submit_and_wait(stream_handle: usize, work: crate::stream::Work) -> HipResult<()> {
-    let stream = stream::resolve(stream_handle)?;
-    if stream.queue.is_current_worker() {
-        runtime::device(stream.device as i64)?.check_sticky_error()?;
+/// Runs `work` in `stream`'s order and returns once it has run. From a host function that
+/// must not wait for that stream (`stream::can_wait_for`: its own, or the null stream from a
+/// blocking one) it runs right there instead: everything before the calling host function
+/// on its own stream has run already.
+fn wait_in_order(stream: &Stream, work: crate::stream::Work) -> HipResult<()> {
+    let device = runtime::device(stream.device as i64)?;
+    if !stream::can_wait_for(stream) {
+        device.check_sticky_error()?;
         work();
         return Ok(());
     }
     let sequence = stream.enqueue(work)?;
     stream.queue.wait_for(sequence);
-    runtime::device(stream.device as i64)?.check_sticky_error()
+    device.check_sticky_error()
+}
+
+/// Runs `work` in the order of the given stream and returns once it has run.
+fn submit_and_wait(stream_handle: usize, work: crate::stream::Work) -> HipResult<()> {
+    let stream = stream::resolve(stream_handle)?;
+    wait_in_order(&stream, work)
 }
 
 hip_export!(

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# The flake gate: runs the concurrency-heavy test binaries many times, one test thread and
+# several at once, then IREE's HIP CTS (both drivers) repeatedly under CTest. One failure
+# fails the whole run; the log of every failing run is kept and printed.
+#
+#   tools/soak.sh [RUNS] [CTS_RUNS]
+#
+# RUNS: runs of each binary in each threading mode (default 20; the event binary, the one
+# that was flaky, gets 4 x RUNS); CTS_RUNS: `ctest --repeat until-fail:CTS_RUNS` over both
+# CTS labels (default 3; 0 skips the CTS, which needs `./test.sh`'s build/ first).
+# CI runs `tools/soak.sh 20 3` after `./test.sh` (.ci/run).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-20}
+cts_runs=${2:-3}
+logs=$(mktemp -d "${TMPDIR:-/tmp}/soak.XXXXXX")
+
+# name package test-binary [event-weight]
+binaries=(
+  "iree-hal-hip-rs queue" "iree-hal-hip-rs queue_ordering" "iree-hal-hip-rs event"
+  "iree-hal-hip-rs semaphore" "iree-hal-hip-rs pools" "iree-hal-hip-rs command_buffer"
+  "software-hip streams" "software-hip graphs" "software-hip synchronization" "software-hip memory"
+)
+
+# Builds the test binaries of one package and prints "name path" for each.
+executables() {
+  local package=$1
+  shift
+  local args=()
+  for name in "$@"; do args+=(--test "$name"); done
+  cargo test --release --no-run --message-format=json -p "$package" "${args[@]}" 2>/dev/null |
+    python3 -c '
+import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if message.get("reason") == "compiler-artifact" and message.get("executable") and message["target"]["kind"] == ["test"]:
+        print(message["target"]["name"], message["executable"], message["manifest_path"])'
+}
+
+declare -A path_of dir_of
+for package in iree-hal-hip-rs software-hip; do
+  names=()
+  for entry in "${binaries[@]}"; do
+    read -r p n <<<"$entry"
+    [ "$p" = "$package" ] && names+=("$n")
+  done
+  listing=$(executables "$package" "${names[@]}")
+  while read -r name path manifest; do
+    path_of[$name]=$path
+    dir_of[$name]=$(dirname "$manifest")
+  done <<<"$listing"
+done
+
+passed=0
+failed=0
+started=$(date +%s)
+for entry in "${binaries[@]}"; do
+  read -r _ name <<<"$entry"
+  path=${path_of[$name]:-}
+  [ -n "$path" ] || { echo "soak: test binary $name was not built" >&2; exit 1; }
+  count=$runs
+  [ "$name" = event ] && count=$((runs * 4))
+  binary_failed=0
+  for ((i = 1; i <= count; i++)); do
+    for threads in 1 4; do
+      log="$logs/$name.$i.t$threads.log"
+      if (cd "${dir_of[$name]}" && "$path" -q --test-threads=$threads) >"$log" 2>&1; then
+        passed=$((passed + 1))
+        rm -f "$log"
+      else
+        failed=$((failed + 1))
+        binary_failed=$((binary_failed + 1))
+        echo "soak: $name run $i with $threads test thread(s) FAILED; its output:"
+        tail -n 60 "$log" | sed 's/^/    /'
+      fi
+    done
+  done
+  echo "soak: $name: $((2 * count - binary_failed)) of $((2 * count)) runs passed ($count x 1 thread, $count x 4 threads)"
+done
+
+if [ "$cts_runs" -gt 0 ]; then
+  [ -d build ] || { echo "soak: build/ is missing: run ./test.sh first" >&2; exit 1; }
+  for label in rust-driver-cts iree-c-driver-cts; do
+    cts_output=$(ctest --test-dir build -L "^$label\$" --repeat until-fail:"$cts_runs" -j2 --output-on-failure 2>&1) && cts_rc=0 || cts_rc=$?
+    summary=$(grep -E "tests passed|tests failed" <<<"$cts_output" | tail -n 1)
+    total=$(grep -oE "out of [0-9]+" <<<"$summary" | grep -oE "[0-9]+" || echo 0)
+    if [ "$cts_rc" -eq 0 ] && [ "${total:-0}" -gt 0 ]; then
+      passed=$((passed + total))
+      echo "soak: CTS $label: $total binaries, each passed $cts_runs times in a row"
+    else
+      failed=$((failed + 1))
+      echo "soak: CTS $label FAILED (until-fail:$cts_runs):"
+      grep -vE "^ +Start |Passed +[0-9.]+ sec" <<<"$cts_output" | tail -n 80 | sed 's/^/    /'
+    fi
+  done
+fi
+
+echo "soak: $(( $(date +%s) - started )) s; logs of failing runs in $logs"
+echo "soak: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
