@@ -18,6 +18,30 @@ set(IREE_HAL_HIP_RS_REGISTRY_SYMBOLS
   iree_hal_driver_registry_unregister_factory iree_hal_driver_registry_enumerate
   iree_hal_driver_registry_try_create iree_hal_create_device iree_flag_register)
 
+# _iree_hal_hip_rs_weakened_archive(<target> <archive target> <file> <lib dir> <cargo target> <symbol>...)
+# The imported static library <target>: cargo's libiree_hal_hip_rs.a from <lib dir> copied
+# to <file> by objcopy (custom target <archive target>) with the given symbols made weak.
+function(_iree_hal_hip_rs_weakened_archive target archive_target file lib_dir cargo_target)
+  set(_weaken_args)
+  foreach(_symbol IN LISTS ARGN)
+    list(APPEND _weaken_args "--weaken-symbol=${_symbol}")
+  endforeach()
+  get_filename_component(_file_name "${file}" NAME)
+  list(JOIN ARGN " " _symbols)
+  add_custom_command(
+    OUTPUT ${file}
+    COMMAND ${OBJCOPY} ${_weaken_args} ${lib_dir}/libiree_hal_hip_rs.a ${file}
+    DEPENDS ${cargo_target} ${lib_dir}/libiree_hal_hip_rs.a
+    COMMENT "${_file_name} (weak: ${_symbols})")
+  add_custom_target(${archive_target} ALL DEPENDS ${file})
+  add_library(${target} STATIC IMPORTED GLOBAL)
+  set_target_properties(${target} PROPERTIES
+    IMPORTED_LOCATION ${file}
+    INTERFACE_INCLUDE_DIRECTORIES ${IREE_HAL_HIP_RS_INCLUDE_DIR}
+    INTERFACE_LINK_LIBRARIES "pthread;dl;m")
+  add_dependencies(${target} ${archive_target})
+endfunction()
+
 # iree_hal_hip_rs_import_rust_library(<name> <lib dir> <cargo target>)
 # Imported targets <name>::shared, <name>::static and <name>::static_for_iree for the
 # libiree_hal_hip_rs.so and .a that the custom target <cargo target> builds into <lib dir>;
@@ -35,19 +59,8 @@ function(iree_hal_hip_rs_import_rust_library name lib_dir cargo_target)
   # The static library as cargo makes it, but with our iree_flag_register (exported for
   # preloading, src/registration/preload.rs) weak, so that a program may also link IREE's
   # flag library (IREE's definition then wins; nothing is defined twice).
-  set(_static "${CMAKE_BINARY_DIR}/lib${name}_static.a")
-  add_custom_command(
-    OUTPUT ${_static}
-    COMMAND ${OBJCOPY} --weaken-symbol=iree_flag_register ${lib_dir}/libiree_hal_hip_rs.a ${_static}
-    DEPENDS ${cargo_target} ${lib_dir}/libiree_hal_hip_rs.a
-    COMMENT "lib${name}_static.a (iree_flag_register weak)")
-  add_custom_target(${name}_static_archive ALL DEPENDS ${_static})
-  add_library(${name}_static STATIC IMPORTED GLOBAL)
-  set_target_properties(${name}_static PROPERTIES
-    IMPORTED_LOCATION ${_static}
-    INTERFACE_INCLUDE_DIRECTORIES ${IREE_HAL_HIP_RS_INCLUDE_DIR}
-    INTERFACE_LINK_LIBRARIES "pthread;dl;m")
-  add_dependencies(${name}_static ${name}_static_archive)
+  _iree_hal_hip_rs_weakened_archive(${name}_static ${name}_static_archive
+    "${CMAKE_BINARY_DIR}/lib${name}_static.a" ${lib_dir} ${cargo_target} iree_flag_register)
   add_library(${name}::static ALIAS ${name}_static)
 
   # The static library for linking into an IREE build, which has its own driver registry
@@ -55,23 +68,8 @@ function(iree_hal_hip_rs_import_rust_library name lib_dir cargo_target)
   # entry points and our iree_flag_register made weak, so IREE's definitions win whatever
   # the link order and nothing is defined twice. The HIP driver registers its factory
   # into whichever registry the program uses.
-  set(_weaken_args)
-  foreach(_symbol IN LISTS IREE_HAL_HIP_RS_REGISTRY_SYMBOLS)
-    list(APPEND _weaken_args "--weaken-symbol=${_symbol}")
-  endforeach()
-  set(_for_iree "${CMAKE_BINARY_DIR}/lib${name}_for_iree.a")
-  add_custom_command(
-    OUTPUT ${_for_iree}
-    COMMAND ${OBJCOPY} ${_weaken_args} ${lib_dir}/libiree_hal_hip_rs.a ${_for_iree}
-    DEPENDS ${cargo_target} ${lib_dir}/libiree_hal_hip_rs.a
-    COMMENT "lib${name}_for_iree.a (registry symbols weak)")
-  add_custom_target(${name}_for_iree_archive ALL DEPENDS ${_for_iree})
-  add_library(${name}_static_for_iree STATIC IMPORTED GLOBAL)
-  set_target_properties(${name}_static_for_iree PROPERTIES
-    IMPORTED_LOCATION ${_for_iree}
-    INTERFACE_INCLUDE_DIRECTORIES ${IREE_HAL_HIP_RS_INCLUDE_DIR}
-    INTERFACE_LINK_LIBRARIES "pthread;dl;m")
-  add_dependencies(${name}_static_for_iree ${name}_for_iree_archive)
+  _iree_hal_hip_rs_weakened_archive(${name}_static_for_iree ${name}_for_iree_archive
+    "${CMAKE_BINARY_DIR}/lib${name}_for_iree.a" ${lib_dir} ${cargo_target} ${IREE_HAL_HIP_RS_REGISTRY_SYMBOLS})
   add_library(${name}::static_for_iree ALIAS ${name}_static_for_iree)
 endfunction()
 

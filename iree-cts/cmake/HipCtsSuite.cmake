@@ -157,6 +157,13 @@ function(iree_cts_add_driver_suite)
       set(_uses_executables ON)
     endif()
 
+    # What a suite's objects and programs link: this set's driver, IREE and the tests.
+    set(_suite_libraries ${_ARG_DRIVER_REGISTRATION_TARGET} iree_cts_test_headers
+      iree_cts_gtest_main iree::base iree::hal)
+    if(_uses_executables)
+      list(APPEND _suite_libraries ${_ARG_TESTDATA_TARGET})
+    endif()
+
     # The generated source depends on the set and the suite, never on the
     # variant (variants differ only in ARGS), so each suite is compiled once
     # per set into an object library that all of its variants link.
@@ -183,15 +190,7 @@ function(iree_cts_add_driver_suite)
       set_target_properties(${_objects} PROPERTIES
         CXX_STANDARD 17
         CXX_STANDARD_REQUIRED ON)
-      target_link_libraries(${_objects} PUBLIC
-        ${_ARG_DRIVER_REGISTRATION_TARGET}
-        iree_cts_test_headers
-        iree_cts_gtest_main
-        iree::base
-        iree::hal)
-      if(_uses_executables)
-        target_link_libraries(${_objects} PUBLIC ${_ARG_TESTDATA_TARGET})
-      endif()
+      target_link_libraries(${_objects} PUBLIC ${_suite_libraries})
     endif()
 
     set(_file_name "${_ARG_DRIVER_NAME}_${_ARG_VARIANT}_${_suite}_test")
@@ -207,15 +206,7 @@ function(iree_cts_add_driver_suite)
         message(FATAL_ERROR "iree_cts_add_driver_suite: set ${_ARG_OBJECTS_FROM_SET} has no ${_suite} objects")
       endif()
       target_sources(${_target} PRIVATE $<TARGET_OBJECTS:${_shared_objects}>)
-      target_link_libraries(${_target} PRIVATE
-        ${_ARG_DRIVER_REGISTRATION_TARGET}
-        iree_cts_test_headers
-        iree_cts_gtest_main
-        iree::base
-        iree::hal)
-      if(_uses_executables)
-        target_link_libraries(${_target} PRIVATE ${_ARG_TESTDATA_TARGET})
-      endif()
+      target_link_libraries(${_target} PRIVATE ${_suite_libraries})
     else()
       target_link_libraries(${_target} PRIVATE ${_objects})
     endif()
