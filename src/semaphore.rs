@@ -8,7 +8,9 @@
 //! Semantics follow IREE v3.3.0's `semaphore.h` and its conformance tests:
 //! - values only increase; signalling a value not above the current one is OUT_OF_RANGE,
 //!   and values above `IREE_HAL_SEMAPHORE_MAX_VALUE` are OUT_OF_RANGE (the range above it
-//!   means "failed");
+//!   means "failed"). A queue operation whose value was already passed when it finished
+//!   (two unordered operations signalling one semaphore) fails the semaphore with that
+//!   error, naming the operation (`crate::queue`), as IREE's CPU drivers do;
 //! - `fail` keeps the first failure; afterwards `query` reports
 //!   `IREE_HAL_SEMAPHORE_FAILURE_VALUE` *and* returns a copy of that failure (IREE's core
 //!   turns the query status into the code its wait sources report), `signal` returns a copy
