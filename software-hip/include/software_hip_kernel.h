@@ -11,7 +11,7 @@
  *   - Every workgroup (HIP "block") of the grid runs exactly once. Different
  *     workgroups may run at the same time on different host threads, in any
  *     order, so workgroups must not wait for each other.
- *   - Within a workgroup the runtime supports two granularities, chosen per
+ *   - Within a workgroup the runtime supports three granularities, chosen per
  *     kernel:
  *       SOFTHIP_PER_THREAD: the entry function is called once per thread, one
  *         thread after another (x fastest, then y, then z), on the same host
@@ -21,6 +21,11 @@
  *         with thread_idx = {0,0,0} and loops over the block's threads itself
  *         (SOFTHIP_FOR_EACH_THREAD). A barrier is expressed by ending one
  *         thread loop and starting the next one.
+ *       SOFTHIP_PER_LANE (ABI version 2): SIMT execution, as a GPU runs the
+ *         code: the entry function runs once per lane (work item) with
+ *         thread_idx set, and lanes may synchronise in the middle of the body
+ *         through ctx->simt (workgroup barriers and wave operations). See
+ *         "SIMT execution" below.
  *   - dynamic_shared points to dynamic_shared_bytes of memory (16-byte
  *     aligned) that is private to the workgroup and zero-filled before the
  *     workgroup starts; it is NULL when the launch asked for 0 bytes. Static
@@ -49,7 +54,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever a struct below changes layout or meaning. */
-#define SOFTHIP_KERNEL_ABI_VERSION 1u
+#define SOFTHIP_KERNEL_ABI_VERSION 2u
 /* "SHK1" read as a little-endian uint32_t; marks a valid descriptor. */
 #define SOFTHIP_KERNEL_MAGIC 0x314B4853u
 /* Descriptor symbol of kernel `foo` is SOFTHIP_KERNEL_SYMBOL_PREFIX "foo". */
@@ -58,6 +63,15 @@ extern "C" {
 /* Granularity values (softhip_kernel_t.granularity). */
 #define SOFTHIP_PER_THREAD 0u
 #define SOFTHIP_PER_BLOCK 1u
+#define SOFTHIP_PER_LANE 2u /* ABI version 2 */
+
+/* Flag values (softhip_kernel_t.flags, ABI version 2). */
+/* The kernel calls ctx->simt->barrier or a wave rendezvous: run lanes on
+ * fibers. Only valid with SOFTHIP_PER_LANE. */
+#define SOFTHIP_KERNEL_SYNC 1u
+
+/* Version of softhip_simt_services_t (its `version` field). */
+#define SOFTHIP_SIMT_SERVICES_VERSION 1u
 
 typedef struct softhip_dim3_t {
   uint32_t x, y, z;
@@ -74,7 +88,37 @@ typedef struct softhip_kernel_context_t {
   const void* const* args; /* args[i] -> copy of parameter i */
   uint32_t arg_count;
   uint32_t reserved; /* zero */
+  /* ABI version 2 (set for every kernel; version-1 kernels never read it). */
+  const struct softhip_simt_services_t* simt; /* runtime services, non-NULL */
+  void* static_shared;          /* static LDS, zeroed; NULL if 0 bytes */
+  uint64_t static_shared_bytes; /* from the descriptor */
+  void* runtime;                /* opaque to kernels: the services' state */
+  uint32_t wave_size;           /* 32 or 64 */
+  uint32_t lane_id;             /* flattened thread id within the workgroup */
 } softhip_kernel_context_t;
+
+/* The SIMT runtime services (see "SIMT execution" above). */
+typedef struct softhip_simt_services_t {
+  uint32_t version; /* SOFTHIP_SIMT_SERVICES_VERSION */
+  uint32_t size;    /* sizeof(softhip_simt_services_t) */
+  void (*barrier)(const softhip_kernel_context_t* ctx, uint32_t site);
+  uint32_t (*wave_lane_id)(const softhip_kernel_context_t* ctx);
+  uint32_t (*wave_size)(const softhip_kernel_context_t* ctx);
+  uint32_t (*readfirstlane_u32)(const softhip_kernel_context_t* ctx,
+                                uint32_t site, uint32_t value);
+  uint64_t (*readfirstlane_u64)(const softhip_kernel_context_t* ctx,
+                                uint32_t site, uint64_t value);
+  uint32_t (*readlane_u32)(const softhip_kernel_context_t* ctx, uint32_t site,
+                           uint32_t value, uint32_t lane);
+  uint64_t (*readlane_u64)(const softhip_kernel_context_t* ctx, uint32_t site,
+                           uint64_t value, uint32_t lane);
+  uint64_t (*ballot)(const softhip_kernel_context_t* ctx, uint32_t site,
+                     int32_t predicate);
+  uint32_t (*bpermute_u32)(const softhip_kernel_context_t* ctx, uint32_t site,
+                           uint32_t value, uint32_t byte_address);
+  uint64_t (*bpermute_u64)(const softhip_kernel_context_t* ctx, uint32_t site,
+                           uint64_t value, uint32_t byte_address);
+} softhip_simt_services_t;
 
 typedef int32_t (*softhip_kernel_fn_t)(const softhip_kernel_context_t* ctx);
 
@@ -87,10 +131,14 @@ typedef struct softhip_param_t {
 typedef struct softhip_kernel_t {
   uint32_t magic;       /* SOFTHIP_KERNEL_MAGIC */
   uint32_t abi_version; /* SOFTHIP_KERNEL_ABI_VERSION */
-  uint32_t granularity; /* SOFTHIP_PER_THREAD or SOFTHIP_PER_BLOCK */
+  uint32_t granularity; /* SOFTHIP_PER_THREAD, _PER_BLOCK or _PER_LANE */
   uint32_t param_count;
   const softhip_param_t* params; /* param_count entries */
   softhip_kernel_fn_t entry;
+  /* ABI version 2 (a version-1 descriptor ends here, 32 bytes). */
+  uint32_t flags;     /* SOFTHIP_KERNEL_SYNC or 0 */
+  uint32_t wave_size; /* 0 (device default, 64), 32 or 64 */
+  uint64_t static_shared_bytes; /* static LDS per workgroup, <= 64 KiB */
 } softhip_kernel_t;
 
 #if defined(__cplusplus)
@@ -127,6 +175,33 @@ typedef struct softhip_kernel_t {
           1u,                                                                 \
       softhip_params__##name + 1,                                             \
       (entry_fn),                                                             \
+      0u,                                                                     \
+      0u,                                                                     \
+      0u,                                                                     \
+  }
+
+/*
+ * SOFTHIP_LANE_KERNEL(name, entry_fn, flags, wave_size, static_shared_bytes,
+ *                     SOFTHIP_PARAM(T0), ...)
+ * defines a SOFTHIP_PER_LANE kernel (flags: 0 or SOFTHIP_KERNEL_SYNC;
+ * wave_size: 0, 32 or 64).
+ */
+#define SOFTHIP_LANE_KERNEL(name, entry_fn, flags_, wave_size_,              \
+                            static_shared_bytes_, ...)                       \
+  static const softhip_param_t softhip_params__##name[] = {{0, 0},            \
+                                                           __VA_ARGS__};      \
+  SOFTHIP_KERNEL_LINKAGE_ __attribute__((visibility("default"), used))        \
+  const softhip_kernel_t softhip_kernel__##name = {                           \
+      SOFTHIP_KERNEL_MAGIC,                                                   \
+      SOFTHIP_KERNEL_ABI_VERSION,                                             \
+      SOFTHIP_PER_LANE,                                                       \
+      (uint32_t)(sizeof(softhip_params__##name) / sizeof(softhip_param_t)) -  \
+          1u,                                                                 \
+      softhip_params__##name + 1,                                             \
+      (entry_fn),                                                             \
+      (flags_),                                                               \
+      (wave_size_),                                                           \
+      (static_shared_bytes_),                                                 \
   }
 
 /* Reads parameter `index` as `type` (the copy made at launch time). */
@@ -169,6 +244,16 @@ static inline uint32_t softhip_global_y(const softhip_kernel_context_t* ctx,
 static inline uint32_t softhip_global_z(const softhip_kernel_context_t* ctx,
                                         softhip_dim3_t tid) {
   return ctx->block_idx.z * ctx->block_dim.z + tid.z;
+}
+
+/* SIMT shorthands for hand-written PER_LANE kernels (site: call-site id). */
+static inline void softhip_barrier(const softhip_kernel_context_t* ctx,
+                                   uint32_t site) {
+  ctx->simt->barrier(ctx, site);
+}
+static inline uint32_t softhip_wave_lane_id(
+    const softhip_kernel_context_t* ctx) {
+  return ctx->simt->wave_lane_id(ctx);
 }
 
 #ifdef __cplusplus

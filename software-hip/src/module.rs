@@ -14,11 +14,13 @@ mod elf_image;
 mod execute;
 mod image_file;
 mod library;
+mod simt;
 #[cfg(test)]
 mod tests;
 
 pub use args::KernelArgs;
 pub use execute::THREADS_ENV;
+pub use simt::{SimtStats, LANE_STACK_ENV};
 
 use crate::types::{
     hipErrorInvalidConfiguration, hipErrorInvalidImage, hipErrorInvalidValue, hipErrorNotFound,
@@ -70,7 +72,22 @@ pub struct Function {
     entry: KernelEntry,
     granularity: Granularity,
     layout: ParamLayout,
+    simt: SimtConfig,
+    stats: Arc<simt::SimtCounters>,
 }
+
+/// The ABI-version-2 fields of a descriptor (zero for version 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct SimtConfig {
+    /// `SOFTHIP_KERNEL_SYNC`: lanes run on fibers.
+    sync: bool,
+    /// 32 or 64.
+    wave_size: u32,
+    static_shared_bytes: u32,
+}
+
+/// The wave size of the software device (gfx942's warpSize).
+pub const DEVICE_WAVE_SIZE: u32 = 64;
 
 /// The shape of one launch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -159,21 +176,76 @@ impl Module {
         let symbol = std::ffi::CString::new(symbol).map_err(|_| hipErrorNotFound)?;
         let address = self
             .library
-            .data_symbol(&symbol, core::mem::size_of::<KernelDescriptor>())
+            .data_symbol(&symbol, abi::KERNEL_DESCRIPTOR_V1_BYTES)
             .ok_or(hipErrorNotFound)?;
         // SAFETY: the symbol is a data object of this module at least as large
-        // as a descriptor; the module stays loaded while `self` lives.
-        let descriptor = unsafe { address.cast::<KernelDescriptor>().read_unaligned() };
+        // as a version-1 descriptor, whose fields come first in the struct; the
+        // module stays loaded while `self` lives. The version-2 fields stay
+        // zero unless the descriptor says it has them (checked below).
+        let mut descriptor = KernelDescriptor {
+            magic: 0,
+            abi_version: 0,
+            granularity: 0,
+            param_count: 0,
+            params: core::ptr::null(),
+            entry: core::ptr::null(),
+            flags: 0,
+            wave_size: 0,
+            static_shared_bytes: 0,
+        };
+        unsafe {
+            core::ptr::copy_nonoverlapping(
+                address.cast::<u8>(),
+                (&mut descriptor as *mut KernelDescriptor).cast::<u8>(),
+                abi::KERNEL_DESCRIPTOR_V1_BYTES,
+            )
+        };
         if descriptor.magic != abi::KERNEL_MAGIC {
             return Err(hipErrorNotFound);
         }
+        if descriptor.abi_version == abi::KERNEL_ABI_VERSION {
+            // A version-2 descriptor must be a whole one.
+            self.library
+                .data_symbol(&symbol, core::mem::size_of::<KernelDescriptor>())
+                .ok_or(hipErrorInvalidImage)?;
+            // SAFETY: as above, now for the full size.
+            descriptor = unsafe { address.cast::<KernelDescriptor>().read_unaligned() };
+        }
         let (entry, granularity, layout) = self.validate_descriptor(&descriptor)?;
+        let simt = Self::validate_simt(&descriptor, granularity)?;
         Ok(Function {
             module: Arc::clone(self),
             name: String::from_utf8_lossy(plain).into_owned(),
             entry,
             granularity,
             layout,
+            simt,
+            stats: Arc::default(),
+        })
+    }
+
+    /// Version-2 fields: known flags only (SYNC only with PER_LANE), wave size
+    /// 0 (the device's), 32 or 64, static LDS at most 64 KiB.
+    fn validate_simt(
+        descriptor: &KernelDescriptor,
+        granularity: Granularity,
+    ) -> Result<SimtConfig, hipError_t> {
+        let known_flags = abi::KERNEL_FLAG_SYNC;
+        if descriptor.flags & !known_flags != 0
+            || (descriptor.flags != 0 && granularity != Granularity::PerLane)
+            || descriptor.static_shared_bytes > MAX_DYNAMIC_SHARED_BYTES as u64
+        {
+            return Err(hipErrorInvalidImage);
+        }
+        let wave_size = match descriptor.wave_size {
+            0 => DEVICE_WAVE_SIZE,
+            32 | 64 => descriptor.wave_size,
+            _ => return Err(hipErrorInvalidImage),
+        };
+        Ok(SimtConfig {
+            sync: descriptor.flags & abi::KERNEL_FLAG_SYNC != 0,
+            wave_size,
+            static_shared_bytes: descriptor.static_shared_bytes as u32,
         })
     }
 
@@ -181,13 +253,18 @@ impl Module {
         &self,
         descriptor: &KernelDescriptor,
     ) -> Result<(KernelEntry, Granularity, ParamLayout), hipError_t> {
-        if descriptor.abi_version != abi::KERNEL_ABI_VERSION
+        if (descriptor.abi_version != abi::KERNEL_ABI_VERSION
+            && descriptor.abi_version != abi::KERNEL_ABI_VERSION_1)
             || descriptor.param_count > MAX_KERNEL_PARAMS
         {
             return Err(hipErrorInvalidImage);
         }
         let granularity =
             Granularity::from_raw(descriptor.granularity).ok_or(hipErrorInvalidImage)?;
+        if granularity == Granularity::PerLane && descriptor.abi_version < abi::KERNEL_ABI_VERSION
+        {
+            return Err(hipErrorInvalidImage);
+        }
         if descriptor.entry.is_null() || !self.library.contains(descriptor.entry) {
             return Err(hipErrorInvalidImage);
         }
@@ -230,6 +307,22 @@ impl Function {
         &self.module
     }
 
+    /// How many workgroups of this kernel ran on fibers and how many as a
+    /// plain loop of lanes (SOFTHIP_PER_LANE kernels), since it was looked up.
+    pub fn simt_stats(&self) -> SimtStats {
+        self.stats.snapshot()
+    }
+
+    /// The kernel's wave size (32 or 64).
+    pub fn wave_size(&self) -> u32 {
+        self.simt.wave_size
+    }
+
+    /// Static LDS bytes per workgroup the descriptor declares.
+    pub fn static_shared_bytes(&self) -> u32 {
+        self.simt.static_shared_bytes
+    }
+
     /// Number of parameters the kernel declares.
     pub fn param_count(&self) -> usize {
         self.layout.count()
@@ -254,7 +347,8 @@ impl Function {
 
     /// Checks a launch shape: every dimension > 0, at most
     /// `MAX_THREADS_PER_BLOCK` threads per workgroup, per-dimension limits,
-    /// at most `MAX_DYNAMIC_SHARED_BYTES` of dynamic shared memory, and at
+    /// at most `MAX_DYNAMIC_SHARED_BYTES` of dynamic plus the kernel's static
+    /// shared memory, and at
     /// most 2^64 - 1 workgroups in total.
     /// Violations give `hipErrorInvalidConfiguration`.
     pub fn validate(&self, dims: &LaunchDims) -> Result<(), hipError_t> {
@@ -272,7 +366,8 @@ impl Function {
             || !countable
             || !within_limits
             || block_threads > MAX_THREADS_PER_BLOCK as u64
-            || dims.dynamic_shared_bytes > MAX_DYNAMIC_SHARED_BYTES
+            || dims.dynamic_shared_bytes as u64 + self.simt.static_shared_bytes as u64
+                > MAX_DYNAMIC_SHARED_BYTES as u64
         {
             return Err(hipErrorInvalidConfiguration);
         }
@@ -312,8 +407,13 @@ impl Function {
         }
         let pointers = args.pointers();
         let grid = execute::Grid {
+            name: &self.name,
             entry: self.entry,
             granularity: self.granularity,
+            sync: self.simt.sync,
+            wave_size: self.simt.wave_size,
+            static_shared_bytes: self.simt.static_shared_bytes,
+            stats: &self.stats,
             grid: Dim3::from_array(dims.grid),
             block: Dim3::from_array(dims.block),
             dynamic_shared_bytes: dims.dynamic_shared_bytes,
@@ -336,6 +436,7 @@ impl std::fmt::Debug for Function {
         f.debug_struct("Function")
             .field("name", &self.name)
             .field("granularity", &self.granularity)
+            .field("simt", &self.simt)
             .field("params", &self.layout.count())
             .finish()
     }

@@ -6,8 +6,17 @@ use core::ffi::c_void;
 
 /// `SOFTHIP_KERNEL_MAGIC`: "SHK1" as a little-endian u32.
 pub const KERNEL_MAGIC: u32 = 0x314B_4853;
-/// `SOFTHIP_KERNEL_ABI_VERSION`.
-pub const KERNEL_ABI_VERSION: u32 = 1;
+/// `SOFTHIP_KERNEL_ABI_VERSION`: descriptors of this version and of
+/// version 1 (`KERNEL_ABI_VERSION_1`) are accepted.
+pub const KERNEL_ABI_VERSION: u32 = 2;
+/// The first ABI version: descriptors end after `entry` (32 bytes).
+pub const KERNEL_ABI_VERSION_1: u32 = 1;
+/// Size of a version-1 descriptor.
+pub const KERNEL_DESCRIPTOR_V1_BYTES: usize = 32;
+/// `SOFTHIP_KERNEL_SYNC`: the kernel calls a barrier or wave rendezvous.
+pub const KERNEL_FLAG_SYNC: u32 = 1;
+/// `SOFTHIP_SIMT_SERVICES_VERSION`.
+pub const SIMT_SERVICES_VERSION: u32 = 1;
 /// `SOFTHIP_KERNEL_SYMBOL_PREFIX`: descriptor symbol = prefix + kernel name.
 pub const KERNEL_SYMBOL_PREFIX: &str = "softhip_kernel__";
 
@@ -42,6 +51,32 @@ pub struct KernelContext {
     pub args: *const *const c_void,
     pub arg_count: u32,
     pub reserved: u32,
+    // ABI version 2.
+    pub simt: *const SimtServices,
+    pub static_shared: *mut c_void,
+    pub static_shared_bytes: u64,
+    pub runtime: *mut c_void,
+    pub wave_size: u32,
+    pub lane_id: u32,
+}
+
+type Ctx = *const KernelContext;
+
+/// `softhip_simt_services_t`.
+#[repr(C)]
+pub struct SimtServices {
+    pub version: u32,
+    pub size: u32,
+    pub barrier: unsafe extern "C" fn(Ctx, u32),
+    pub wave_lane_id: unsafe extern "C" fn(Ctx) -> u32,
+    pub wave_size: unsafe extern "C" fn(Ctx) -> u32,
+    pub readfirstlane_u32: unsafe extern "C" fn(Ctx, u32, u32) -> u32,
+    pub readfirstlane_u64: unsafe extern "C" fn(Ctx, u32, u64) -> u64,
+    pub readlane_u32: unsafe extern "C" fn(Ctx, u32, u32, u32) -> u32,
+    pub readlane_u64: unsafe extern "C" fn(Ctx, u32, u64, u32) -> u64,
+    pub ballot: unsafe extern "C" fn(Ctx, u32, i32) -> u64,
+    pub bpermute_u32: unsafe extern "C" fn(Ctx, u32, u32, u32) -> u32,
+    pub bpermute_u64: unsafe extern "C" fn(Ctx, u32, u64, u32) -> u64,
 }
 
 /// `softhip_kernel_fn_t`.
@@ -66,16 +101,23 @@ pub struct KernelDescriptor {
     pub param_count: u32,
     pub params: *const ParamDescriptor,
     pub entry: *const c_void,
+    // ABI version 2 only: not read from a version-1 descriptor.
+    pub flags: u32,
+    pub wave_size: u32,
+    pub static_shared_bytes: u64,
 }
 
 /// How the entry function covers a workgroup (`SOFTHIP_PER_THREAD` /
-/// `SOFTHIP_PER_BLOCK`).
+/// `SOFTHIP_PER_BLOCK` / `SOFTHIP_PER_LANE`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Granularity {
     /// Called once per thread, threads of a workgroup one after another.
     PerThread,
     /// Called once per workgroup; the kernel loops over its threads.
     PerBlock,
+    /// Called once per lane; lanes may synchronise through the services
+    /// (on fibers when the kernel has `SOFTHIP_KERNEL_SYNC`).
+    PerLane,
 }
 
 impl Granularity {
@@ -83,12 +125,16 @@ impl Granularity {
         match raw {
             0 => Some(Granularity::PerThread),
             1 => Some(Granularity::PerBlock),
+            2 => Some(Granularity::PerLane),
             _ => None,
         }
     }
 }
 
 const _: () = assert!(core::mem::size_of::<Dim3>() == 12);
-const _: () = assert!(core::mem::size_of::<KernelContext>() == 80);
+const _: () = assert!(core::mem::size_of::<KernelContext>() == 120);
+const _: () = assert!(core::mem::offset_of!(KernelContext, simt) == 80);
+const _: () = assert!(core::mem::size_of::<SimtServices>() == 8 + 10 * 8);
 const _: () = assert!(core::mem::size_of::<ParamDescriptor>() == 8);
-const _: () = assert!(core::mem::size_of::<KernelDescriptor>() == 32);
+const _: () = assert!(core::mem::size_of::<KernelDescriptor>() == 48);
+const _: () = assert!(core::mem::offset_of!(KernelDescriptor, flags) == KERNEL_DESCRIPTOR_V1_BYTES);

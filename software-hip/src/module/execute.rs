@@ -2,10 +2,12 @@
 //!
 //! Workgroups are handed out from a shared counter to up to N workers (the
 //! calling thread plus N-1 scoped threads), so a launch returns only when all
-//! of its workgroups have finished. Each worker owns one dynamic shared
-//! memory buffer, zeroed before every workgroup it runs.
+//! of its workgroups have finished. Each worker owns one dynamic and one
+//! static shared memory buffer, zeroed before every workgroup it runs, and
+//! one SIMT runtime (per-lane contexts, fiber stacks: `simt.rs`).
 
 use super::abi::{Dim3, Granularity, KernelContext, KernelEntry};
+use super::simt::{Runtime, SimtCounters, SERVICES};
 use crate::types::{hipErrorLaunchFailure, hipError_t};
 use core::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -36,8 +38,14 @@ fn configured_threads() -> usize {
 
 /// Everything a worker needs, shared by reference between workers.
 pub struct Grid<'a> {
+    pub name: &'a str,
     pub entry: KernelEntry,
     pub granularity: Granularity,
+    /// `SOFTHIP_KERNEL_SYNC` (PER_LANE kernels): lanes run on fibers.
+    pub sync: bool,
+    pub wave_size: u32,
+    pub static_shared_bytes: u32,
+    pub stats: &'a SimtCounters,
     pub grid: Dim3,
     pub block: Dim3,
     pub dynamic_shared_bytes: u32,
@@ -58,6 +66,14 @@ struct Progress {
     failed: AtomicBool,
 }
 
+fn shared_pointer(shared: &mut [SharedChunk]) -> *mut c_void {
+    if shared.is_empty() {
+        core::ptr::null_mut()
+    } else {
+        shared.as_mut_ptr().cast()
+    }
+}
+
 impl Grid<'_> {
     fn workgroup_count(&self) -> u64 {
         self.grid.x as u64 * self.grid.y as u64 * self.grid.z as u64
@@ -72,59 +88,91 @@ impl Grid<'_> {
         }
     }
 
-    /// Runs one workgroup; returns the first non-zero kernel status.
-    fn run_workgroup(&self, block_idx: Dim3, shared: &mut [SharedChunk]) -> i32 {
-        shared.fill(SharedChunk([0; 16]));
-        let mut context = KernelContext {
+    /// The context fields common to every lane of every workgroup.
+    fn template_context(&self) -> KernelContext {
+        KernelContext {
             grid_dim: self.grid,
             block_dim: self.block,
-            block_idx,
+            block_idx: Dim3::default(),
             thread_idx: Dim3::default(),
-            dynamic_shared: if self.dynamic_shared_bytes == 0 {
-                core::ptr::null_mut()
-            } else {
-                shared.as_mut_ptr().cast()
-            },
+            dynamic_shared: core::ptr::null_mut(),
             dynamic_shared_bytes: self.dynamic_shared_bytes as u64,
             args: self.args.as_ptr(),
             arg_count: self.args.len() as u32,
             reserved: 0,
-        };
-        match self.granularity {
-            Granularity::PerBlock => {
-                // SAFETY: entry was validated to lie in the loaded code object
-                // and follows the softhip_kernel_fn_t ABI; the context and
-                // everything it points to outlive the call.
-                unsafe { (self.entry)(&context) }
-            }
-            Granularity::PerThread => {
-                for z in 0..self.block.z {
-                    for y in 0..self.block.y {
-                        for x in 0..self.block.x {
-                            context.thread_idx = Dim3 { x, y, z };
-                            // SAFETY: as above.
-                            let status = unsafe { (self.entry)(&context) };
-                            if status != 0 {
-                                return status;
-                            }
-                        }
-                    }
+            simt: &SERVICES,
+            static_shared: core::ptr::null_mut(),
+            static_shared_bytes: self.static_shared_bytes as u64,
+            runtime: core::ptr::null_mut(),
+            wave_size: self.wave_size,
+            lane_id: 0,
+        }
+    }
+
+    /// Runs one workgroup; false if it failed (a kernel call returned
+    /// non-zero, or a SIMT error, reported on stderr).
+    fn run_workgroup(
+        &self,
+        runtime: &mut Runtime,
+        block_idx: Dim3,
+        dynamic: &mut [SharedChunk],
+        fixed: &mut [SharedChunk],
+    ) -> bool {
+        dynamic.fill(SharedChunk([0; 16]));
+        fixed.fill(SharedChunk([0; 16]));
+        let result = runtime
+            .begin_workgroup(block_idx, shared_pointer(dynamic), shared_pointer(fixed))
+            .and_then(|()| match self.granularity {
+                Granularity::PerBlock => runtime.run_block(),
+                Granularity::PerThread => runtime.run_plain(),
+                Granularity::PerLane if self.sync => {
+                    self.stats.fiber_workgroups.fetch_add(1, Ordering::Relaxed);
+                    self.stats.fibers_started.fetch_add(
+                        self.block.x as u64 * self.block.y as u64 * self.block.z as u64,
+                        Ordering::Relaxed,
+                    );
+                    runtime.run_fibers()
                 }
-                0
+                Granularity::PerLane => {
+                    self.stats
+                        .plain_lane_workgroups
+                        .fetch_add(1, Ordering::Relaxed);
+                    runtime.run_plain()
+                }
+            });
+        match result {
+            Ok(()) => true,
+            Err(message) => {
+                if !message.is_empty() {
+                    eprintln!("{message}; the launch fails with hipErrorLaunchFailure");
+                }
+                false
             }
         }
     }
 
     fn work(&self, progress: &Progress) {
         let total = self.workgroup_count();
-        let mut shared =
+        let mut dynamic =
             vec![SharedChunk([0; 16]); (self.dynamic_shared_bytes as usize).div_ceil(16)];
+        let mut fixed =
+            vec![SharedChunk([0; 16]); (self.static_shared_bytes as usize).div_ceil(16)];
+        let fibers = self.granularity == Granularity::PerLane && self.sync;
+        let mut runtime = Runtime::new(
+            self.name,
+            self.entry,
+            fibers,
+            self.wave_size,
+            &self.template_context(),
+            self.block,
+        );
         while !progress.failed.load(Ordering::Relaxed) {
             let linear = progress.next_workgroup.fetch_add(1, Ordering::Relaxed);
             if linear >= total {
                 break;
             }
-            if self.run_workgroup(self.block_index(linear), &mut shared) != 0 {
+            let block_idx = self.block_index(linear);
+            if !self.run_workgroup(&mut runtime, block_idx, &mut dynamic, &mut fixed) {
                 progress.failed.store(true, Ordering::Relaxed);
             }
         }

@@ -12,8 +12,9 @@
 pub const KERNEL_SYMBOL_PREFIX: &str = "softhip_kernel__";
 /// `SOFTHIP_KERNEL_MAGIC`.
 pub const KERNEL_MAGIC: u32 = 0x314B_4853;
-/// `SOFTHIP_KERNEL_ABI_VERSION`.
-pub const KERNEL_ABI_VERSION: u32 = 1;
+/// `SOFTHIP_KERNEL_ABI_VERSION`: version 2 (48-byte descriptors, SIMT
+/// fields); version-1 descriptors (32 bytes) are accepted too.
+pub const KERNEL_ABI_VERSION: u32 = 2;
 
 const SHT_DYNSYM: u32 = 11;
 const SHT_NOBITS: u32 = 8;
@@ -168,9 +169,14 @@ impl<'a> CodeObject<'a> {
             return Err(format!("`{symbol}` is not a kernel descriptor (bad magic)"));
         }
         let version = u32_at(descriptor, 4);
-        if version != KERNEL_ABI_VERSION {
+        if version != KERNEL_ABI_VERSION && version != 1 {
             return Err(format!(
-                "kernel `{name}` uses ABI version {version}, expected {KERNEL_ABI_VERSION}"
+                "kernel `{name}` uses ABI version {version}, expected 1 or {KERNEL_ABI_VERSION}"
+            ));
+        }
+        if version == KERNEL_ABI_VERSION && size < 48 {
+            return Err(format!(
+                "`{symbol}` is not a version-2 kernel descriptor ({size} bytes)"
             ));
         }
         Ok(KernelInfo {

@@ -1,0 +1,673 @@
+//! SIMT execution of `SOFTHIP_PER_LANE` kernels: one user-space fiber per
+//! lane, workgroup barriers and wave operations (the services table a kernel
+//! reaches through `ctx->simt`).
+//!
+//! All lanes of a workgroup run on one host thread. With `SOFTHIP_KERNEL_SYNC`
+//! every lane gets a fiber (ucontext) with its own stack; a lane that calls a
+//! barrier or a wave rendezvous records what it waits for and switches back
+//! to the scheduler, which runs every ready lane in lane order, then resolves
+//! what the blocked lanes wait for:
+//!   - a wave whose live lanes all wait at the same wave call (same operation
+//!     and call site) gets its results and runs on;
+//!   - a wave whose live lanes wait at different calls, or at a wave call and
+//!     a barrier, fails the workgroup (divergence: it could never resolve);
+//!   - when no wave op is pending, every live lane waits at a barrier: the
+//!     barrier opens.
+//! A lane that returns is no longer live: it never blocks anyone. So every
+//! round either makes progress or fails, and a launch never hangs in the
+//! runtime. Fibers of a failed workgroup are abandoned, never resumed.
+//!
+//! Without `SOFTHIP_KERNEL_SYNC` lanes run as a plain loop (no fibers); a
+//! rendezvous called there fails the launch.
+
+use super::abi::{Dim3, KernelContext, KernelEntry, SimtServices, SIMT_SERVICES_VERSION};
+use core::cell::{Cell, UnsafeCell};
+use core::ffi::c_void;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+
+/// Environment variable: bytes of stack per lane fiber (default 64 KiB).
+pub const LANE_STACK_ENV: &str = "SOFTWARE_HIP_LANE_STACK_BYTES";
+const DEFAULT_LANE_STACK_BYTES: usize = 64 * 1024;
+const MIN_LANE_STACK_BYTES: usize = 16 * 1024;
+
+fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if page > 0 {
+        page as usize
+    } else {
+        4096
+    }
+}
+
+/// The per-lane stack size: `SOFTWARE_HIP_LANE_STACK_BYTES`, at least 16 KiB,
+/// rounded up to whole pages.
+pub fn lane_stack_bytes() -> usize {
+    static BYTES: OnceLock<usize> = OnceLock::new();
+    *BYTES.get_or_init(|| {
+        let asked = std::env::var(LANE_STACK_ENV)
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .unwrap_or(DEFAULT_LANE_STACK_BYTES)
+            .clamp(MIN_LANE_STACK_BYTES, 1 << 30);
+        asked.div_ceil(page_size()) * page_size()
+    })
+}
+
+/// Counts of how a kernel's workgroups ran (per `Function`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SimtStats {
+    /// Workgroups whose lanes ran on fibers.
+    pub fiber_workgroups: u64,
+    /// Fibers started (one per lane of those workgroups).
+    pub fibers_started: u64,
+    /// Workgroups of a PER_LANE kernel whose lanes ran as a plain loop.
+    pub plain_lane_workgroups: u64,
+}
+
+#[derive(Default)]
+pub struct SimtCounters {
+    pub(super) fiber_workgroups: AtomicU64,
+    pub(super) fibers_started: AtomicU64,
+    pub(super) plain_lane_workgroups: AtomicU64,
+}
+
+impl SimtCounters {
+    pub fn snapshot(&self) -> SimtStats {
+        SimtStats {
+            fiber_workgroups: self.fiber_workgroups.load(Ordering::Relaxed),
+            fibers_started: self.fibers_started.load(Ordering::Relaxed),
+            plain_lane_workgroups: self.plain_lane_workgroups.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// The wave operations (a rendezvous must match in operation and site).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum WaveOp {
+    ReadFirstLaneU32,
+    ReadFirstLaneU64,
+    ReadLaneU32,
+    ReadLaneU64,
+    Ballot,
+    BpermuteU32,
+    BpermuteU64,
+}
+
+impl WaveOp {
+    fn name(self) -> &'static str {
+        match self {
+            WaveOp::ReadFirstLaneU32 => "readfirstlane_u32",
+            WaveOp::ReadFirstLaneU64 => "readfirstlane_u64",
+            WaveOp::ReadLaneU32 => "readlane_u32",
+            WaveOp::ReadLaneU64 => "readlane_u64",
+            WaveOp::Ballot => "ballot",
+            WaveOp::BpermuteU32 => "bpermute_u32",
+            WaveOp::BpermuteU64 => "bpermute_u64",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LaneState {
+    /// Not started, or released from a rendezvous: runs in the next round.
+    Ready,
+    Barrier { site: u32 },
+    Wave { op: WaveOp, site: u32, value: u64, aux: u32 },
+    Done { status: i32 },
+}
+
+impl LaneState {
+    fn describe(self) -> String {
+        match self {
+            LaneState::Ready => "running".into(),
+            LaneState::Barrier { site } => format!("barrier (call site {site})"),
+            LaneState::Wave { op, site, .. } => format!("{} (call site {site})", op.name()),
+            LaneState::Done { status } => format!("returned {status}"),
+        }
+    }
+}
+
+struct Lane {
+    state: Cell<LaneState>,
+    result: Cell<u64>,
+    fiber: UnsafeCell<libc::ucontext_t>,
+}
+
+/// Fiber stacks of one worker: `count` slots of a guard page plus
+/// `lane_stack_bytes()`, in one mapping reused by every workgroup.
+struct Stacks {
+    base: *mut u8,
+    length: usize,
+    stride: usize,
+    guard: usize,
+}
+
+impl Stacks {
+    fn new(count: usize) -> Option<Stacks> {
+        let guard = page_size();
+        let stride = lane_stack_bytes() + guard;
+        let length = stride.checked_mul(count)?;
+        // SAFETY: a fresh private anonymous mapping; no existing memory is touched.
+        let base = unsafe {
+            libc::mmap(
+                core::ptr::null_mut(),
+                length,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | libc::MAP_STACK,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return None;
+        }
+        let base = base.cast::<u8>();
+        for slot in 0..count {
+            // SAFETY: the guard page lies inside the mapping just made.
+            // Stacks grow down: the guard is the lowest page of each slot.
+            unsafe { libc::mprotect(base.add(slot * stride).cast(), guard, libc::PROT_NONE) };
+        }
+        Some(Stacks {
+            base,
+            length,
+            stride,
+            guard,
+        })
+    }
+
+    /// (lowest usable address, size) of slot `slot`'s stack.
+    fn slot(&self, slot: usize) -> (*mut u8, usize) {
+        // SAFETY: callers pass slot < count; stays inside the mapping.
+        let low = unsafe { self.base.add(slot * self.stride + self.guard) };
+        (low, self.stride - self.guard)
+    }
+}
+
+impl Drop for Stacks {
+    fn drop(&mut self) {
+        // SAFETY: unmaps exactly the mapping made in `new`; no fiber runs on it
+        // any more (workgroups finish or are abandoned before the worker drops it).
+        unsafe { libc::munmap(self.base.cast(), self.length) };
+    }
+}
+
+/// The state behind `ctx->runtime` while one workgroup runs.
+pub struct Runtime {
+    kernel_name: String,
+    entry: KernelEntry,
+    fibers: bool,
+    wave_size: u32,
+    lanes: Vec<Lane>,
+    contexts: Vec<KernelContext>,
+    /// The lane running now (fiber mode).
+    current: Cell<usize>,
+    scheduler: UnsafeCell<libc::ucontext_t>,
+    /// Why the workgroup failed (first reason), set by the services.
+    error: UnsafeCell<Option<String>>,
+    block_idx: Cell<Dim3>,
+    stacks: Option<Stacks>,
+}
+
+thread_local! {
+    /// The runtime whose fiber the trampoline starts (set by the scheduler).
+    static STARTING: Cell<*const Runtime> = const { Cell::new(core::ptr::null()) };
+}
+
+/// The services table every context points to.
+pub static SERVICES: SimtServices = SimtServices {
+    version: SIMT_SERVICES_VERSION,
+    size: core::mem::size_of::<SimtServices>() as u32,
+    barrier: service_barrier,
+    wave_lane_id: service_wave_lane_id,
+    wave_size: service_wave_size,
+    readfirstlane_u32: service_readfirstlane_u32,
+    readfirstlane_u64: service_readfirstlane_u64,
+    readlane_u32: service_readlane_u32,
+    readlane_u64: service_readlane_u64,
+    ballot: service_ballot,
+    bpermute_u32: service_bpermute_u32,
+    bpermute_u64: service_bpermute_u64,
+};
+
+/// # Safety
+/// `ctx` is a context the runtime handed to a running kernel.
+unsafe fn runtime_of<'a>(ctx: *const KernelContext) -> Option<&'a Runtime> {
+    // SAFETY: per contract; `runtime` is null or a live Runtime on this thread.
+    unsafe { ctx.as_ref()?.runtime.cast::<Runtime>().cast_const().as_ref() }
+}
+
+unsafe extern "C" fn service_barrier(ctx: *const KernelContext, site: u32) {
+    // SAFETY: called by a kernel with its context.
+    if let Some(runtime) = unsafe { runtime_of(ctx) } {
+        runtime.block(LaneState::Barrier { site }, "barrier", site);
+    }
+}
+
+unsafe extern "C" fn service_wave_lane_id(ctx: *const KernelContext) -> u32 {
+    // SAFETY: called by a kernel with its context.
+    match unsafe { ctx.as_ref() } {
+        Some(ctx) if ctx.wave_size != 0 => ctx.lane_id % ctx.wave_size,
+        _ => 0,
+    }
+}
+
+unsafe extern "C" fn service_wave_size(ctx: *const KernelContext) -> u32 {
+    // SAFETY: called by a kernel with its context.
+    unsafe { ctx.as_ref() }.map_or(0, |ctx| ctx.wave_size)
+}
+
+/// # Safety
+/// As `runtime_of`.
+unsafe fn wave(ctx: *const KernelContext, op: WaveOp, site: u32, value: u64, aux: u32) -> u64 {
+    // SAFETY: forwarded.
+    match unsafe { runtime_of(ctx) } {
+        Some(runtime) => runtime.block(LaneState::Wave { op, site, value, aux }, op.name(), site),
+        None => 0,
+    }
+}
+
+unsafe extern "C" fn service_readfirstlane_u32(ctx: *const KernelContext, site: u32, v: u32) -> u32 {
+    // SAFETY: called by a kernel with its context.
+    unsafe { wave(ctx, WaveOp::ReadFirstLaneU32, site, v as u64, 0) as u32 }
+}
+unsafe extern "C" fn service_readfirstlane_u64(ctx: *const KernelContext, site: u32, v: u64) -> u64 {
+    // SAFETY: called by a kernel with its context.
+    unsafe { wave(ctx, WaveOp::ReadFirstLaneU64, site, v, 0) }
+}
+unsafe extern "C" fn service_readlane_u32(
+    ctx: *const KernelContext,
+    site: u32,
+    v: u32,
+    lane: u32,
+) -> u32 {
+    // SAFETY: called by a kernel with its context.
+    unsafe { wave(ctx, WaveOp::ReadLaneU32, site, v as u64, lane) as u32 }
+}
+unsafe extern "C" fn service_readlane_u64(
+    ctx: *const KernelContext,
+    site: u32,
+    v: u64,
+    lane: u32,
+) -> u64 {
+    // SAFETY: called by a kernel with its context.
+    unsafe { wave(ctx, WaveOp::ReadLaneU64, site, v, lane) }
+}
+unsafe extern "C" fn service_ballot(ctx: *const KernelContext, site: u32, predicate: i32) -> u64 {
+    // SAFETY: called by a kernel with its context.
+    unsafe { wave(ctx, WaveOp::Ballot, site, (predicate != 0) as u64, 0) }
+}
+unsafe extern "C" fn service_bpermute_u32(
+    ctx: *const KernelContext,
+    site: u32,
+    v: u32,
+    byte_address: u32,
+) -> u32 {
+    // SAFETY: called by a kernel with its context.
+    unsafe { wave(ctx, WaveOp::BpermuteU32, site, v as u64, byte_address) as u32 }
+}
+unsafe extern "C" fn service_bpermute_u64(
+    ctx: *const KernelContext,
+    site: u32,
+    v: u64,
+    byte_address: u32,
+) -> u64 {
+    // SAFETY: called by a kernel with its context.
+    unsafe { wave(ctx, WaveOp::BpermuteU64, site, v, byte_address) }
+}
+
+/// Fiber entry: runs the kernel for the lane the scheduler is starting, then
+/// switches back for good.
+extern "C" fn lane_trampoline() {
+    let runtime = STARTING.with(|starting| starting.get());
+    // SAFETY: the scheduler set STARTING to its live Runtime before switching
+    // here, on this same host thread; the Runtime outlives every fiber.
+    let runtime = unsafe { &*runtime };
+    let lane = runtime.current.get();
+    // SAFETY: the entry follows softhip_kernel_fn_t; the context lives in
+    // `runtime.contexts`, which is not resized while the workgroup runs.
+    let status = unsafe { (runtime.entry)(&runtime.contexts[lane]) };
+    runtime.lanes[lane].state.set(LaneState::Done { status });
+    // SAFETY: both contexts are valid; this fiber is never resumed, so the
+    // saved context is simply dropped.
+    unsafe { libc::swapcontext(runtime.lanes[lane].fiber.get(), runtime.scheduler.get()) };
+    // Unreachable: a finished lane is never switched to.
+    std::process::abort();
+}
+
+/// One wave's rendezvous outcome.
+enum Resolution {
+    Nothing,
+    Resolved,
+    Failed(String),
+}
+
+impl Runtime {
+    pub fn new(
+        kernel_name: &str,
+        entry: KernelEntry,
+        fibers: bool,
+        wave_size: u32,
+        template: &KernelContext,
+        block: Dim3,
+    ) -> Box<Runtime> {
+        let count = (block.x * block.y * block.z) as usize;
+        let mut runtime = Box::new(Runtime {
+            kernel_name: kernel_name.to_string(),
+            entry,
+            fibers,
+            wave_size,
+            lanes: Vec::new(),
+            contexts: Vec::with_capacity(count),
+            current: Cell::new(0),
+            // SAFETY: ucontext_t is plain data; all-zero is a valid placeholder
+            // that swapcontext overwrites before anything reads it.
+            scheduler: UnsafeCell::new(unsafe { core::mem::zeroed() }),
+            error: UnsafeCell::new(None),
+            block_idx: Cell::new(Dim3::default()),
+            stacks: None,
+        });
+        for lane in 0..count as u32 {
+            let thread_idx = Dim3 {
+                x: lane % block.x,
+                y: (lane / block.x) % block.y,
+                z: lane / (block.x * block.y),
+            };
+            runtime.contexts.push(KernelContext {
+                thread_idx,
+                lane_id: lane,
+                ..*template
+            });
+        }
+        if fibers {
+            runtime.lanes = (0..count)
+                .map(|_| Lane {
+                    state: Cell::new(LaneState::Ready),
+                    result: Cell::new(0),
+                    // SAFETY: as for `scheduler`; getcontext fills it.
+                    fiber: UnsafeCell::new(unsafe { core::mem::zeroed() }),
+                })
+                .collect();
+        }
+        runtime
+    }
+
+    /// Sets the per-workgroup context fields (and maps the fiber stacks the
+    /// first time). Err(message) if stacks cannot be mapped.
+    pub fn begin_workgroup(
+        &mut self,
+        block_idx: Dim3,
+        dynamic: *mut c_void,
+        fixed: *mut c_void,
+    ) -> Result<(), String> {
+        self.block_idx.set(block_idx);
+        *self.error.get_mut() = None;
+        if self.fibers && self.stacks.is_none() {
+            let count = self.lanes.len();
+            self.stacks = Some(
+                Stacks::new(count)
+                    .ok_or_else(|| format!("{}: cannot map {count} lane stacks", self.header()))?,
+            );
+        }
+        // The services reach the Runtime through this pointer while the
+        // workgroup runs through `&self` methods only.
+        let this: *mut c_void = (self as *mut Runtime).cast();
+        for context in &mut self.contexts {
+            context.runtime = this;
+            context.block_idx = block_idx;
+            context.dynamic_shared = dynamic;
+            context.static_shared = fixed;
+        }
+        Ok(())
+    }
+
+    fn fail(&self, message: String) {
+        // SAFETY: single-threaded access (this workgroup's host thread); no
+        // reference to the cell's content is held across this call.
+        let error = unsafe { &mut *self.error.get() };
+        if error.is_none() {
+            *error = Some(message);
+        }
+    }
+
+    fn take_error(&self) -> Option<String> {
+        // SAFETY: as in `fail`.
+        unsafe { (*self.error.get()).take() }
+    }
+
+    /// A lane calls a rendezvous: record it, switch to the scheduler, return
+    /// the result once released.
+    fn block(&self, state: LaneState, what: &str, site: u32) -> u64 {
+        if !self.fibers {
+            self.fail(format!(
+                "calls {what} (call site {site}) but its descriptor lacks SOFTHIP_KERNEL_SYNC \
+                 (lanes run without fibers)"
+            ));
+            return 0;
+        }
+        let lane = &self.lanes[self.current.get()];
+        lane.state.set(state);
+        // SAFETY: both contexts are valid; the scheduler resumes this fiber
+        // only after setting its result and state to Ready.
+        unsafe { libc::swapcontext(lane.fiber.get(), self.scheduler.get()) };
+        lane.result.get()
+    }
+
+    fn header(&self) -> String {
+        let b = self.block_idx.get();
+        format!(
+            "software-hip: kernel `{}` workgroup ({},{},{})",
+            self.kernel_name, b.x, b.y, b.z
+        )
+    }
+
+    /// Runs a SOFTHIP_PER_BLOCK kernel: one call with lane 0's context.
+    pub fn run_block(&self) -> Result<(), String> {
+        // SAFETY: as in run_plain.
+        let status = unsafe { (self.entry)(&self.contexts[0]) };
+        if let Some(error) = self.take_error() {
+            return Err(format!("{}: {error}", self.header()));
+        }
+        if status != 0 {
+            return Err(String::new());
+        }
+        Ok(())
+    }
+
+    /// Runs the lanes of the current workgroup as a plain loop (lane order:
+    /// x fastest). Ok, or the message to report (empty: a lane returned
+    /// non-zero).
+    pub fn run_plain(&self) -> Result<(), String> {
+        for lane in 0..self.contexts.len() {
+            // SAFETY: entry follows softhip_kernel_fn_t; the context and what
+            // it points to outlive the call.
+            let status = unsafe { (self.entry)(&self.contexts[lane]) };
+            if let Some(error) = self.take_error() {
+                return Err(format!("{}: lane {lane} {error}", self.header()));
+            }
+            if status != 0 {
+                return Err(String::new());
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs the lanes of the current workgroup on fibers. Err(message) when
+    /// the workgroup failed (empty message: a lane returned non-zero).
+    pub fn run_fibers(&self) -> Result<(), String> {
+        let count = self.lanes.len();
+        let stacks = self.stacks.as_ref().expect("mapped by begin_workgroup");
+        for (index, lane) in self.lanes.iter().enumerate() {
+            lane.state.set(LaneState::Ready);
+            lane.result.set(0);
+            let fiber = lane.fiber.get();
+            let (low, size) = stacks.slot(index);
+            // SAFETY: `fiber` is this lane's context; the stack slot belongs to
+            // this lane alone and lives as long as the Runtime.
+            unsafe {
+                if libc::getcontext(fiber) != 0 {
+                    return Err(format!("{}: getcontext failed", self.header()));
+                }
+                (*fiber).uc_stack.ss_sp = low.cast();
+                (*fiber).uc_stack.ss_size = size;
+                (*fiber).uc_stack.ss_flags = 0;
+                (*fiber).uc_link = core::ptr::null_mut();
+                libc::makecontext(fiber, lane_trampoline, 0);
+            }
+        }
+        let this = self;
+        STARTING.with(|starting| starting.set(this));
+        loop {
+            for lane in 0..count {
+                if this.lanes[lane].state.get() != LaneState::Ready {
+                    continue;
+                }
+                this.current.set(lane);
+                // SAFETY: the fiber was made by makecontext above or saved by
+                // `block`; the scheduler context is saved here.
+                unsafe { libc::swapcontext(this.scheduler.get(), this.lanes[lane].fiber.get()) };
+                if let Some(error) = this.take_error() {
+                    return Err(format!("{}: lane {lane} {error}", this.header()));
+                }
+                if let LaneState::Done { status } = this.lanes[lane].state.get() {
+                    if status != 0 {
+                        return Err(String::new());
+                    }
+                }
+            }
+            let mut live = false;
+            let mut resolved = false;
+            for first in (0..count).step_by(self.wave_size as usize) {
+                let last = (first + self.wave_size as usize).min(count);
+                match this.resolve_wave(first, last, &mut live) {
+                    Resolution::Nothing => {}
+                    Resolution::Resolved => resolved = true,
+                    Resolution::Failed(message) => {
+                        return Err(format!("{}: {message}", this.header()))
+                    }
+                }
+            }
+            if !live {
+                return Ok(());
+            }
+            if !resolved {
+                // No wave call is pending, so every live lane is at a barrier.
+                for lane in &this.lanes {
+                    if let LaneState::Barrier { .. } = lane.state.get() {
+                        lane.state.set(LaneState::Ready);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Resolves the wave of lanes first..last if its live lanes all wait at
+    /// one wave call; fails it if they wait at different calls or mix a wave
+    /// call with a barrier.
+    fn resolve_wave(&self, first: usize, last: usize, live: &mut bool) -> Resolution {
+        let lanes = &self.lanes[first..last];
+        let mut pending: Option<(usize, LaneState)> = None;
+        let mut barrier: Option<usize> = None;
+        for (offset, lane) in lanes.iter().enumerate() {
+            match lane.state.get() {
+                LaneState::Done { .. } => {}
+                LaneState::Ready => unreachable_state(),
+                LaneState::Barrier { .. } => {
+                    *live = true;
+                    barrier.get_or_insert(offset);
+                }
+                state @ LaneState::Wave { op, site, .. } => {
+                    *live = true;
+                    match pending {
+                        None => pending = Some((offset, state)),
+                        Some((
+                            other,
+                            other_state @ LaneState::Wave {
+                                op: other_op,
+                                site: other_site,
+                                ..
+                            },
+                        )) if other_op != op || other_site != site => {
+                            return Resolution::Failed(format!(
+                                "lanes of wave {} diverged: lane {} waits at {}, lane {} at {}",
+                                first / self.wave_size as usize,
+                                first + other,
+                                other_state.describe(),
+                                first + offset,
+                                state.describe()
+                            ));
+                        }
+                        Some(_) => {}
+                    }
+                }
+            }
+        }
+        let Some((offset, pending_state)) = pending else {
+            return Resolution::Nothing;
+        };
+        if let Some(barrier) = barrier {
+            return Resolution::Failed(format!(
+                "lanes of wave {} diverged: lane {} waits at {}, lane {} at {}",
+                first / self.wave_size as usize,
+                first + offset,
+                pending_state.describe(),
+                first + barrier,
+                lanes[barrier].state.get().describe()
+            ));
+        }
+        let LaneState::Wave { op, .. } = pending_state else {
+            unreachable_state()
+        };
+        let size = self.wave_size as usize;
+        // Value of wave lane `index`, if it exists and is live.
+        let value_of = |index: usize| -> Option<u64> {
+            match lanes.get(index % size)?.state.get() {
+                LaneState::Wave { value, .. } => Some(value),
+                _ => None,
+            }
+        };
+        let mut results = [0u64; 64];
+        match op {
+            WaveOp::ReadFirstLaneU32 | WaveOp::ReadFirstLaneU64 => {
+                let first_value = value_of(offset).unwrap_or(0);
+                results[..lanes.len()].fill(first_value);
+            }
+            WaveOp::Ballot => {
+                let mut mask = 0u64;
+                for index in 0..lanes.len() {
+                    if value_of(index).unwrap_or(0) != 0 {
+                        mask |= 1 << index;
+                    }
+                }
+                results[..lanes.len()].fill(mask);
+            }
+            WaveOp::ReadLaneU32 | WaveOp::ReadLaneU64 => {
+                for (index, lane) in lanes.iter().enumerate() {
+                    if let LaneState::Wave { aux, .. } = lane.state.get() {
+                        results[index] = value_of(aux as usize % size).unwrap_or(0);
+                    }
+                }
+            }
+            WaveOp::BpermuteU32 | WaveOp::BpermuteU64 => {
+                for (index, lane) in lanes.iter().enumerate() {
+                    if let LaneState::Wave { aux, .. } = lane.state.get() {
+                        results[index] = value_of((aux / 4) as usize % size).unwrap_or(0);
+                    }
+                }
+            }
+        }
+        for (index, lane) in lanes.iter().enumerate() {
+            if let LaneState::Wave { .. } = lane.state.get() {
+                lane.result.set(results[index]);
+                lane.state.set(LaneState::Ready);
+            }
+        }
+        Resolution::Resolved
+    }
+}
+
+fn unreachable_state() -> ! {
+    // The scheduler resolves only after every lane has blocked or returned.
+    std::process::abort()
+}
