@@ -43,6 +43,80 @@
  * IREE dispatches (HIP1 executables): parameters are one pointer per binding
  * (SOFTHIP_PARAM(void*)) followed by one uint32_t per push constant
  * (SOFTHIP_PARAM(uint32_t)), in binding/constant ordinal order.
+ *
+ * SIMT execution (SOFTHIP_PER_LANE, ABI version 2)
+ *   - Lanes. Lane L of a workgroup is the flattened thread id
+ *     (x + y*bx + z*bx*by, ctx->lane_id). Waves are runs of wave_size
+ *     consecutive lanes (the last wave may be partial): wave = L / wave_size,
+ *     lane within the wave = L % wave_size. wave_size comes from the
+ *     descriptor: 0 means the device's warpSize (64, as gfx942); 32 and 64
+ *     are accepted (wave32 for gfx10+ code). ctx->wave_size holds it.
+ *   - Fibers. A kernel with SOFTHIP_KERNEL_SYNC in its flags (it calls
+ *     barrier or a wave rendezvous) runs each lane on its own user-space
+ *     fiber with its own stack of SOFTWARE_HIP_LANE_STACK_BYTES (default
+ *     65536, at least 16384, rounded up to pages; read once per process)
+ *     above a guard page: a lane that blocks in ctx->simt is suspended and
+ *     the next lane of the workgroup runs (lane order, round after round).
+ *     All lanes of a workgroup run on one host thread; workgroups still run
+ *     in parallel on several. A stack overflow hits the guard page and
+ *     crashes the process (build kernels with -fstack-clash-protection so
+ *     that frames larger than a page cannot jump over it). A fiber starts
+ *     with the default MXCSR (0x1F80) and x87 control word; a switch saves
+ *     the callee-saved registers and both control words (no system call).
+ *   - Fast path. A PER_LANE kernel without SOFTHIP_KERNEL_SYNC runs its
+ *     lanes as a plain loop (lane 0 first) on the host thread's stack, with
+ *     no fibers. wave_lane_id and wave_size still work there; calling a
+ *     rendezvous (barrier, readfirstlane, readlane, ballot, bpermute) fails
+ *     the launch (the call returns 0 and the launch reports
+ *     hipErrorLaunchFailure).
+ *   - Services. ctx->simt points to a softhip_simt_services_t function table
+ *     owned by the runtime (valid during the call, for every granularity):
+ *     a retargeted object reaches the runtime through it with no relocation
+ *     against libamdhip64. Every function takes the caller's ctx (pass the
+ *     pointer the entry received) and, for rendezvous, a call-site id chosen
+ *     by the compiler (any uint32_t, unique per call site in the kernel).
+ *       barrier(ctx, site): s_barrier / __syncthreads. Returns when every
+ *         lane of the workgroup that has not returned from the entry has
+ *         reached a barrier (any barrier call: like s_barrier they are
+ *         counted, not matched by site; the site only names it in
+ *         messages). Lanes that returned do not take part. Memory written
+ *         before it (LDS or global) is visible to all lanes after it.
+ *       Wave rendezvous (readfirstlane, readlane, ballot, bpermute): every
+ *         live lane of the caller's wave must reach the same call (same
+ *         function, same site). Live = has not returned. The results:
+ *           readfirstlane(v): v of the lowest live lane of the wave;
+ *           readlane(v, lane): v of wave lane (lane % wave_size), 0 if that
+ *             lane returned or does not exist (partial last wave);
+ *           ballot(pred): bit i set when wave lane i is live and passed
+ *             pred != 0 (bits of returned or missing lanes are 0);
+ *           bpermute(v, byte_address): ds_bpermute_b32: the v of wave lane
+ *             (byte_address / 4) % wave_size, 0 if that lane returned or
+ *             does not exist;
+ *         the _u64 variants move 64-bit values.
+ *       Errors instead of hangs or wrong answers: if the live lanes of a
+ *       wave wait at different wave calls (different function or site:
+ *       divergent control flow), or some wait at a wave call while others
+ *       wait at a barrier, the workgroup stops (its fibers are abandoned,
+ *       never resumed), a message naming the kernel, workgroup, lanes and
+ *       call sites goes to stderr, and the launch fails with
+ *       hipErrorLaunchFailure (sticky on the device, like any failing
+ *       kernel). A lane returning non-zero stops its workgroup the same way
+ *       (without a message, as for the other granularities).
+ *   - LDS. Static LDS: the descriptor's static_shared_bytes (at most 64 KiB;
+ *     static + dynamic at most 64 KiB per launch, else
+ *     hipErrorInvalidConfiguration) are allocated per workgroup, 16-byte
+ *     aligned, zero-filled before the workgroup starts, at
+ *     ctx->static_shared (NULL when 0; also for PER_THREAD/PER_BLOCK
+ *     kernels). A retargeted kernel redirects its LDS globals to offsets in
+ *     it. Dynamic shared memory is as before (ctx->dynamic_shared, sized by
+ *     the launch); both are shared by all lanes of the workgroup.
+ *   - Descriptors. SOFTHIP_KERNEL() and SOFTHIP_LANE_KERNEL() write version
+ *     2 (48 bytes). Version-1 descriptors (32 bytes, no flags / wave_size /
+ *     static LDS) load and run unchanged; PER_LANE needs version 2. Unknown
+ *     flags, SOFTHIP_KERNEL_SYNC on another granularity, a wave size other
+ *     than 0/32/64, static LDS above 64 KiB or a version-2 symbol shorter
+ *     than 48 bytes give hipErrorInvalidImage at hipModuleGetFunction.
+ *     Version-1 kernels ignore the context fields past `reserved`.
  */
 #ifndef SOFTWARE_HIP_KERNEL_H_
 #define SOFTWARE_HIP_KERNEL_H_

@@ -20,7 +20,9 @@ fn code_object() -> &'static [u8] {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let output = std::env::temp_dir().join(format!("softhip-simt-{}.so", std::process::id()));
         let status = std::process::Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
-            .args(["-shared", "-fPIC", "-O2", "-std=c11", "-Wall", "-Werror", "-I"])
+            // Stack-clash probes: a frame larger than a page touches the fiber's guard page
+            // instead of jumping over it.
+            .args(["-shared", "-fPIC", "-O2", "-std=c11", "-Wall", "-Werror", "-fstack-clash-protection", "-I"])
             .arg(root.join("include"))
             .arg(root.join("kernels/simt_kernels.c"))
             .arg("-o")
@@ -419,4 +421,39 @@ fn version_1_descriptors_load_and_bad_version_2_fields_are_rejected() {
     for name in ["v1_per_lane", "short_v2", "bad_wave_size", "unknown_flag", "sync_per_thread", "huge_static_lds"] {
         assert_eq!(module.lookup_code(name), hipErrorInvalidImage, "{name}");
     }
+}
+
+/// Runs this binary's ignored test `name` alone in a child process with `env` added.
+fn run_child(name: &str, env: &[(&str, &str)]) -> std::process::Output {
+    use std::os::unix::process::CommandExt;
+    let mut command = std::process::Command::new(std::env::current_exe().unwrap());
+    command.args([name, "--exact", "--ignored", "--test-threads=1", "--nocapture"]).envs(env.iter().copied());
+    // SAFETY: setrlimit is async-signal-safe; a crashing child writes no core file.
+    unsafe {
+        command.pre_exec(|| {
+            let none = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+            libc::setrlimit(libc::RLIMIT_CORE, &none);
+            Ok(())
+        })
+    };
+    command.output().unwrap()
+}
+
+#[test]
+#[ignore = "run by lane_stacks_follow_the_environment_and_overflow_into_a_guard_page in a child process"]
+fn deep_stack_child() {
+    let module = Loaded::new();
+    let output = zeroed(64 * 4);
+    assert_eq!(module.launch("deep_stack", 1, [64, 1, 1], 0, &mut [output]), hipSuccess);
+    free(output);
+}
+
+#[test]
+fn lane_stacks_follow_the_environment_and_overflow_into_a_guard_page() {
+    use std::os::unix::process::ExitStatusExt;
+    // deep_stack keeps 24 KiB of locals per lane.
+    let roomy = run_child("deep_stack_child", &[("SOFTWARE_HIP_LANE_STACK_BYTES", "131072")]);
+    assert!(roomy.status.success(), "{roomy:?}");
+    let small = run_child("deep_stack_child", &[("SOFTWARE_HIP_LANE_STACK_BYTES", "16384")]);
+    assert_eq!(small.status.signal(), Some(libc::SIGSEGV), "{small:?}");
 }

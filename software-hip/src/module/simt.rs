@@ -3,7 +3,9 @@
 //! reaches through `ctx->simt`).
 //!
 //! All lanes of a workgroup run on one host thread. With `SOFTHIP_KERNEL_SYNC`
-//! every lane gets a fiber (ucontext) with its own stack; a lane that calls a
+//! every lane gets a fiber (its own stack; `fiber_switch` below saves the
+//! callee-saved registers and the FP control words, like ucontext but
+//! without its signal-mask system call); a lane that calls a
 //! barrier or a wave rendezvous records what it waits for and switches back
 //! to the scheduler, which runs every ready lane in lane order, then resolves
 //! what the blocked lanes wait for:
@@ -132,7 +134,96 @@ impl LaneState {
 struct Lane {
     state: Cell<LaneState>,
     result: Cell<u64>,
-    fiber: UnsafeCell<libc::ucontext_t>,
+    /// The fiber's saved stack pointer while it is suspended.
+    fiber: Cell<*mut u8>,
+}
+
+// Fiber switch for x86-64 System V: pushes the callee-saved registers and the
+// MXCSR / x87 control words on the current stack, stores the stack pointer
+// through `from` (rdi), loads `to` (rsi) and pops the same frame there.
+// A new fiber's stack holds such a frame whose return address is
+// `softhip_fiber_start`, which calls r13(r12) on a 16-byte aligned stack.
+#[cfg(target_arch = "x86_64")]
+core::arch::global_asm!(
+    ".text",
+    ".p2align 4",
+    ".globl softhip_fiber_switch",
+    ".hidden softhip_fiber_switch",
+    "softhip_fiber_switch:",
+    "push rbp",
+    "push rbx",
+    "push r12",
+    "push r13",
+    "push r14",
+    "push r15",
+    "sub rsp, 8",
+    "stmxcsr [rsp]",
+    "fnstcw [rsp + 4]",
+    "mov [rdi], rsp",
+    "mov rsp, rsi",
+    "ldmxcsr [rsp]",
+    "fldcw [rsp + 4]",
+    "add rsp, 8",
+    "pop r15",
+    "pop r14",
+    "pop r13",
+    "pop r12",
+    "pop rbx",
+    "pop rbp",
+    "ret",
+    ".p2align 4",
+    ".globl softhip_fiber_start",
+    ".hidden softhip_fiber_start",
+    "softhip_fiber_start:",
+    "and rsp, -16",
+    "mov rdi, r12",
+    "call r13",
+    "ud2",
+);
+
+extern "C" {
+    fn softhip_fiber_switch(from: *mut *mut u8, to: *mut u8);
+    fn softhip_fiber_start();
+}
+
+/// Switches from the running context (its stack pointer saved in `from`) to
+/// the suspended one at `to`.
+///
+/// # Safety
+/// `to` is a stack pointer saved by this function or made by `new_fiber`,
+/// whose stack is live and not running.
+#[inline(always)]
+unsafe fn switch(from: &Cell<*mut u8>, to: *mut u8) {
+    // SAFETY: per contract; `from` receives the current stack pointer.
+    unsafe { softhip_fiber_switch(from.as_ptr(), to) }
+}
+
+/// Prepares a fiber on the stack [low, low + size) that calls
+/// `start(argument)`; returns its initial stack pointer.
+///
+/// # Safety
+/// The stack is writable and unused.
+unsafe fn new_fiber(low: *mut u8, size: usize, start: extern "C" fn(*const Runtime), argument: *const Runtime) -> *mut u8 {
+    let top = (low as usize + size) & !15;
+    // Frame popped by softhip_fiber_switch (lowest address first): control
+    // words, r15, r14, r13, r12, rbx, rbp, return address; one spare word.
+    let frame = (top - 10 * 8) as *mut u64;
+    let control = 0x1F80u64 | (0x037Fu64 << 32); // default MXCSR, x87 control word
+    let words = [
+        control,
+        0,                                // r15
+        0,                                // r14
+        start as *const () as usize as u64, // r13: the function
+        argument as usize as u64,         // r12: its argument
+        0,                                // rbx
+        0,                                // rbp
+        softhip_fiber_start as *const () as usize as u64, // return address
+        0,
+        0,
+    ];
+    // SAFETY: the 80 bytes below `top` lie in the caller's stack.
+    unsafe { core::ptr::copy_nonoverlapping(words.as_ptr(), frame, words.len()) };
+    frame.cast()
 }
 
 /// Fiber stacks of one worker: `count` slots of a guard page plus
@@ -203,16 +294,12 @@ pub struct Runtime {
     contexts: Vec<KernelContext>,
     /// The lane running now (fiber mode).
     current: Cell<usize>,
-    scheduler: UnsafeCell<libc::ucontext_t>,
+    /// The scheduler's saved stack pointer while a lane runs.
+    scheduler: Cell<*mut u8>,
     /// Why the workgroup failed (first reason), set by the services.
     error: UnsafeCell<Option<String>>,
     block_idx: Cell<Dim3>,
     stacks: Option<Stacks>,
-}
-
-thread_local! {
-    /// The runtime whose fiber the trampoline starts (set by the scheduler).
-    static STARTING: Cell<*const Runtime> = const { Cell::new(core::ptr::null()) };
 }
 
 /// The services table every context points to.
@@ -319,19 +406,18 @@ unsafe extern "C" fn service_bpermute_u64(
 
 /// Fiber entry: runs the kernel for the lane the scheduler is starting, then
 /// switches back for good.
-extern "C" fn lane_trampoline() {
-    let runtime = STARTING.with(|starting| starting.get());
-    // SAFETY: the scheduler set STARTING to its live Runtime before switching
-    // here, on this same host thread; the Runtime outlives every fiber.
+extern "C" fn lane_trampoline(runtime: *const Runtime) {
+    // SAFETY: the scheduler made this fiber for its live Runtime, which
+    // outlives every fiber and is only used through `&` while lanes run.
     let runtime = unsafe { &*runtime };
     let lane = runtime.current.get();
     // SAFETY: the entry follows softhip_kernel_fn_t; the context lives in
     // `runtime.contexts`, which is not resized while the workgroup runs.
     let status = unsafe { (runtime.entry)(&runtime.contexts[lane]) };
     runtime.lanes[lane].state.set(LaneState::Done { status });
-    // SAFETY: both contexts are valid; this fiber is never resumed, so the
-    // saved context is simply dropped.
-    unsafe { libc::swapcontext(runtime.lanes[lane].fiber.get(), runtime.scheduler.get()) };
+    // SAFETY: the scheduler's stack pointer was saved when it switched here;
+    // this fiber is never resumed, so what is saved for it is dropped.
+    unsafe { switch(&runtime.lanes[lane].fiber, runtime.scheduler.get()) };
     // Unreachable: a finished lane is never switched to.
     std::process::abort();
 }
@@ -361,9 +447,7 @@ impl Runtime {
             lanes: Vec::new(),
             contexts: Vec::with_capacity(count),
             current: Cell::new(0),
-            // SAFETY: ucontext_t is plain data; all-zero is a valid placeholder
-            // that swapcontext overwrites before anything reads it.
-            scheduler: UnsafeCell::new(unsafe { core::mem::zeroed() }),
+            scheduler: Cell::new(core::ptr::null_mut()),
             error: UnsafeCell::new(None),
             block_idx: Cell::new(Dim3::default()),
             stacks: None,
@@ -385,8 +469,7 @@ impl Runtime {
                 .map(|_| Lane {
                     state: Cell::new(LaneState::Ready),
                     result: Cell::new(0),
-                    // SAFETY: as for `scheduler`; getcontext fills it.
-                    fiber: UnsafeCell::new(unsafe { core::mem::zeroed() }),
+                    fiber: Cell::new(core::ptr::null_mut()),
                 })
                 .collect();
         }
@@ -448,9 +531,10 @@ impl Runtime {
         }
         let lane = &self.lanes[self.current.get()];
         lane.state.set(state);
-        // SAFETY: both contexts are valid; the scheduler resumes this fiber
-        // only after setting its result and state to Ready.
-        unsafe { libc::swapcontext(lane.fiber.get(), self.scheduler.get()) };
+        // SAFETY: the scheduler saved its stack pointer when it switched to
+        // this lane; it resumes this fiber only after setting its result and
+        // state to Ready.
+        unsafe { switch(&lane.fiber, self.scheduler.get()) };
         lane.result.get()
     }
 
@@ -501,32 +585,21 @@ impl Runtime {
         for (index, lane) in self.lanes.iter().enumerate() {
             lane.state.set(LaneState::Ready);
             lane.result.set(0);
-            let fiber = lane.fiber.get();
             let (low, size) = stacks.slot(index);
-            // SAFETY: `fiber` is this lane's context; the stack slot belongs to
-            // this lane alone and lives as long as the Runtime.
-            unsafe {
-                if libc::getcontext(fiber) != 0 {
-                    return Err(format!("{}: getcontext failed", self.header()));
-                }
-                (*fiber).uc_stack.ss_sp = low.cast();
-                (*fiber).uc_stack.ss_size = size;
-                (*fiber).uc_stack.ss_flags = 0;
-                (*fiber).uc_link = core::ptr::null_mut();
-                libc::makecontext(fiber, lane_trampoline, 0);
-            }
+            // SAFETY: the stack slot belongs to this lane alone, lives as long
+            // as the Runtime, and no fiber of an earlier workgroup runs on it.
+            lane.fiber.set(unsafe { new_fiber(low, size, lane_trampoline, self) });
         }
         let this = self;
-        STARTING.with(|starting| starting.set(this));
         loop {
             for lane in 0..count {
                 if this.lanes[lane].state.get() != LaneState::Ready {
                     continue;
                 }
                 this.current.set(lane);
-                // SAFETY: the fiber was made by makecontext above or saved by
-                // `block`; the scheduler context is saved here.
-                unsafe { libc::swapcontext(this.scheduler.get(), this.lanes[lane].fiber.get()) };
+                // SAFETY: the fiber was made by new_fiber above or saved by
+                // `block`; the scheduler's stack pointer is saved here.
+                unsafe { switch(&this.scheduler, this.lanes[lane].fiber.get()) };
                 if let Some(error) = this.take_error() {
                     return Err(format!("{}: lane {lane} {error}", this.header()));
                 }
