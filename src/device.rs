@@ -5,7 +5,8 @@
 //! and waits, command buffers (`crate::command_buffer`), executables
 //! (`crate::executable_cache`), events (`crate::event`), files (`crate::file`), and the
 //! queue operations execute, fill, update, copy, read, write, alloca and dealloca
-//! (`crate::queue`). Collective channels come with a later issue.
+//! (`crate::queue`). Collective channels are not supported: creating one loads RCCL (so a
+//! missing RCCL is UNAVAILABLE) and then returns UNIMPLEMENTED.
 
 use crate::abi::*;
 use crate::allocator::{AllocatorDevice, HipAllocator};
@@ -408,7 +409,7 @@ unsafe extern "C" fn device_create_channel(
             search_paths.extend(directories.split(';').filter(|d| !d.is_empty()).map(str::to_owned));
         }
         crate::hip::rccl::RcclSymbols::load(&search_paths).map_err(|s| s.annotate("creating a collective channel"))?;
-        Err(crate::status!(Unimplemented, "RCCL is available but collective channels come in a later issue of the Rust HIP driver"))
+        Err(crate::status!(Unimplemented, "collective channels are not supported by this HIP driver (RCCL itself loaded)"))
     })
 }
 unsafe extern "C" fn device_create_command_buffer(

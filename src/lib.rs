@@ -1,8 +1,8 @@
 //! A Rust replacement for IREE v3.3.0's HIP HAL driver, exported with IREE's C ABI.
 //!
 //! Layout: `abi` mirrors IREE's C types; `boundary` is the FFI edge (null checks, panics);
-//! `status` makes and consumes IREE statuses; `registry` is the driver registry; the HAL
-//! objects each get a module of their own as they join.
+//! `status` makes and consumes IREE statuses; `registry` is the driver registry; each HAL
+//! object has a module of its own.
 #![deny(unsafe_op_in_unsafe_fn)]
 // `hip_call!` is the HIP call layer: its arguments expand inside its unsafe block on purpose
 // (src/hip/error.rs).

@@ -466,7 +466,7 @@ fn channels_need_rccl() {
     unsafe { std::env::set_var("IREE_HIP_DYLIB_PATH", format!("/nonexistent-rccl-dir;{}", dir.display())) };
     let (code, text) = create();
     assert_eq!(code, StatusCode::Unimplemented, "{text}");
-    assert!(text.contains("later issue"), "{text}");
+    assert!(text.contains("collective channels are not supported"), "{text}");
     unsafe { std::env::remove_var("IREE_HIP_DYLIB_PATH") };
     let _ = std::fs::remove_dir_all(&dir);
 }
