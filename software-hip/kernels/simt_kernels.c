@@ -6,6 +6,15 @@
 
 #include "software_hip_kernel.h"
 
+/* The layouts src/module/abi.rs mirrors. */
+_Static_assert(sizeof(softhip_kernel_context_t) == 120, "context size");
+_Static_assert(offsetof(softhip_kernel_context_t, simt) == 80, "simt offset");
+_Static_assert(offsetof(softhip_kernel_context_t, lane_id) == 116, "lane_id");
+_Static_assert(sizeof(softhip_kernel_t) == 48, "descriptor size");
+_Static_assert(offsetof(softhip_kernel_t, flags) == 32, "v1 part is 32 bytes");
+_Static_assert(sizeof(softhip_simt_services_t) == 88, "services size");
+_Static_assert(offsetof(softhip_simt_services_t, bpermute_u64) == 80, "table");
+
 static uint32_t global_lane(const softhip_kernel_context_t* ctx) {
   return ctx->block_idx.x * softhip_block_thread_count(ctx) + ctx->lane_id;
 }

@@ -134,6 +134,8 @@ impl Granularity {
 const _: () = assert!(core::mem::size_of::<Dim3>() == 12);
 const _: () = assert!(core::mem::size_of::<KernelContext>() == 120);
 const _: () = assert!(core::mem::offset_of!(KernelContext, simt) == 80);
+const _: () = assert!(core::mem::offset_of!(KernelContext, lane_id) == 116);
+const _: () = assert!(core::mem::offset_of!(SimtServices, bpermute_u64) == 80);
 const _: () = assert!(core::mem::size_of::<SimtServices>() == 8 + 10 * 8);
 const _: () = assert!(core::mem::size_of::<ParamDescriptor>() == 8);
 const _: () = assert!(core::mem::size_of::<KernelDescriptor>() == 48);

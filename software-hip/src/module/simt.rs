@@ -496,11 +496,16 @@ impl Runtime {
         // The services reach the Runtime through this pointer while the
         // workgroup runs through `&self` methods only.
         let this: *mut c_void = (self as *mut Runtime).cast();
+        let first = &self.contexts[0];
+        if first.runtime != this || first.dynamic_shared != dynamic || first.static_shared != fixed {
+            for context in &mut self.contexts {
+                context.runtime = this;
+                context.dynamic_shared = dynamic;
+                context.static_shared = fixed;
+            }
+        }
         for context in &mut self.contexts {
-            context.runtime = this;
             context.block_idx = block_idx;
-            context.dynamic_shared = dynamic;
-            context.static_shared = fixed;
         }
         Ok(())
     }
