@@ -20,6 +20,7 @@ binaries=(
   "iree-hal-hip-rs queue" "iree-hal-hip-rs queue_ordering" "iree-hal-hip-rs event"
   "iree-hal-hip-rs semaphore" "iree-hal-hip-rs pools" "iree-hal-hip-rs command_buffer"
   "software-hip streams" "software-hip graphs" "software-hip synchronization" "software-hip memory"
+  "software-hip simt"
 )
 
 # Builds the test binaries of one package and prints "name path" for each.

@@ -3,7 +3,8 @@
 //!
 //! Layout: `api` holds the exported C functions (the only code that touches caller
 //! pointers); below it, one module per HIP concept over a small core of devices and stream
-//! workers. `module` is the kernel/code-object layer's interface (a placeholder here).
+//! workers. `module` loads code objects and runs kernels (per thread, per block, or per lane
+//! on fibers: `module::simt`).
 
 // HIP's C names (hipSuccess, hipMemoryTypeHost, ...) are kept as they are, also in patterns.
 #![allow(non_upper_case_globals)]
