@@ -257,10 +257,13 @@ impl QueueShared {
         }
     }
 
+    /// Gives the issuing claim back. The worker waits for it both to issue what is ready and,
+    /// once the queue is stopping, to exit: a stop that arrived while another thread held
+    /// the claim is only seen by the worker when woken here.
     fn finish_issuing(&self) {
         let mut fifo = self.fifo.lock();
         fifo.issuing = false;
-        if fifo.worker_waiting && !fifo.ready.is_empty() {
+        if fifo.worker_waiting && (!fifo.ready.is_empty() || fifo.stopping) {
             self.worker_wake.notify_one();
         }
     }
