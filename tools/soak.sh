@@ -8,7 +8,8 @@
 # RUNS: runs of each binary in each threading mode (default 20; the event binary, the one
 # that was flaky, gets 4 x RUNS); CTS_RUNS: `ctest --repeat until-fail:CTS_RUNS` over both
 # CTS labels (default 3; 0 skips the CTS, which needs `./test.sh`'s build/ first).
-# CI runs `tools/soak.sh 20 3` after `./test.sh` (.ci/run).
+# A run that hangs counts as failed after 5 minutes. CI runs `tools/soak.sh 20 3` after
+# `./test.sh` (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-20}
@@ -65,7 +66,8 @@ for entry in "${binaries[@]}"; do
   for ((i = 1; i <= count; i++)); do
     for threads in 1 4; do
       log="$logs/$name.$i.t$threads.log"
-      if (cd "${dir_of[$name]}" && "$path" -q --test-threads=$threads) >"$log" 2>&1; then
+      # A run that hangs fails after 5 minutes (timeout's status 124), with its output.
+      if (cd "${dir_of[$name]}" && timeout 300 "$path" -q --test-threads=$threads) >"$log" 2>&1; then
         passed=$((passed + 1))
         rm -f "$log"
       else
