@@ -268,9 +268,17 @@ struct SoftHipMemoryUsage {
 }
 
 /// Memory is placed on the GPU the queue affinity names, whatever device the calling thread
-/// selected last in HIP (every driver call pushes its GPU's context).
+/// selected last in HIP (every driver call pushes its GPU's context). The check reads the
+/// software device's process-wide accounting, so it runs alone in a child process (other
+/// tests of this binary allocate at the same time).
 #[test]
 fn allocations_follow_the_affinity_not_the_threads_current_device() {
+    run_in_child("allocations_follow_the_affinity_child", &[]);
+}
+
+#[test]
+#[ignore = "run by allocations_follow_the_affinity_not_the_threads_current_device in a child process"]
+fn allocations_follow_the_affinity_child() {
     let f = Fixture::new("0,1");
     // The same library the driver loaded (dlopen of the same path returns the same handle).
     let library = unsafe { libloading::Library::new(software_hip_library()) }.unwrap();
