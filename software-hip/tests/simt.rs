@@ -360,21 +360,27 @@ fn run_rust(module: &Arc<Module>, name: &std::ffi::CStr, lanes: u32) -> Result<(
     result
 }
 
-#[test]
-fn divergent_wave_calls_fail_the_launch_and_the_error_sticks() {
-    init_devices();
-    std::thread::spawn(|| {
-        hip_ok!(hipSetDevice(2));
+/// Launches `kernel` (`groups` workgroups of `lanes` lanes, one u32 output per lane) on
+/// `device`, which no other test uses: the launch fails, and the failure sticks to the
+/// device as for any failing kernel.
+fn assert_launch_fails_and_sticks(device: i32, kernel: &'static str, groups: u32, lanes: u32) {
+    std::thread::spawn(move || {
+        hip_ok!(hipSetDevice(device));
         let module = Loaded::new();
-        let output = zeroed(4 * 128 * 4);
-        assert_eq!(module.launch("divergent_wave", 4, [128, 1, 1], 0, &mut [output]), hipErrorLaunchFailure);
-        // Sticky, as for any failing kernel.
+        let output = zeroed(groups as usize * lanes as usize * 4);
+        assert_eq!(module.launch(kernel, groups, [lanes, 1, 1], 0, &mut [output]), hipErrorLaunchFailure);
         let mut more = std::ptr::null_mut();
         assert_eq!(hip_code!(hipMalloc(&mut more, 16)), hipErrorLaunchFailure);
         drop(module);
     })
     .join()
     .unwrap();
+}
+
+#[test]
+fn divergent_wave_calls_fail_the_launch_and_the_error_sticks() {
+    init_devices();
+    assert_launch_fails_and_sticks(2, "divergent_wave", 4, 128);
 
     init_devices();
     let module = Module::load_bytes(code_object()).unwrap();
@@ -386,17 +392,7 @@ fn divergent_wave_calls_fail_the_launch_and_the_error_sticks() {
 #[test]
 fn a_barrier_against_a_wave_call_fails_the_launch_and_the_error_sticks() {
     init_devices();
-    std::thread::spawn(|| {
-        hip_ok!(hipSetDevice(3));
-        let module = Loaded::new();
-        let output = zeroed(2 * 256 * 4);
-        assert_eq!(module.launch("barrier_wave_mismatch", 2, [256, 1, 1], 0, &mut [output]), hipErrorLaunchFailure);
-        let mut more = std::ptr::null_mut();
-        assert_eq!(hip_code!(hipMalloc(&mut more, 16)), hipErrorLaunchFailure);
-        drop(module);
-    })
-    .join()
-    .unwrap();
+    assert_launch_fails_and_sticks(3, "barrier_wave_mismatch", 2, 256);
 
     init_devices();
     let module = Module::load_bytes(code_object()).unwrap();
