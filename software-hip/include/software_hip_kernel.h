@@ -237,22 +237,8 @@ typedef struct softhip_kernel_t {
  * listed parameters (none is fine). The leading {0, 0} element keeps the
  * array non-empty for parameterless kernels and is skipped.
  */
-#define SOFTHIP_KERNEL(name, granularity, entry_fn, ...)                      \
-  static const softhip_param_t softhip_params__##name[] = {{0, 0},            \
-                                                           __VA_ARGS__};      \
-  SOFTHIP_KERNEL_LINKAGE_ __attribute__((visibility("default"), used))        \
-  const softhip_kernel_t softhip_kernel__##name = {                           \
-      SOFTHIP_KERNEL_MAGIC,                                                   \
-      SOFTHIP_KERNEL_ABI_VERSION,                                             \
-      (granularity),                                                          \
-      (uint32_t)(sizeof(softhip_params__##name) / sizeof(softhip_param_t)) -  \
-          1u,                                                                 \
-      softhip_params__##name + 1,                                             \
-      (entry_fn),                                                             \
-      0u,                                                                     \
-      0u,                                                                     \
-      0u,                                                                     \
-  }
+#define SOFTHIP_KERNEL(name, granularity, entry_fn, ...) \
+  SOFTHIP_KERNEL_DESCRIPTOR_(name, (granularity), entry_fn, 0u, 0u, 0u, __VA_ARGS__)
 
 /*
  * SOFTHIP_LANE_KERNEL(name, entry_fn, flags, wave_size, static_shared_bytes,
@@ -260,22 +246,29 @@ typedef struct softhip_kernel_t {
  * defines a SOFTHIP_PER_LANE kernel (flags: 0 or SOFTHIP_KERNEL_SYNC;
  * wave_size: 0, 32 or 64).
  */
-#define SOFTHIP_LANE_KERNEL(name, entry_fn, flags_, wave_size_,              \
-                            static_shared_bytes_, ...)                       \
+#define SOFTHIP_LANE_KERNEL(name, entry_fn, flags_, wave_size_,         \
+                            static_shared_bytes_, ...)                  \
+  SOFTHIP_KERNEL_DESCRIPTOR_(name, SOFTHIP_PER_LANE, entry_fn, (flags_), \
+                             (wave_size_), (static_shared_bytes_),      \
+                             __VA_ARGS__)
+
+/* The descriptor both macros above define. */
+#define SOFTHIP_KERNEL_DESCRIPTOR_(name, granularity, entry_fn, flags_,       \
+                                   wave_size_, static_shared_bytes_, ...)     \
   static const softhip_param_t softhip_params__##name[] = {{0, 0},            \
                                                            __VA_ARGS__};      \
   SOFTHIP_KERNEL_LINKAGE_ __attribute__((visibility("default"), used))        \
   const softhip_kernel_t softhip_kernel__##name = {                           \
       SOFTHIP_KERNEL_MAGIC,                                                   \
       SOFTHIP_KERNEL_ABI_VERSION,                                             \
-      SOFTHIP_PER_LANE,                                                       \
+      granularity,                                                            \
       (uint32_t)(sizeof(softhip_params__##name) / sizeof(softhip_param_t)) -  \
           1u,                                                                 \
       softhip_params__##name + 1,                                             \
       (entry_fn),                                                             \
-      (flags_),                                                               \
-      (wave_size_),                                                           \
-      (static_shared_bytes_),                                                 \
+      flags_,                                                                 \
+      wave_size_,                                                             \
+      static_shared_bytes_,                                                   \
   }
 
 /* Reads parameter `index` as `type` (the copy made at launch time). */

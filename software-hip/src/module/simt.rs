@@ -553,31 +553,29 @@ impl Runtime {
 
     /// Runs a SOFTHIP_PER_BLOCK kernel: one call with lane 0's context.
     pub fn run_block(&self) -> Result<(), String> {
-        // SAFETY: as in run_plain.
-        let status = unsafe { (self.entry)(&self.contexts[0]) };
-        if let Some(error) = self.take_error() {
-            return Err(format!("{}: {error}", self.header()));
-        }
-        if status != 0 {
-            return Err(String::new());
-        }
-        Ok(())
+        self.call_entry(0, false)
     }
 
     /// Runs the lanes of the current workgroup as a plain loop (lane order:
     /// x fastest). Ok, or the message to report (empty: a lane returned
     /// non-zero).
     pub fn run_plain(&self) -> Result<(), String> {
-        for lane in 0..self.contexts.len() {
-            // SAFETY: entry follows softhip_kernel_fn_t; the context and what
-            // it points to outlive the call.
-            let status = unsafe { (self.entry)(&self.contexts[lane]) };
-            if let Some(error) = self.take_error() {
-                return Err(format!("{}: lane {lane} {error}", self.header()));
-            }
-            if status != 0 {
-                return Err(String::new());
-            }
+        (0..self.contexts.len()).try_for_each(|lane| self.call_entry(lane, true))
+    }
+
+    /// Calls the entry with lane `lane`'s context on this stack: the error a
+    /// runtime service recorded (naming the lane when `name_lane`), an empty
+    /// message when the kernel returned non-zero.
+    fn call_entry(&self, lane: usize, name_lane: bool) -> Result<(), String> {
+        // SAFETY: entry follows softhip_kernel_fn_t; the context and what it
+        // points to outlive the call.
+        let status = unsafe { (self.entry)(&self.contexts[lane]) };
+        if let Some(error) = self.take_error() {
+            let lane = if name_lane { format!("lane {lane} ") } else { String::new() };
+            return Err(format!("{}: {lane}{error}", self.header()));
+        }
+        if status != 0 {
+            return Err(String::new());
         }
         Ok(())
     }
