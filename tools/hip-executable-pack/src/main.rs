@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 const USAGE: &str = "\
 usage: hip-executable-pack -o OUT.bin --module CODE.so [--module ...] EXPORT...
+       hip-executable-pack -o OUT.bin --module CODE.so [--module ...] --exports-from IREE.bin
        hip-executable-pack --dump FILE.bin
 
 Each EXPORT starts with --export NAME and takes these options (defaults in
@@ -19,6 +20,11 @@ brackets); exports are numbered in command-line order (entry point ordinals):
                          this --export]
   --debug-name NAME      name in the export's debug info [the kernel name];
                          '-' omits the debug info
+
+--exports-from IREE.bin takes every export (names, block sizes, bindings,
+constants, shared memory, module ordinals, debug names) from an existing HIP1
+executable, such as the one iree-compile wrote for a GPU, and packs them with
+the given modules instead of its own (one --module per module it had).
 
 Other options:
   --no-kernel-check      do not check that each module exports the kernels
@@ -59,6 +65,7 @@ struct Command {
     dump: Option<String>,
     module_paths: Vec<String>,
     exports: Vec<Export>,
+    exports_from: Option<String>,
     check_kernels: bool,
 }
 
@@ -68,6 +75,7 @@ fn parse_command_line(args: &[String]) -> Result<Command, String> {
         dump: None,
         module_paths: Vec::new(),
         exports: Vec::new(),
+        exports_from: None,
         check_kernels: true,
     };
     let mut iter = args.iter();
@@ -82,6 +90,7 @@ fn parse_command_line(args: &[String]) -> Result<Command, String> {
             "-o" | "--output" => command.output = Some(value()?),
             "--dump" => command.dump = Some(value()?),
             "--module" => command.module_paths.push(value()?),
+            "--exports-from" => command.exports_from = Some(value()?),
             "--no-kernel-check" => command.check_kernels = false,
             "--export" => {
                 let name = value()?;
@@ -169,10 +178,25 @@ fn run(args: &[String]) -> Result<(), String> {
     for path in &command.module_paths {
         modules.push(std::fs::read(path).map_err(|e| format!("{path}: {e}"))?);
     }
-    let executable = Executable {
-        modules,
-        exports: command.exports,
+    let exports = match &command.exports_from {
+        None => command.exports,
+        Some(_) if !command.exports.is_empty() => {
+            return Err("--exports-from replaces every --export: give one or the other".into())
+        }
+        Some(path) => {
+            let bytes = std::fs::read(path).map_err(|e| format!("{path}: {e}"))?;
+            let original = Executable::parse(&bytes).map_err(|e| format!("{path}: {}", e.0))?;
+            if original.modules.len() != modules.len() {
+                return Err(format!(
+                    "{path} has {} modules; give as many --module files (got {})",
+                    original.modules.len(),
+                    modules.len()
+                ));
+            }
+            original.exports
+        }
     };
+    let executable = Executable { modules, exports };
     if command.check_kernels {
         check_kernels(&executable)?;
     }

@@ -203,6 +203,49 @@ fn kernel_check_catches_mismatched_descriptions() {
 }
 
 #[test]
+fn exports_from_keeps_every_export_and_swaps_the_modules() {
+    let (bytes, original) = executable("command_buffer_dispatch_constants_test");
+    let dir = testdata_dir().join("exports-from");
+    std::fs::create_dir_all(&dir).unwrap();
+    let original_path = dir.join("original.bin");
+    std::fs::write(&original_path, &bytes).unwrap();
+    // Same kernel, other bytes: the CTS code object with a tail appended.
+    let mut other = std::fs::read(testdata_dir().join("command_buffer_dispatch_constants_test.so")).unwrap();
+    other.extend_from_slice(&[0u8; 64]);
+    assert_ne!(other, original.modules[0]);
+    let module = dir.join("other.so");
+    std::fs::write(&module, &other).unwrap();
+    let out = dir.join("repacked.bin");
+    let run = |extra: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_hip-executable-pack"))
+            .arg("-o")
+            .arg(&out)
+            .arg("--module")
+            .arg(&module)
+            .arg("--exports-from")
+            .arg(&original_path)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let result = run(&[]);
+    assert!(result.status.success(), "{}", String::from_utf8_lossy(&result.stderr));
+    let repacked = Executable::parse(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(repacked.exports, original.exports);
+    assert_eq!(repacked.modules, vec![other]);
+    std::fs::remove_file(&out).unwrap();
+
+    // Module count must match, and explicit exports cannot be mixed in.
+    let result = run(&["--module", module.to_str().unwrap()]);
+    assert!(!result.status.success());
+    assert!(String::from_utf8_lossy(&result.stderr).contains("has 1 modules"));
+    let result = run(&["--export", "write_constants"]);
+    assert!(!result.status.success());
+    assert!(String::from_utf8_lossy(&result.stderr).contains("replaces every --export"));
+    assert!(!out.exists());
+}
+
+#[test]
 fn command_line_errors_fail_without_writing() {
     let so = testdata_dir().join("executable_cache_test.so");
     let out = testdata_dir().join("should-not-exist.bin");
