@@ -1,0 +1,174 @@
+"""softhip-iree-compile: iree-compile for the software HIP device.
+
+Takes iree-compile's command line. For a HIP target it compiles the program
+exactly as iree-compile does up to the VM phase, retargets every HIP
+executable's AMDGPU IR to x86-64 code objects for the software HIP device,
+puts them where the GPU code objects were, and finishes the compilation: the
+host program is the one iree-compile makes for that GPU. Without a HIP target
+it is iree-compile.
+
+Environment:
+  SOFTHIP_IREE_COMPILE   iree-compile to run [the one beside this Python]
+  HIP_EXECUTABLE_PACK    hip-executable-pack binary [built with cargo]
+  CC                     C compiler/linker for code objects [cc]
+  CLANG                  compiler for the lane runtime's bitcode [clang]
+  SOFTHIP_KEEP_TEMPS     keep the work directory and print its path
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOOL_DIR = os.path.dirname(HERE)
+REPO = os.path.abspath(os.path.join(TOOL_DIR, "..", ".."))
+RUNTIME_SOURCE = os.path.join(TOOL_DIR, "runtime", "softhip_lane_runtime.c")
+KERNEL_HEADERS = os.path.join(REPO, "software-hip", "include")
+PROGRAM = "softhip-iree-compile"
+
+
+class UsageError(Exception):
+    pass
+
+
+def _iree_compile() -> str:
+    explicit = os.environ.get("SOFTHIP_IREE_COMPILE")
+    if explicit:
+        return explicit
+    beside = os.path.join(os.path.dirname(sys.executable), "iree-compile")
+    if os.path.exists(beside):
+        return beside
+    found = shutil.which("iree-compile")
+    if not found:
+        raise UsageError("iree-compile not found (set SOFTHIP_IREE_COMPILE)")
+    return found
+
+
+def _hip_executable_pack() -> str:
+    explicit = os.environ.get("HIP_EXECUTABLE_PACK")
+    if explicit:
+        return explicit
+    built = os.path.join(REPO, "target", "release", "hip-executable-pack")
+    if not os.path.exists(built):
+        subprocess.run(["cargo", "build", "--quiet", "--release", "-p", "hip-executable-pack"],
+                       cwd=REPO, check=True)
+    return built
+
+
+def _option(args, name):
+    """Value of the last --name=value (or None)."""
+    value = None
+    for arg in args:
+        if arg.startswith(name + "="):
+            value = arg[len(name) + 1:]
+    return value
+
+
+def _targets_hip(args) -> bool:
+    devices = [a.split("=", 1)[1] for a in args if a.startswith("--iree-hal-target-device=")]
+    backends = [a.split("=", 1)[1] for a in args if a.startswith("--iree-hal-target-backends=")]
+    return any(re.match(r"^hip\b", d) for d in devices) or any(
+        b in ("rocm", "hip") for value in backends for b in value.split(","))
+
+
+def _split_command_line(args):
+    """(flags without -o/input, input path, output path)."""
+    flags, inputs, output = [], [], None
+    it = iter(args)
+    for arg in it:
+        if arg in ("-o", "--output-file"):
+            output = next(it, None)
+        elif arg.startswith("-o") and len(arg) > 2 and not arg.startswith("--"):
+            output = arg[2:]
+        elif arg.startswith("--output-file="):
+            output = arg.split("=", 1)[1]
+        elif arg.startswith("-") and arg != "-":
+            flags.append(arg)
+        else:
+            inputs.append(arg)
+    if len(inputs) != 1:
+        raise UsageError(f"expected one input file, got {len(inputs)}")
+    return flags, inputs[0], output or "-"
+
+
+def _run(command, **kwargs):
+    result = subprocess.run(command, **kwargs)
+    if result.returncode != 0:
+        raise SystemExit(result.returncode)
+
+
+def compile_for_software_device(args) -> int:
+    flags, input_path, output = _split_command_line(args)
+    for flag in flags:
+        if flag.startswith(("--compile-to=", "--compile-from=")):
+            raise UsageError(f"{flag.split('=')[0]} is not supported: {PROGRAM} compiles whole programs")
+    gpu_arch = _option(flags, "--iree-hip-target") or _option(flags, "--iree-rocm-target-chip") or "gfx942"
+    features = _option(flags, "--iree-hip-target-features") or ""
+    user_dump = _option(flags, "--iree-hal-dump-executable-files-to")
+    iree_compile = _iree_compile()
+
+    work = tempfile.mkdtemp(prefix="softhip-iree-compile.")
+    try:
+        dump = user_dump or os.path.join(work, "files")
+        vm_phase = os.path.join(work, "vm.mlirbc")
+        _run([iree_compile, *flags, input_path, "--compile-to=vm", "--emit-mlir-bytecode",
+              f"--iree-hal-dump-executable-files-to={dump}", "-o", vm_phase])
+
+        gpu_objects = os.path.join(work, "gpu")
+        os.makedirs(gpu_objects)
+        listed = subprocess.run(
+            [sys.executable, "-m", "softhip_compile.rodata", "list", vm_phase, gpu_objects],
+            cwd=TOOL_DIR, check=True, capture_output=True, text=True).stdout.split()
+
+        runtime_bitcode = os.path.join(work, "lane_runtime.bc")
+        _run([os.environ.get("CLANG", "clang"), "-O2", "-fPIC", "-emit-llvm", "-c",
+              "-target", "x86_64-unknown-linux-gnu", "-fno-stack-protector",
+              "-I", KERNEL_HEADERS, RUNTIME_SOURCE, "-o", runtime_bitcode])
+
+        replacements = []
+        for name in listed:
+            ir_path = os.path.join(dump, f"module_{name}.linked.ll")
+            if not os.path.exists(ir_path):
+                raise UsageError(f"iree-compile left no LLVM IR for executable {name} ({ir_path})")
+            obj = os.path.join(work, f"{name}.o")
+            code_object = os.path.join(work, f"{name}.so")
+            # The retargeting runs in its own process: IREE's MLIR bindings and
+            # LLVM's C API bindings each bring an LLVM.
+            _run([sys.executable, "-m", "softhip_compile.retarget_main", ir_path, runtime_bitcode,
+                  obj, gpu_arch, features], cwd=TOOL_DIR)
+            _run([os.environ.get("CC", "cc"), "-shared", "-o", code_object, obj])
+            packed = os.path.join(work, f"{name}.softhip.bin")
+            _run([_hip_executable_pack(), "-o", packed, "--module", code_object,
+                  "--exports-from", os.path.join(gpu_objects, f"{name}.bin")])
+            replacements.append(f"{name}={packed}")
+
+        software_vm = os.path.join(work, "vm.softhip.mlirbc")
+        _run([sys.executable, "-m", "softhip_compile.rodata", "replace", vm_phase, software_vm,
+              *replacements], cwd=TOOL_DIR)
+        _run([iree_compile, *flags, "--compile-from=vm", software_vm, "-o", output])
+        return 0
+    finally:
+        if os.environ.get("SOFTHIP_KEEP_TEMPS"):
+            print(f"{PROGRAM}: work directory {work}", file=sys.stderr)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def main(argv) -> int:
+    if any(a in ("-h", "--help") for a in argv) or not _targets_hip(argv):
+        # Not ours to change: iree-compile itself (its help, other targets).
+        return subprocess.run([_iree_compile(), *argv]).returncode
+    try:
+        return compile_for_software_device(argv)
+    except UsageError as error:
+        print(f"{PROGRAM}: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

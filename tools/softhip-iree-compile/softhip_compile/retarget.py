@@ -1,0 +1,640 @@
+"""Retargets one IREE-compiled AMDGPU executable (its linked LLVM IR) to an
+x86-64 code object for the software HIP device.
+
+The IR is the per-lane (SIMT) program IREE wrote for an amdgcn target. The
+transformation, on the IR through LLVM's API:
+
+1. `llvm.assume` calls go (their alignment bundles on buffer fat pointers
+   do not survive step 2, and they only carry optimisation hints).
+2. LLVM's own `amdgpu-lower-buffer-fat-pointers` pass turns every address
+   space 7 access into `llvm.amdgcn.raw.ptr.buffer.*` calls on a resource.
+3. Everything but the kernels becomes internal; unused code goes.
+4. Every remaining `llvm.amdgcn.*` intrinsic and inline assembly statement is
+   checked against what the software device executes faithfully. Anything
+   else is an `UnsupportedConstruct` naming the construct and the kernels
+   that reach it: never a silent wrong answer.
+5. Intrinsics become calls into the lane runtime (runtime/*.c, linked as
+   bitcode); wave-level ones (barriers, cross-lane operations, matrix
+   instructions) get a call-site id so that the runtime can tell divergent
+   lanes apart. Barriers at the very start and end of a kernel, which order
+   nothing, are dropped, so that a kernel without real synchronisation runs
+   as a plain loop over its lanes.
+6. LDS (address space 3) globals become thread-locals: one host thread runs
+   one workgroup at a time, all of its lanes on fibers of that thread.
+7. Each kernel gets an entry `softhip_entry__K(ctx)` that reads its
+   parameters from the launch and a `softhip_kernel__K` descriptor.
+8. The module is switched to x86-64, verified, optimised and emitted.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import llvm
+
+SOFTHIP_KERNEL_MAGIC = 0x314B4853
+SOFTHIP_KERNEL_ABI_VERSION = 2
+SOFTHIP_PER_LANE = 2
+SOFTHIP_KERNEL_SYNC = 1
+MAX_LDS_BYTES = 64 * 1024
+# Dynamic LDS (`@__dynamic_shared_memory__`) gets the whole budget: the launch
+# decides how much of it the kernel may use.
+DYNAMIC_LDS_NAME = "__dynamic_shared_memory__"
+
+X86_TRIPLE = "x86_64-unknown-linux-gnu"
+AMDGCN_TRIPLE = "amdgcn-amd-amdhsa"
+
+
+class UnsupportedConstruct(Exception):
+    """The IR uses something the software device cannot run faithfully."""
+
+
+@dataclasses.dataclass
+class KernelInfo:
+    name: str
+    param_count: int
+    sync: bool
+    wave_size: int
+
+
+# Intrinsics with no effect on a CPU (memory is coherent, the host thread runs
+# lanes in order).
+NO_OP_INTRINSICS = {
+    "llvm.amdgcn.s.waitcnt",
+    "llvm.amdgcn.s.sleep",
+    "llvm.amdgcn.s.setprio",
+    "llvm.amdgcn.sched.barrier",
+    "llvm.amdgcn.sched.group.barrier",
+    "llvm.amdgcn.iglp.opt",
+}
+
+# Intrinsics that become a call of a runtime function of the same signature.
+SCALAR_INTRINSICS = {
+    "llvm.amdgcn.workitem.id.x": "softhip_rt_workitem_id_x",
+    "llvm.amdgcn.workitem.id.y": "softhip_rt_workitem_id_y",
+    "llvm.amdgcn.workitem.id.z": "softhip_rt_workitem_id_z",
+    "llvm.amdgcn.workgroup.id.x": "softhip_rt_workgroup_id_x",
+    "llvm.amdgcn.workgroup.id.y": "softhip_rt_workgroup_id_y",
+    "llvm.amdgcn.workgroup.id.z": "softhip_rt_workgroup_id_z",
+    "llvm.amdgcn.mbcnt.lo": "softhip_rt_mbcnt_lo",
+    "llvm.amdgcn.mbcnt.hi": "softhip_rt_mbcnt_hi",
+}
+
+# Wave-level intrinsics: the runtime function takes the call-site id first.
+RENDEZVOUS_INTRINSICS = {
+    "llvm.amdgcn.s.barrier": "softhip_rt_barrier",
+    "llvm.amdgcn.ds.bpermute": "softhip_rt_ds_bpermute",
+    "llvm.amdgcn.readfirstlane.i32": "softhip_rt_readfirstlane_u32",
+    "llvm.amdgcn.readfirstlane.i64": "softhip_rt_readfirstlane_u64",
+    "llvm.amdgcn.readlane.i32": "softhip_rt_readlane_u32",
+    "llvm.amdgcn.readlane.i64": "softhip_rt_readlane_u64",
+    "llvm.amdgcn.ballot.i64": "softhip_rt_ballot",
+}
+
+# Matrix instructions: (runtime function, number of modifier operands that
+# must be 0). The runtime function takes (site, ptr d, a, b, ptr c).
+MATRIX_INTRINSICS = {
+    "llvm.amdgcn.mfma.f32.16x16x4f32": ("softhip_rt_mfma_f32_16x16x4f32", 3),
+}
+
+BUFFER_LOAD = re.compile(r"^llvm\.amdgcn\.raw\.ptr\.buffer\.load\.")
+BUFFER_STORE = re.compile(r"^llvm\.amdgcn\.raw\.ptr\.buffer\.store\.")
+MAKE_BUFFER_RSRC = re.compile(r"^llvm\.amdgcn\.make\.buffer\.rsrc\.p8\.")
+
+# Calls that may precede a kernel's first barrier without making it order
+# anything (no memory access, no cross-lane effect).
+PURE_BEFORE_BARRIER = re.compile(
+    r"^llvm\.(amdgcn\.(workitem\.id|workgroup\.id|make\.buffer\.rsrc|s\.waitcnt)"
+    r"|assume|[us](min|max)|abs)"
+)
+
+# Inline assembly IREE emits for gfx9 barriers.
+ASM_BARRIER_LINE = re.compile(r"^\s*(s_waitcnt\s+\S.*|s_barrier)\s*$")
+
+
+def _calls(function):
+    for block in function.basic_blocks:
+        for inst in block.instructions:
+            if inst.opcode == llvm.Opcode.Call:
+                yield inst
+
+
+def _callee(call):
+    value = call.called_value
+    if not value.is_function:
+        return None
+    return call.block.function.module.get_function(value.name)
+
+
+AMDGPU_KERNEL_CALLING_CONV = 91
+
+
+def _calling_conv(function) -> int:
+    # The bindings' enum has no member for amdgpu_kernel (91): it raises with
+    # the number.
+    try:
+        return function.calling_conv.value
+    except ValueError as error:
+        return int(str(error).split()[0])
+
+
+def _is_kernel(function) -> bool:
+    return not function.is_declaration and _calling_conv(function) == AMDGPU_KERNEL_CALLING_CONV
+
+
+def _kernels(module):
+    return [f for f in module.functions if _is_kernel(f)]
+
+
+class _Reach:
+    """Which kernels reach each function (for error messages and flags)."""
+
+    def __init__(self, module, kernels):
+        callers: dict[str, set[str]] = {}
+        for function in module.functions:
+            if function.is_declaration:
+                continue
+            for call in _calls(function):
+                callee = _callee(call)
+                if callee is not None:
+                    callers.setdefault(callee.name, set()).add(function.name)
+        self._kernel_names = {k.name for k in kernels}
+        self._callers = callers
+
+    def kernels_reaching(self, function_name: str) -> list[str]:
+        seen, stack, found = set(), [function_name], set()
+        while stack:
+            name = stack.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            if name in self._kernel_names:
+                found.add(name)
+            stack.extend(self._callers.get(name, ()))
+        return sorted(found)
+
+
+def _unsupported(reach, function, what):
+    kernels = reach.kernels_reaching(function.name) or [function.name]
+    raise UnsupportedConstruct(
+        f"{what} (in kernel {', '.join(kernels)}) has no faithful execution on the "
+        "software HIP device"
+    )
+
+
+def _drop_assumes(module):
+    for function in module.functions:
+        for call in list(_calls(function)):
+            callee = _callee(call)
+            if callee is not None and callee.name == "llvm.assume":
+                call.erase_from_parent()
+
+
+def _internalize(module, kernels):
+    kernel_names = {k.name for k in kernels}
+    for function in module.functions:
+        if not function.is_declaration and function.name not in kernel_names:
+            function.linkage = llvm.Linkage.Internal
+    for value in module.globals:
+        if not value.is_declaration:
+            value.linkage = llvm.Linkage.Internal
+
+
+def _is_trivial_barrier(call) -> bool:
+    """A barrier before which (in the entry block) or after which (to the
+    return) the kernel does nothing that another lane could observe."""
+    block = call.block
+    function = block.function
+    # Entry: only pure computations before it.
+    if block == function.entry_block:
+        inst = block.first_instruction
+        pure = True
+        while inst is not None and inst != call:
+            if inst.opcode in (llvm.Opcode.Load, llvm.Opcode.Store, llvm.Opcode.AtomicRMW,
+                               llvm.Opcode.AtomicCmpXchg, llvm.Opcode.Fence):
+                pure = False
+                break
+            if inst.opcode == llvm.Opcode.Call:
+                callee = _callee(inst)
+                if callee is None or not PURE_BEFORE_BARRIER.match(callee.name):
+                    pure = False
+                    break
+            inst = inst.next_instruction
+        if pure:
+            return True
+    # Exit: nothing but waits between it and `ret void`.
+    inst = call.next_instruction
+    while inst is not None:
+        if inst.opcode == llvm.Opcode.Ret:
+            return True
+        if inst.opcode != llvm.Opcode.Call:
+            return False
+        callee = _callee(inst)
+        if callee is None or callee.name != "llvm.amdgcn.s.waitcnt":
+            return False
+        inst = inst.next_instruction
+    return False
+
+
+class _Rewriter:
+    def __init__(self, module, kernels, reach):
+        self.module = module
+        self.kernels = kernels
+        self.reach = reach
+        self.types = module.types
+        self.next_site = 1
+        # Functions (by name) that call a rendezvous after rewriting.
+        self.sync_functions: set[str] = set()
+
+    def runtime(self, name, ret, params, convergent=False):
+        function = self.module.get_function(name)
+        if function is None:
+            function = self.module.add_function(name, self.types.function(ret, params))
+            if convergent:
+                function.attributes.add("convergent")
+        return function
+
+    def site(self):
+        site = self.next_site
+        self.next_site += 1
+        return self.types.i32.constant(site)
+
+    def check_inline_asm(self, call, function):
+        text = call.called_value.inline_asm_asm_string
+        lines = [line for part in text.split("\n") for line in part.split(";") if line.strip()]
+        if not all(ASM_BARRIER_LINE.match(line) for line in lines):
+            _unsupported(self.reach, function, f"inline assembly `{text}`")
+        return any(line.strip() == "s_barrier" for line in lines)
+
+    def rewrite(self):
+        # Decided on the untouched IR: the rewrites below add stores.
+        self.trivial_barriers = set()
+        for kernel in self.kernels:
+            for call in _calls(kernel):
+                callee = _callee(call)
+                if callee is not None and callee.name == "llvm.amdgcn.s.barrier" \
+                        and _is_trivial_barrier(call):
+                    self.trivial_barriers.add(call)
+        # Defined functions only: rewriting erases declarations.
+        defined = [f for f in self.module.functions if not f.is_declaration]
+        for function in defined:
+            for call in list(_calls(function)):
+                value = call.called_value
+                if value.is_inline_asm:
+                    if self.check_inline_asm(call, function):
+                        self.rewrite_barrier(call, function)
+                    else:
+                        call.erase_from_parent()
+                    continue
+                callee = _callee(call)
+                if callee is None:
+                    _unsupported(self.reach, function, "an indirect call")
+                name = callee.name
+                if not name.startswith("llvm.amdgcn."):
+                    continue
+                if name in NO_OP_INTRINSICS:
+                    call.erase_from_parent()
+                elif name == "llvm.amdgcn.s.barrier":
+                    self.rewrite_barrier(call, function)
+                elif name in SCALAR_INTRINSICS:
+                    self.replace_call(call, self.runtime(
+                        SCALAR_INTRINSICS[name], callee.function_type.return_type,
+                        callee.function_type.param_types), [])
+                elif name in RENDEZVOUS_INTRINSICS:
+                    self.rewrite_rendezvous(call, callee, function)
+                elif name in MATRIX_INTRINSICS:
+                    self.rewrite_matrix(call, callee, function)
+                elif MAKE_BUFFER_RSRC.match(name):
+                    self.rewrite_make_rsrc(call, function)
+                elif BUFFER_LOAD.match(name):
+                    self.rewrite_buffer_load(call, callee)
+                elif BUFFER_STORE.match(name):
+                    self.rewrite_buffer_store(call, callee)
+                else:
+                    _unsupported(self.reach, function, f"intrinsic `{name}`")
+
+    def replace_call(self, call, target, leading_args):
+        args = leading_args + [call.get_arg_operand(i) for i in range(call.num_arg_operands)]
+        with self.module.create_builder(call) as builder:
+            new = builder.call(target, args)
+        if not call.type.is_void:
+            call.replace_all_uses_with(new)
+        call.erase_from_parent()
+        return new
+
+    def rewrite_barrier(self, call, function):
+        if call in self.trivial_barriers:
+            call.erase_from_parent()
+            return
+        target = self.runtime("softhip_rt_barrier", self.types.void, [self.types.i32], True)
+        with self.module.create_builder(call) as builder:
+            builder.call(target, [self.site()])
+        call.erase_from_parent()
+        self.sync_functions.add(function.name)
+
+    def rewrite_rendezvous(self, call, callee, function):
+        t = self.types
+        name = callee.name
+        ftype = callee.function_type
+        target = self.runtime(RENDEZVOUS_INTRINSICS[name], ftype.return_type,
+                              [t.i32] + list(ftype.param_types), True)
+        if name == "llvm.amdgcn.ballot.i64":
+            # ballot(i1) -> runtime takes the predicate as i32.
+            target = self.runtime("softhip_rt_ballot", t.i64, [t.i32, t.i32], True)
+            with self.module.create_builder(call) as builder:
+                predicate = builder.zext(call.get_arg_operand(0), t.i32)
+                new = builder.call(target, [self.site(), predicate])
+            call.replace_all_uses_with(new)
+            call.erase_from_parent()
+        else:
+            self.replace_call(call, target, [self.site()])
+        self.sync_functions.add(function.name)
+
+    def rewrite_matrix(self, call, callee, function):
+        t = self.types
+        runtime_name, modifiers = MATRIX_INTRINSICS[callee.name]
+        count = call.num_arg_operands
+        for i in range(count - modifiers, count):
+            operand = call.get_arg_operand(i)
+            if not operand.is_constant_int or operand.const_zext_value != 0:
+                _unsupported(self.reach, function,
+                             f"`{callee.name}` with a non-zero broadcast/modifier operand")
+        result_type = callee.function_type.return_type
+        a, b, c = (call.get_arg_operand(i) for i in range(3))
+        target = self.runtime(runtime_name, t.void, [t.i32, t.ptr, a.type, b.type, t.ptr], True)
+        entry = function.entry_block
+        with self.module.create_builder(entry.first_instruction) as builder:
+            d_slot = builder.alloca(result_type)
+            c_slot = builder.alloca(c.type)
+        with self.module.create_builder(call) as builder:
+            builder.store(c, c_slot)
+            builder.call(target, [self.site(), builder.addr_space_cast(d_slot, t.ptr), a, b,
+                                  builder.addr_space_cast(c_slot, t.ptr)])
+            result = builder.load(result_type, d_slot)
+        call.replace_all_uses_with(result)
+        call.erase_from_parent()
+        self.sync_functions.add(function.name)
+
+    # Buffer resources: a resource is a pointer to a {base, num_records,
+    # flags} record in the creating function's frame.
+    def resource_type(self):
+        t = self.types
+        return t.struct([t.ptr, t.i32, t.i32])
+
+    def rewrite_make_rsrc(self, call, function):
+        t = self.types
+        if call.block != function.entry_block:
+            _unsupported(self.reach, function,
+                         "a buffer resource made outside the function's entry block")
+        base, _stride, num_records, flags = (call.get_arg_operand(i) for i in range(4))
+        record_type = self.resource_type()
+        with self.module.create_builder(function.entry_block.first_instruction) as builder:
+            record = builder.addr_space_cast(builder.alloca(record_type), t.ptr)
+        with self.module.create_builder(call) as builder:
+            builder.store(builder.addr_space_cast(base, t.ptr), builder.struct_gep(record_type, record, 0))
+            builder.store(num_records, builder.struct_gep(record_type, record, 1))
+            builder.store(flags, builder.struct_gep(record_type, record, 2))
+            resource = builder.addr_space_cast(record, call.type)
+        call.replace_all_uses_with(resource)
+        call.erase_from_parent()
+
+    def buffer_access(self, callee, value_type, is_store):
+        """Gives the intrinsic declaration `callee` a body: an access wholly
+        inside the buffer goes straight to memory, others dword by dword."""
+        t = self.types
+        # A fresh function: the declaration's attributes describe the
+        # hardware instruction (memory(argmem: ...)), not this body.
+        body = self.module.add_function("softhip." + callee.name[len("llvm."):],
+                                        callee.function_type)
+        body.linkage = llvm.Linkage.Internal
+        callee.replace_all_uses_with(body)
+        callee.erase()
+        callee = body
+        params = callee.params
+        value = params[0] if is_store else None
+        rsrc, voffset, soffset = params[(1 if is_store else 0):][:3]
+        size = self.data_layout.store_size_of_type(value_type)
+        record_type = self.resource_type()
+        entry = callee.append_basic_block("entry")
+        fast = callee.append_basic_block("inside")
+        slow = callee.append_basic_block("partial")
+        with self.module.create_builder(entry) as builder:
+            record = builder.addr_space_cast(rsrc, t.ptr)
+            base = builder.load(t.ptr, builder.struct_gep(record_type, record, 0))
+            num_records = builder.zext(builder.load(t.i32, builder.struct_gep(record_type, record, 1)), t.i64)
+            offset = builder.add(builder.zext(voffset, t.i64), builder.zext(soffset, t.i64))
+            end = builder.add(offset, t.i64.constant(size))
+            inside = builder.icmp(llvm.IntPredicate.ULE, end, num_records)
+            address = builder.gep(t.i8, base, [offset])
+            builder.cond_br(inside, fast, slow)
+        with self.module.create_builder(fast) as builder:
+            if is_store:
+                inst = builder.store(value, address)
+                inst.alignment = 1
+                builder.ret_void()
+            else:
+                loaded = builder.load(value_type, address)
+                loaded.alignment = 1
+                builder.ret(loaded)
+        name = "softhip_rt_buffer_store_partial" if is_store else "softhip_rt_buffer_load_partial"
+        partial = self.runtime(name, t.void, [t.ptr, t.i64, t.ptr, t.i32])
+        with self.module.create_builder(slow) as builder:
+            slot = builder.addr_space_cast(builder.alloca(value_type), t.ptr)
+            if is_store:
+                builder.store(value, slot)
+                builder.call(partial, [record, offset, slot, t.i32.constant(size)])
+                builder.ret_void()
+            else:
+                builder.call(partial, [record, offset, slot, t.i32.constant(size)])
+                builder.ret(builder.load(value_type, slot))
+
+    def rewrite_buffer_load(self, call, callee):
+        if callee.is_declaration:
+            self.buffer_access(callee, callee.function_type.return_type, False)
+
+    def rewrite_buffer_store(self, call, callee):
+        if callee.is_declaration:
+            self.buffer_access(callee, callee.function_type.param_types[0], True)
+
+
+def _make_lds_thread_local(module):
+    t = module.types
+    for value in list(module.globals):
+        if value.type.pointer_address_space != 3:
+            continue
+        if value.name == DYNAMIC_LDS_NAME:
+            whole = module.add_global_in_address_space(
+                t.i8.array(MAX_LDS_BYTES), DYNAMIC_LDS_NAME + ".softhip", 3)
+            whole.initializer = t.i8.array(MAX_LDS_BYTES).null()
+            whole.alignment = 16
+            whole.linkage = llvm.Linkage.Internal
+            whole.is_thread_local = True
+            value.replace_all_uses_with(whole)
+            value.delete_global()
+            continue
+        if value.is_declaration:
+            raise UnsupportedConstruct(f"external LDS variable `{value.name}`")
+        value.initializer = value.global_value_type.null()
+        value.is_thread_local = True
+
+
+def _add_entry_and_descriptor(module, kernel, sync, wave_size):
+    """`softhip_entry__K(ctx)` loads K's parameters from the launch and calls
+    it; `softhip_kernel__K` describes it to the software device."""
+    t = module.types
+    name = kernel.name
+    ftype = kernel.function_type
+    kernel.calling_conv = llvm.CallConv.C
+    kernel.linkage = llvm.Linkage.Internal
+    enter = module.get_function("softhip_rt_enter") or module.add_function(
+        "softhip_rt_enter", t.function(t.void, [t.ptr]))
+    arg = module.get_function("softhip_rt_arg") or module.add_function(
+        "softhip_rt_arg", t.function(t.ptr, [t.i32]))
+    entry = module.add_function("softhip_entry__" + name, t.function(t.i32, [t.ptr]))
+    entry.linkage = llvm.Linkage.Internal
+    params = []
+    with module.create_builder(entry.append_basic_block("entry")) as builder:
+        builder.call(enter, [entry.get_param(0)])
+        args = []
+        for i, ptype in enumerate(ftype.param_types):
+            if ptype.is_pointer:
+                params.append((8, 8))
+            elif ptype.kind == llvm.TypeKind.Integer and ptype.int_width == 32:
+                params.append((4, 4))
+            else:
+                raise UnsupportedConstruct(
+                    f"kernel {name}: parameter {i} of type {ptype} "
+                    "(IREE passes binding pointers and i32 constants)")
+            pointer = builder.call(arg, [t.i32.constant(i)])
+            args.append(builder.load(ptype, pointer))
+        builder.call(kernel, args)
+        builder.ret(t.i32.constant(0))
+    param_type = t.struct([t.i32, t.i32])
+    # One leading {0, 0} keeps the array non-empty, as the C macro does.
+    pairs = [(0, 0)] + params
+    param_array = module.add_global(param_type.array(len(pairs)), "softhip_params__" + name)
+    param_array.initializer = param_type.array_const([
+        module.context.const_struct([t.i32.constant(s), t.i32.constant(a)]) for s, a in pairs])
+    param_array.linkage = llvm.Linkage.Internal
+    param_array.is_global_constant = True
+    first_param = param_type.array(len(pairs)).gep_const(
+        param_array, [t.i32.constant(0), t.i32.constant(1)], 0)
+    descriptor_type = t.struct([t.i32, t.i32, t.i32, t.i32, t.ptr, t.ptr, t.i32, t.i32, t.i64])
+    descriptor = module.add_global(descriptor_type, "softhip_kernel__" + name)
+    descriptor.initializer = module.context.const_struct([
+        t.i32.constant(SOFTHIP_KERNEL_MAGIC),
+        t.i32.constant(SOFTHIP_KERNEL_ABI_VERSION),
+        t.i32.constant(SOFTHIP_PER_LANE),
+        t.i32.constant(len(params)),
+        first_param,
+        entry,
+        t.i32.constant(SOFTHIP_KERNEL_SYNC if sync else 0),
+        t.i32.constant(wave_size),
+        t.i64.constant(0),
+    ])
+    descriptor.is_global_constant = True
+    descriptor.linkage = llvm.Linkage.External
+    descriptor.visibility = llvm.Visibility.Default
+
+
+def _target_machines(gpu_arch):
+    amdgcn = llvm.TargetMachine.create(
+        llvm.Target.from_triple(AMDGCN_TRIPLE), AMDGCN_TRIPLE, gpu_arch)
+    x86 = llvm.TargetMachine.create(
+        llvm.Target.from_triple(X86_TRIPLE), X86_TRIPLE, "x86-64-v2",
+        reloc_mode=llvm.RelocMode.PIC)
+    return amdgcn, x86
+
+
+def wave_size_of(gpu_arch: str, features: str = "") -> int:
+    """gfx9 (GCN, CDNA) runs wave64; gfx10 and later wave32 unless
+    +wavefrontsize64 is asked for."""
+    if "+wavefrontsize64" in features:
+        return 64
+    if "+wavefrontsize32" in features:
+        return 32
+    match = re.match(r"gfx(\d+)", gpu_arch)
+    if not match:
+        raise UnsupportedConstruct(f"unknown AMDGPU target `{gpu_arch}`")
+    digits = match.group(1)
+    generation = int(digits[:2]) if len(digits) >= 4 else int(digits[0])
+    return 64 if generation < 10 else 32
+
+
+def retarget(ir_text: str, runtime_bitcode: bytes, gpu_arch: str = "gfx942",
+             wave_size: int | None = None,
+             dump_path: str | None = None) -> tuple[bytes, list[KernelInfo]]:
+    """Returns an x86-64 relocatable object with one descriptor per kernel."""
+    if wave_size is None:
+        wave_size = wave_size_of(gpu_arch)
+    amdgcn, x86 = _target_machines(gpu_arch)
+    with llvm.create_context() as ctx:
+        with ctx.parse_ir(ir_text) as module:
+            module.target_triple = AMDGCN_TRIPLE
+            module.data_layout = str(amdgcn.create_data_layout().to_string()) \
+                if hasattr(amdgcn.create_data_layout(), "to_string") else module.data_layout
+            _drop_assumes(module)
+            module.run_passes("amdgpu-lower-buffer-fat-pointers", amdgcn)
+            kernels = _kernels(module)
+            if not kernels:
+                raise UnsupportedConstruct("the module defines no amdgpu_kernel function")
+            _internalize(module, kernels)
+            module.run_passes("globaldce")
+            kernels = _kernels(module)
+            reach = _Reach(module, kernels)
+            rewriter = _Rewriter(module, kernels, reach)
+            rewriter.data_layout = x86.create_data_layout()
+            rewriter.rewrite()
+            _make_lds_thread_local(module)
+            infos = []
+            for kernel in kernels:
+                sync = any(kernel.name in reach.kernels_reaching(f) for f in rewriter.sync_functions)
+                infos.append(KernelInfo(kernel.name, len(kernel.function_type.param_types), sync, wave_size))
+                _add_entry_and_descriptor(module, kernel, sync, wave_size)
+            module.target_triple = X86_TRIPLE
+            module.data_layout = str(x86.create_data_layout())
+            _strip_target_attributes(module)
+            _move_allocas_to_generic_space(module)
+            with ctx.parse_bitcode_from_bytes(runtime_bitcode) as runtime:
+                runtime.target_triple = X86_TRIPLE
+                module.link_module(runtime)
+            _internalize_runtime(module)
+            module.verify_or_raise()
+            if dump_path:
+                module.print_to_file(dump_path)
+            module.run_passes("default<O2>", x86)
+            module.verify_or_raise()
+            return module.emit_object(x86), infos
+
+
+def _move_allocas_to_generic_space(module):
+    """AMDGPU allocates the stack in address space 5; x86-64 in 0."""
+    t = module.types
+    for function in module.functions:
+        for block in function.basic_blocks:
+            for inst in list(block.instructions):
+                if inst.opcode != llvm.Opcode.Alloca or inst.type.pointer_address_space == 0:
+                    continue
+                with module.create_builder(inst) as builder:
+                    generic = builder.alloca(inst.allocated_type)
+                    generic.alignment = inst.alignment
+                    cast = builder.addr_space_cast(generic, inst.type)
+                inst.replace_all_uses_with(cast)
+                inst.erase_from_parent()
+
+
+def _strip_target_attributes(module):
+    for function in module.functions:
+        for key in ("target-cpu", "target-features", "amdgpu-flat-work-group-size",
+                    "amdgpu-waves-per-eu", "uniform-work-group-size"):
+            function.attributes.remove_string(key) if key in function.attributes else None
+
+
+def _internalize_runtime(module):
+    for function in module.functions:
+        if not function.is_declaration:
+            function.linkage = llvm.Linkage.Internal
+    for value in module.globals:
+        if not value.is_declaration and not value.name.startswith("softhip_kernel__"):
+            value.linkage = llvm.Linkage.Internal

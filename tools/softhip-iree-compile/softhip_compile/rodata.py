@@ -1,0 +1,105 @@
+"""Reads and replaces the executables embedded in a VM-phase IREE module.
+
+`iree-compile --compile-to=vm` leaves each serialized executable as a
+`vm.rodata` op whose value is the executable's flatbuffer. This module, run
+with IREE's own MLIR Python bindings (iree-base-compiler), lists the HIP
+executables of such a module and swaps their bytes, leaving every other op,
+attribute and location as the compiler wrote it.
+
+    python -m softhip_compile.rodata list IN.mlirbc OUTDIR
+        writes OUTDIR/<rodata name>.bin for every HIP1 rodata, prints names
+    python -m softhip_compile.rodata replace IN.mlirbc OUT.mlirbc NAME=FILE...
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy
+from iree.compiler import ir
+
+HIP_FILE_IDENTIFIER = b"HIP1"
+
+
+def _rodata_ops(module):
+    found = []
+
+    def walk(operation):
+        for region in operation.regions:
+            for block in region.blocks:
+                for op in block.operations:
+                    if op.operation.name == "vm.rodata":
+                        found.append(op.operation)
+                    walk(op.operation)
+
+    walk(module.operation)
+    return found
+
+
+def _name(op) -> str:
+    return ir.StringAttr(op.attributes["sym_name"]).value
+
+
+def _bytes(op) -> bytes | None:
+    value = op.attributes["value"]
+    if not isinstance(value, ir.DenseIntElementsAttr):
+        return None
+    data = numpy.array(value, dtype=numpy.int8).tobytes()
+    return data if data[4:8] == HIP_FILE_IDENTIFIER else None
+
+
+def _load(context, path):
+    with open(path, "rb") as f:
+        return ir.Module.parse(f.read(), context=context)
+
+
+def list_executables(path: str, out_dir: str) -> list[str]:
+    names = []
+    with ir.Context() as context:
+        module = _load(context, path)
+        for op in _rodata_ops(module):
+            data = _bytes(op)
+            if data is not None:
+                names.append(_name(op))
+                with open(f"{out_dir}/{_name(op)}.bin", "wb") as f:
+                    f.write(data)
+    return names
+
+
+def replace_executables(path: str, out_path: str, replacements: dict[str, bytes]) -> None:
+    with ir.Context() as context, ir.Location.unknown():
+        module = _load(context, path)
+        remaining = dict(replacements)
+        for op in _rodata_ops(module):
+            name = _name(op)
+            if name not in remaining or _bytes(op) is None:
+                continue
+            data = numpy.frombuffer(remaining.pop(name), dtype=numpy.int8)
+            element = ir.IntegerType.get_signless(8)
+            vector = ir.VectorType.get([len(data)], element)
+            op.attributes["value"] = ir.DenseElementsAttr.get(data, type=vector)
+        if remaining:
+            raise SystemExit(f"no HIP executable rodata named {', '.join(sorted(remaining))}")
+        with open(out_path, "wb") as f:
+            module.operation.write_bytecode(f)
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) >= 3 and argv[0] == "list":
+        for name in list_executables(argv[1], argv[2]):
+            print(name)
+        return 0
+    if len(argv) >= 3 and argv[0] == "replace":
+        replacements = {}
+        for pair in argv[3:]:
+            name, _, file = pair.partition("=")
+            with open(file, "rb") as f:
+                replacements[name] = f.read()
+        replace_executables(argv[1], argv[2], replacements)
+        return 0
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
