@@ -1,0 +1,265 @@
+#!/usr/bin/env python3
+"""Compiles and runs the IREE programs of this folder through every HIP path
+on the software HIP device and compares each result with the same program
+compiled for llvm-cpu on IREE's local-sync device.
+
+usage: run.py BUILD_DIR [--only NAME[,NAME...]] [--paths LABEL,...] [--table FILE]
+
+Each program NAME.mlir names its invocations in lines
+    // RUN: --function=F --input=RANDOM_SPEC ... [--tolerance=RTOL,ATOL]
+where RANDOM_SPEC is SHAPExTYPE (for example 4x8xf32, 16xi8, f32 for a
+scalar): seeded random inputs, written as .npy files. Integers come from a
+small range (so that sums stay exact), floats from [-1, 1).
+"// COMPILE-FLAGS: ..." adds iree-compile flags for both targets, and
+"// CHECK-MODULE" marks a check-framework program (its functions are run by
+iree-check-module, no RUN lines).
+
+The HIP build comes from softhip-iree-compile for gfx942 (SOFTHIP_TARGET
+overrides), the reference from iree-compile for llvm-cpu. Paths (labels):
+  rust-linked / rust-linked-graph    our driver in IREE's tools (external HAL driver build)
+  rust-preload / rust-preload-graph  our driver preloaded into IREE's shared-library tools
+  c-driver / c-driver-graph          IREE's C HIP driver (pip's tools)
+Exit status 0 when every invocation on every path matched the reference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+
+import numpy
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+VENV = os.path.join(REPO, ".venv", "bin")
+SOFTHIP_COMPILE = os.path.join(REPO, "tools", "softhip-iree-compile", "softhip-iree-compile")
+HIP_LIB_DIR = os.environ.get("IREE_HAL_HIP_RS_LIB_DIR", os.path.join(REPO, "target", "release"))
+BUILD = os.environ.get("IREE_HAL_HIP_RS_BUILD_DIR", os.path.join(REPO, "build"))
+EXTERNAL_TOOLS = os.path.join(BUILD, "iree-external", "tools")
+SHARED_TOOLS = os.path.join(BUILD, "iree-shared", "tools")
+PRELOAD = os.path.join(REPO, "iree-preload", "with_rust_hip.sh")
+TARGET = os.environ.get("SOFTHIP_TARGET", "gfx942")
+
+CPU_FLAGS = ["--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu",
+             "--iree-llvmcpu-target-cpu=generic"]
+
+
+def hip_flags():
+    return ["--iree-hal-target-device=hip", f"--iree-hip-target={TARGET}"]
+
+
+def paths(tool):
+    """label -> command prefix for iree-run-module or iree-check-module."""
+    rust = os.path.join(HIP_LIB_DIR, "libiree_hal_hip_rs.so")
+    return {
+        "rust-linked": [os.path.join(EXTERNAL_TOOLS, tool), "--hip_use_streams=true"],
+        "rust-linked-graph": [os.path.join(EXTERNAL_TOOLS, tool), "--hip_use_streams=false"],
+        "rust-preload": ["env", f"IREE_HAL_HIP_RS_LIBRARY={rust}", PRELOAD,
+                         os.path.join(SHARED_TOOLS, tool), "--hip_use_streams=true"],
+        "rust-preload-graph": ["env", f"IREE_HAL_HIP_RS_LIBRARY={rust}", PRELOAD,
+                               os.path.join(SHARED_TOOLS, tool), "--hip_use_streams=false"],
+        "c-driver": [os.path.join(VENV if tool == "iree-run-module" else SHARED_TOOLS, tool),
+                     "--hip_use_streams=true"],
+        "c-driver-graph": [os.path.join(VENV if tool == "iree-run-module" else SHARED_TOOLS, tool),
+                           "--hip_use_streams=false"],
+    }
+
+
+DTYPES = {
+    "i1": numpy.bool_, "i8": numpy.int8, "i16": numpy.int16, "i32": numpy.int32,
+    "i64": numpy.int64, "f16": numpy.float16, "f32": numpy.float32, "f64": numpy.float64,
+    "bf16": None,
+}
+DEFAULT_TOLERANCE = {"f16": (1e-2, 1e-2), "bf16": (2e-2, 2e-2), "f32": (1e-4, 1e-5),
+                     "f64": (1e-10, 1e-12)}
+
+
+def parse_program(path):
+    runs, flags, check = [], [], False
+    with open(path) as f:
+        for line in f:
+            if line.startswith("// RUN:"):
+                runs.append(line[len("// RUN:"):].split())
+            elif line.startswith("// COMPILE-FLAGS:"):
+                flags += line[len("// COMPILE-FLAGS:"):].split()
+            elif line.startswith("// CHECK-MODULE"):
+                check = True
+    return runs, flags, check
+
+
+def random_input(spec, rng):
+    """SHAPExTYPE -> (array, IREE input type string)."""
+    parts = spec.split("x")
+    dtype, dims = parts[-1], [int(d) for d in parts[:-1]]
+    if dtype == "bf16":
+        values = rng.uniform(-1, 1, size=dims).astype(numpy.float32)
+        # Round to bf16 and keep the bits as uint16 (numpy has no bf16).
+        bits = (values.view(numpy.uint32) + 0x8000) >> 16
+        return bits.astype(numpy.uint16).reshape(dims), "bf16"
+    np_type = DTYPES[dtype]
+    if dtype == "i1":
+        values = rng.integers(0, 2, size=dims).astype(numpy.bool_)
+    elif dtype.startswith("i"):
+        values = rng.integers(-8, 8, size=dims).astype(np_type)
+    else:
+        values = rng.uniform(-1, 1, size=dims).astype(np_type)
+    return numpy.asarray(values).reshape(dims), dtype
+
+
+def compile_program(source, out_dir, extra):
+    name = os.path.splitext(os.path.basename(source))[0]
+    hip = os.path.join(out_dir, f"{name}.hip.vmfb")
+    cpu = os.path.join(out_dir, f"{name}.cpu.vmfb")
+    for command in ([SOFTHIP_COMPILE, *hip_flags(), *extra, source, "-o", hip],
+                    [os.path.join(VENV, "iree-compile"), *CPU_FLAGS, *extra, source, "-o", cpu]):
+        result = subprocess.run(command, capture_output=True, text=True)
+        if result.returncode != 0:
+            return None, None, result.stderr.strip()
+    return hip, cpu, None
+
+
+def run_tool(command, timeout=120):
+    started = time.monotonic()
+    result = subprocess.run(command, capture_output=True, text=True, timeout=timeout,
+                            env={**os.environ, "IREE_HIP_DYLIB_PATH": HIP_LIB_DIR})
+    return result, time.monotonic() - started
+
+
+def load_output(path):
+    return numpy.load(path)
+
+
+def compare(reference, actual, tolerance, dtype_name):
+    if reference.shape != actual.shape or reference.dtype != actual.dtype:
+        return f"shape/type {actual.shape} {actual.dtype}, expected {reference.shape} {reference.dtype}"
+    if reference.dtype.kind in "iub":
+        bad = numpy.flatnonzero(reference != actual)
+    else:
+        rtol, atol = tolerance or DEFAULT_TOLERANCE.get(dtype_name, (1e-4, 1e-5))
+        r = reference.astype(numpy.float64)
+        a = actual.astype(numpy.float64)
+        bad = numpy.flatnonzero(~(numpy.isclose(a, r, rtol=rtol, atol=atol, equal_nan=True)))
+    if bad.size:
+        i = bad[0]
+        return (f"{bad.size} of {reference.size} elements differ, first at flat index {i}: "
+                f"{actual.flat[i]} vs {reference.flat[i]}")
+    return None
+
+
+def run_invocation(name, index, args, hip, cpu, work, labels, rng, timings):
+    inputs, extra, tolerance, function = [], [], None, None
+    for arg in args:
+        if arg.startswith("--input="):
+            array, dtype = random_input(arg[len("--input="):], rng)
+            path = os.path.join(work, f"{name}.{index}.in{len(inputs)}.npy")
+            numpy.save(path, array)
+            inputs.append(f"--input=@{path}" if dtype != "bf16"
+                          else f"--input={'x'.join(map(str, array.shape))}{'x' if array.shape else ''}bf16=@{path}")
+        elif arg.startswith("--tolerance="):
+            tolerance = tuple(float(v) for v in arg.split("=", 1)[1].split(","))
+        else:
+            if arg.startswith("--function="):
+                function = arg.split("=", 1)[1]
+            extra.append(arg)
+    failures = []
+
+    def outputs_for(label):
+        return os.path.join(work, f"{name}.{index}.{label}")
+
+    # The reference first: it fixes how many results there are.
+    ref_prefix = outputs_for("llvm-cpu")
+    probe, elapsed = run_tool([os.path.join(VENV, "iree-run-module"), "--device=local-sync",
+                               f"--module={cpu}", *extra, *inputs])
+    if probe.returncode != 0:
+        return [f"{name} {function}: llvm-cpu failed: {probe.stderr.strip()[-400:]}"]
+    result_count = len(re.findall(r"^result\[\d+\]", probe.stdout, re.M))
+    output_flags = lambda prefix: [f"--output=@{prefix}.{i}.npy" for i in range(result_count)]
+    reference_run, elapsed = run_tool([os.path.join(VENV, "iree-run-module"), "--device=local-sync",
+                                       f"--module={cpu}", *extra, *inputs, *output_flags(ref_prefix)])
+    timings.setdefault((name, function), {})["llvm-cpu"] = elapsed
+    for label in labels:
+        prefix = outputs_for(label)
+        command = paths("iree-run-module")[label] + ["--device=hip", f"--module={hip}", *extra,
+                                                      *inputs, *output_flags(prefix)]
+        result, elapsed = run_tool(command)
+        timings[(name, function)][label] = elapsed
+        if result.returncode != 0:
+            failures.append(f"{name} {function} [{label}]: exit {result.returncode}: "
+                            f"{result.stderr.strip()[-600:]}")
+            continue
+        for i in range(result_count):
+            reference = load_output(f"{ref_prefix}.{i}.npy")
+            actual = load_output(f"{prefix}.{i}.npy")
+            dtype = next((a.split("=", 1)[1] for a in args if a.startswith("--dtype=")), None)
+            problem = compare(reference, actual, tolerance, dtype or str(reference.dtype).replace("float", "f"))
+            if problem:
+                failures.append(f"{name} {function} [{label}] result {i}: {problem}")
+    return failures
+
+
+def run_check_module(name, hip, labels, timings):
+    failures = []
+    for label in labels:
+        command = paths("iree-check-module")[label] + ["--device=hip", f"--module={hip}"]
+        result, elapsed = run_tool(command, timeout=300)
+        timings.setdefault((name, "(checks)"), {})[label] = elapsed
+        if result.returncode != 0:
+            failures.append(f"{name} [{label}] iree-check-module: {result.stdout[-600:]}{result.stderr[-600:]}")
+    return failures
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("build_dir")
+    parser.add_argument("--only")
+    parser.add_argument("--paths", default=",".join(paths("iree-run-module")))
+    parser.add_argument("--table")
+    options = parser.parse_args(argv)
+    labels = options.paths.split(",")
+    os.makedirs(options.build_dir, exist_ok=True)
+    sources = sorted(f for f in os.listdir(HERE) if f.endswith(".mlir"))
+    if options.only:
+        wanted = set(options.only.split(","))
+        sources = [s for s in sources if s[:-5] in wanted]
+    failures, timings, invocations = [], {}, 0
+    for source in sources:
+        name = source[:-5]
+        runs, flags, check = parse_program(os.path.join(HERE, source))
+        hip, cpu, error = compile_program(os.path.join(HERE, source), options.build_dir, flags)
+        if error:
+            failures.append(f"{name}: compile failed: {error[-800:]}")
+            continue
+        rng = numpy.random.default_rng(sum(map(ord, name)))  # seeded per program
+        if check:
+            failures += run_check_module(name, hip, labels, timings)
+            invocations += 1
+        for index, args in enumerate(runs):
+            failures += run_invocation(name, index, args, hip, cpu, options.build_dir, labels, rng, timings)
+            invocations += 1
+        print(f"{name}: {len(runs) or 1} invocation(s) on {len(labels)} paths", flush=True)
+    if options.table:
+        write_table(options.table, timings, labels)
+    for failure in failures:
+        print("FAIL:", failure, file=sys.stderr)
+    passed = invocations * len(labels) - len(failures)
+    print(f"{max(passed, 0)} passed, {len(failures)} failed")
+    return 1 if failures else 0
+
+
+def write_table(path, timings, labels):
+    with open(path, "w") as f:
+        f.write("| program | function | llvm-cpu local-sync (s) | " +
+                " | ".join(f"{label} (s)" for label in labels) + " |\n")
+        f.write("|---|---|---|" + "---|" * len(labels) + "\n")
+        for (name, function), row in sorted(timings.items()):
+            cells = [f"{row[label]:.3f}" if label in row else "-" for label in labels]
+            f.write(f"| {name} | {function} | {row.get('llvm-cpu', float('nan')):.3f} | " +
+                    " | ".join(cells) + " |\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
