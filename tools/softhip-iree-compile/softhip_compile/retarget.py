@@ -337,8 +337,6 @@ class _Rewriter:
         t = self.types
         name = callee.name
         ftype = callee.function_type
-        target = self.runtime(RENDEZVOUS_INTRINSICS[name], ftype.return_type,
-                              [t.i32] + list(ftype.param_types), True)
         if name == "llvm.amdgcn.ballot.i64":
             # ballot(i1) -> runtime takes the predicate as i32.
             target = self.runtime("softhip_rt_ballot", t.i64, [t.i32, t.i32], True)
@@ -348,6 +346,8 @@ class _Rewriter:
             call.replace_all_uses_with(new)
             call.erase_from_parent()
         else:
+            target = self.runtime(RENDEZVOUS_INTRINSICS[name], ftype.return_type,
+                                  [t.i32] + list(ftype.param_types), True)
             self.replace_call(call, target, [self.site()])
         self.sync_functions.add(function.name)
 
@@ -572,8 +572,7 @@ def retarget(ir_text: str, runtime_bitcode: bytes, gpu_arch: str = "gfx942",
     with llvm.create_context() as ctx:
         with ctx.parse_ir(ir_text) as module:
             module.target_triple = AMDGCN_TRIPLE
-            module.data_layout = str(amdgcn.create_data_layout().to_string()) \
-                if hasattr(amdgcn.create_data_layout(), "to_string") else module.data_layout
+            module.data_layout = str(amdgcn.create_data_layout())
             _drop_assumes(module)
             module.run_passes("amdgpu-lower-buffer-fat-pointers", amdgcn)
             kernels = _kernels(module)

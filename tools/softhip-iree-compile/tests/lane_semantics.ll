@@ -1,0 +1,135 @@
+; Hand-written kernels in the form IREE's ROCm backend emits (per-lane amdgcn IR,
+; bindings as buffer fat pointers), each checking one rule of the lane runtime.
+; tests/test_softhip_iree_compile.py retargets this file, runs the kernels on the
+; software HIP device and compares with what the AMDGPU ISA documents.
+
+declare i32 @llvm.amdgcn.workitem.id.x()
+declare i32 @llvm.amdgcn.workgroup.id.x()
+declare ptr addrspace(7) @llvm.amdgcn.make.buffer.rsrc.p7.p1(ptr addrspace(1), i16, i32, i32)
+declare i32 @llvm.amdgcn.mbcnt.lo(i32, i32)
+declare i32 @llvm.amdgcn.mbcnt.hi(i32, i32)
+declare i32 @llvm.amdgcn.ds.bpermute(i32, i32)
+declare i32 @llvm.amdgcn.readfirstlane.i32(i32)
+declare i64 @llvm.amdgcn.ballot.i64(i1)
+declare void @llvm.amdgcn.s.barrier()
+declare <4 x float> @llvm.amdgcn.mfma.f32.16x16x4f32(float, float, <4 x float>, i32 immarg, i32 immarg, i32 immarg)
+
+@lds = private addrspace(3) global [64 x i32] undef, align 4
+
+; Buffer bounds, with a 10-byte resource over `in` (i32 values):
+;   out[4*l+0] = i32 load at byte 4*l   (in range while 4*l+4 <= 10: lanes 0, 1)
+;   out[4*l+1] = i16 load at byte 2*l   (in range while 2*l+2 <= 10: lanes 0..4), zero-extended
+;   out[4*l+2] = element 2 of a <4 x i32> load at byte 0 (dword 8..11 crosses 10: 0)
+;   out[4*l+3] = element 1 of the same load (in range)
+; and an i32 store of 100+l at byte 4*l of a 10-byte resource over `store_out`
+; (only lanes 0 and 1 write).
+define amdgpu_kernel void @buffer_bounds(ptr addrspace(1) %in, ptr addrspace(1) %out,
+                                         ptr addrspace(1) %store_out) {
+  %l = call i32 @llvm.amdgcn.workitem.id.x()
+  %rsrc = call ptr addrspace(7) @llvm.amdgcn.make.buffer.rsrc.p7.p1(ptr addrspace(1) %in, i16 0, i32 10, i32 159744)
+  %srsrc = call ptr addrspace(7) @llvm.amdgcn.make.buffer.rsrc.p7.p1(ptr addrspace(1) %store_out, i16 0, i32 10, i32 159744)
+  %l64 = zext i32 %l to i64
+  %p32 = getelementptr i32, ptr addrspace(7) %rsrc, i64 %l64
+  %v32 = load i32, ptr addrspace(7) %p32, align 4
+  %p16 = getelementptr i16, ptr addrspace(7) %rsrc, i64 %l64
+  %v16 = load i16, ptr addrspace(7) %p16, align 2
+  %v16x = zext i16 %v16 to i32
+  %vec = load <4 x i32>, ptr addrspace(7) %rsrc, align 16
+  %e2 = extractelement <4 x i32> %vec, i64 2
+  %e1 = extractelement <4 x i32> %vec, i64 1
+  %base = mul i64 %l64, 4
+  %o0 = getelementptr i32, ptr addrspace(1) %out, i64 %base
+  store i32 %v32, ptr addrspace(1) %o0
+  %i1 = add i64 %base, 1
+  %o1 = getelementptr i32, ptr addrspace(1) %out, i64 %i1
+  store i32 %v16x, ptr addrspace(1) %o1
+  %i2 = add i64 %base, 2
+  %o2 = getelementptr i32, ptr addrspace(1) %out, i64 %i2
+  store i32 %e2, ptr addrspace(1) %o2
+  %i3 = add i64 %base, 3
+  %o3 = getelementptr i32, ptr addrspace(1) %out, i64 %i3
+  store i32 %e1, ptr addrspace(1) %o3
+  %sp = getelementptr i32, ptr addrspace(7) %srsrc, i64 %l64
+  %sv = add i32 %l, 100
+  store i32 %sv, ptr addrspace(7) %sp, align 4
+  ret void
+}
+
+; Wave operations over 128 lanes (two waves of 64), 5 values per lane:
+;   [0] mbcnt.hi(-1, mbcnt.lo(-1, 0))   = lane within the wave
+;   [1] ds.bpermute(4*((w+1)%64), 10*w)  = 10*((w+1)%64)
+;   [2] readfirstlane(l + 5)             = first lane of the wave + 5
+;   [3] low 32 bits of ballot(w % 3 == 0)
+;   [4] LDS: lane l writes l+1000 to lds[l % 64] of its wave... (wave 0 only),
+;       barrier, then reads lds[63 - l % 64] (wave 0), l elsewhere
+define amdgpu_kernel void @wave_ops(ptr addrspace(1) %out) {
+  %l = call i32 @llvm.amdgcn.workitem.id.x()
+  %lo = call i32 @llvm.amdgcn.mbcnt.lo(i32 -1, i32 0)
+  %w = call i32 @llvm.amdgcn.mbcnt.hi(i32 -1, i32 %lo)
+  %next = add i32 %w, 1
+  %nextw = urem i32 %next, 64
+  %addr = mul i32 %nextw, 4
+  %data = mul i32 %w, 10
+  %perm = call i32 @llvm.amdgcn.ds.bpermute(i32 %addr, i32 %data)
+  %l5 = add i32 %l, 5
+  %first = call i32 @llvm.amdgcn.readfirstlane.i32(i32 %l5)
+  %m3 = urem i32 %w, 3
+  %pred = icmp eq i32 %m3, 0
+  %ballot = call i64 @llvm.amdgcn.ballot.i64(i1 %pred)
+  %ballot32 = trunc i64 %ballot to i32
+  %in_wave0 = icmp ult i32 %l, 64
+  %wv = add i32 %l, 1000
+  %slot = getelementptr [64 x i32], ptr addrspace(3) @lds, i32 0, i32 %w
+  br i1 %in_wave0, label %write, label %joined
+write:
+  store i32 %wv, ptr addrspace(3) %slot
+  br label %joined
+joined:
+  call void @llvm.amdgcn.s.barrier()
+  %mirror = sub i32 63, %w
+  %mslot = getelementptr [64 x i32], ptr addrspace(3) @lds, i32 0, i32 %mirror
+  %read = load i32, ptr addrspace(3) %mslot
+  %lds_value = select i1 %in_wave0, i32 %read, i32 %l
+  %l64 = zext i32 %l to i64
+  %base = mul i64 %l64, 5
+  %o0 = getelementptr i32, ptr addrspace(1) %out, i64 %base
+  store i32 %w, ptr addrspace(1) %o0
+  %i1 = add i64 %base, 1
+  %o1 = getelementptr i32, ptr addrspace(1) %out, i64 %i1
+  store i32 %perm, ptr addrspace(1) %o1
+  %i2 = add i64 %base, 2
+  %o2 = getelementptr i32, ptr addrspace(1) %out, i64 %i2
+  store i32 %first, ptr addrspace(1) %o2
+  %i3 = add i64 %base, 3
+  %o3 = getelementptr i32, ptr addrspace(1) %out, i64 %i3
+  store i32 %ballot32, ptr addrspace(1) %o3
+  %i4 = add i64 %base, 4
+  %o4 = getelementptr i32, ptr addrspace(1) %out, i64 %i4
+  store i32 %lds_value, ptr addrspace(1) %o4
+  ret void
+}
+
+; v_mfma_f32_16x16x4f32 over one wave: lane l passes a = A[l%16][l/16],
+; b = B[l/16][l%16] and c = C values (4 per lane), and writes its 4 results
+; to d[4*l .. 4*l+3]. A is 16x4, B 4x16, C 64x4 (per lane), all row-major.
+define amdgpu_kernel void @mfma_f32_16x16x4f32(ptr addrspace(1) %a, ptr addrspace(1) %b,
+                                               ptr addrspace(1) %c, ptr addrspace(1) %d) {
+  %l = call i32 @llvm.amdgcn.workitem.id.x()
+  %i = urem i32 %l, 16
+  %k = udiv i32 %l, 16
+  %ai = mul i32 %i, 4
+  %aidx = add i32 %ai, %k
+  %ap = getelementptr float, ptr addrspace(1) %a, i32 %aidx
+  %av = load float, ptr addrspace(1) %ap
+  %bk = mul i32 %k, 16
+  %bidx = add i32 %bk, %i
+  %bp = getelementptr float, ptr addrspace(1) %b, i32 %bidx
+  %bv = load float, ptr addrspace(1) %bp
+  %cidx = mul i32 %l, 4
+  %cp = getelementptr float, ptr addrspace(1) %c, i32 %cidx
+  %cv = load <4 x float>, ptr addrspace(1) %cp
+  %dv = call <4 x float> @llvm.amdgcn.mfma.f32.16x16x4f32(float %av, float %bv, <4 x float> %cv, i32 0, i32 0, i32 0)
+  %dp = getelementptr float, ptr addrspace(1) %d, i32 %cidx
+  store <4 x float> %dv, ptr addrspace(1) %dp
+  ret void
+}

@@ -1,0 +1,267 @@
+"""Tests of softhip-iree-compile (run by test.sh / CTest with .venv-softhip's
+Python: python -m unittest discover -s tools/softhip-iree-compile/tests).
+
+- The lane runtime's rules (buffer bounds, wave operations, LDS, MFMA
+  layout), on hand-written kernels (lane_semantics.ll) retargeted and run on
+  the software HIP device through its HIP API (ctypes).
+- A construct without a faithful execution is a compile-time error naming
+  it and its kernel.
+- The host program equals iree-compile's, the code objects left out; a
+  module iree-compile made for the GPU is still refused by the software
+  device with its clear error.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import numpy
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOOL_DIR = os.path.dirname(HERE)
+REPO = os.path.abspath(os.path.join(TOOL_DIR, "..", ".."))
+sys.path.insert(0, TOOL_DIR)
+
+from softhip_compile import retarget  # noqa: E402
+
+SOFTWARE_HIP = os.path.join(os.environ.get("IREE_HAL_HIP_RS_LIB_DIR",
+                                           os.path.join(REPO, "target", "release")), "libamdhip64.so")
+VENV_TOOLS = os.path.join(REPO, ".venv", "bin")
+TOOL = os.path.join(TOOL_DIR, "softhip-iree-compile")
+THREE_DISPATCHES = os.path.join(HERE, "three_dispatches.mlir")
+
+
+def runtime_bitcode(work):
+    path = os.path.join(work, "rt.bc")
+    subprocess.run(["clang", "-O2", "-fPIC", "-emit-llvm", "-c", "-target",
+                    "x86_64-unknown-linux-gnu", "-fno-stack-protector",
+                    "-I", os.path.join(REPO, "software-hip", "include"),
+                    os.path.join(TOOL_DIR, "runtime", "softhip_lane_runtime.c"), "-o", path],
+                   check=True)
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def code_object(ir_text, work, name="kernels"):
+    obj, infos = retarget.retarget(ir_text, runtime_bitcode(work), "gfx942")
+    obj_path = os.path.join(work, name + ".o")
+    so_path = os.path.join(work, name + ".so")
+    with open(obj_path, "wb") as f:
+        f.write(obj)
+    subprocess.run(["cc", "-shared", "-o", so_path, obj_path], check=True)
+    with open(so_path, "rb") as f:
+        return f.read(), {i.name: i for i in infos}
+
+
+class SoftwareHip:
+    """The few HIP calls the tests need, on the software device."""
+
+    def __init__(self):
+        self.lib = ctypes.CDLL(SOFTWARE_HIP)
+        self.check(self.lib.hipInit(0), "hipInit")
+        self.check(self.lib.hipSetDevice(0), "hipSetDevice")
+
+    def check(self, status, what):
+        if status != 0:
+            raise AssertionError(f"{what} returned hipError {status}")
+
+    def upload(self, array):
+        pointer = ctypes.c_void_p()
+        self.check(self.lib.hipMalloc(ctypes.byref(pointer), ctypes.c_size_t(max(array.nbytes, 4))),
+                   "hipMalloc")
+        data = numpy.ascontiguousarray(array)
+        self.check(self.lib.hipMemcpy(pointer, data.ctypes.data_as(ctypes.c_void_p),
+                                      ctypes.c_size_t(data.nbytes), 1), "hipMemcpy H2D")
+        return pointer
+
+    def download(self, pointer, like):
+        out = numpy.empty_like(like)
+        self.check(self.lib.hipMemcpy(out.ctypes.data_as(ctypes.c_void_p), pointer,
+                                      ctypes.c_size_t(out.nbytes), 2), "hipMemcpy D2H")
+        return out
+
+    def launch(self, image, kernel, block, grid, pointers):
+        module = ctypes.c_void_p()
+        buffer = ctypes.create_string_buffer(image, len(image))
+        self.check(self.lib.hipModuleLoadData(ctypes.byref(module), buffer), "hipModuleLoadData")
+        function = ctypes.c_void_p()
+        self.check(self.lib.hipModuleGetFunction(ctypes.byref(function), module, kernel.encode()),
+                   "hipModuleGetFunction")
+        values = [ctypes.c_void_p(p.value) for p in pointers]
+        params = (ctypes.c_void_p * len(values))(*[ctypes.addressof(v) for v in values])
+        status = self.lib.hipModuleLaunchKernel(function, *grid, *block, 0, None, params, None)
+        self.check(status, "hipModuleLaunchKernel")
+        status = self.lib.hipDeviceSynchronize()
+        self.lib.hipModuleUnload(module)
+        return status
+
+
+class LaneRuntimeTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.work = tempfile.mkdtemp(prefix="softhip-tests.")
+        with open(os.path.join(HERE, "lane_semantics.ll")) as f:
+            cls.image, cls.kernels = code_object(f.read(), cls.work)
+        cls.hip = SoftwareHip()
+
+    def test_kernels_without_rendezvous_run_as_plain_loops(self):
+        self.assertFalse(self.kernels["buffer_bounds"].sync)
+        self.assertTrue(self.kernels["wave_ops"].sync)
+        self.assertTrue(self.kernels["mfma_f32_16x16x4f32"].sync)
+
+    def test_buffer_accesses_follow_the_dword_bounds_rule(self):
+        hip = self.hip
+        source = numpy.array([0x11111111, 0x22222222, 0x33334444, 0x55555555], numpy.uint32)
+        inp = hip.upload(source)
+        out = hip.upload(numpy.full(64 * 4, 0xDEADBEEF, numpy.uint32))
+        stored = hip.upload(numpy.full(4, 0xFFFFFFFF, numpy.uint32))
+        self.assertEqual(hip.launch(self.image, "buffer_bounds", (64, 1, 1), (1, 1, 1),
+                                    [inp, out, stored]), 0)
+        result = hip.download(out, numpy.zeros(64 * 4, numpy.uint32)).reshape(64, 4)
+        halves = source.view(numpy.uint16)
+        for lane in range(64):
+            self.assertEqual(result[lane, 0], source[lane] if 4 * lane + 4 <= 10 else 0, lane)
+            self.assertEqual(result[lane, 1], halves[lane] if 2 * lane + 2 <= 10 else 0, lane)
+            self.assertEqual(result[lane, 2], 0)  # bytes 8..11 of a 10-byte buffer
+            self.assertEqual(result[lane, 3], source[1])
+        written = hip.download(stored, numpy.zeros(4, numpy.uint32))
+        self.assertEqual(list(written), [100, 101, 0xFFFFFFFF, 0xFFFFFFFF])
+
+    def test_wave_operations_and_lds(self):
+        hip = self.hip
+        out = hip.upload(numpy.zeros(128 * 5, numpy.uint32))
+        self.assertEqual(hip.launch(self.image, "wave_ops", (128, 1, 1), (1, 1, 1), [out]), 0)
+        result = hip.download(out, numpy.zeros(128 * 5, numpy.uint32)).reshape(128, 5)
+        ballot = sum(1 << w for w in range(32) if w % 3 == 0)
+        for lane in range(128):
+            w = lane % 64
+            self.assertEqual(result[lane, 0], w)
+            self.assertEqual(result[lane, 1], 10 * ((w + 1) % 64))
+            self.assertEqual(result[lane, 2], (lane - w) + 5)
+            self.assertEqual(result[lane, 3], ballot)
+            self.assertEqual(result[lane, 4], (63 - w) + 1000 if lane < 64 else lane)
+
+    def test_mfma_f32_16x16x4f32_layout(self):
+        hip = self.hip
+        rng = numpy.random.default_rng(7)
+        a = rng.integers(-4, 4, size=(16, 4)).astype(numpy.float32)
+        b = rng.integers(-4, 4, size=(4, 16)).astype(numpy.float32)
+        c = rng.integers(-4, 4, size=(64, 4)).astype(numpy.float32)
+        d = hip.upload(numpy.zeros((64, 4), numpy.float32))
+        self.assertEqual(hip.launch(self.image, "mfma_f32_16x16x4f32", (64, 1, 1), (1, 1, 1),
+                                    [hip.upload(a), hip.upload(b), hip.upload(c), d]), 0)
+        result = hip.download(d, numpy.zeros((64, 4), numpy.float32))
+        product = a @ b
+        for lane in range(64):
+            for r in range(4):
+                row, column = 4 * (lane // 16) + r, lane % 16
+                self.assertEqual(result[lane, r], product[row, column] + c[lane, r], (lane, r))
+
+
+UNSUPPORTED_KERNEL = """
+declare void @llvm.amdgcn.s.sendmsg(i32 immarg, i32)
+define amdgpu_kernel void @sends_a_message(ptr addrspace(1) %out) {
+  call void @llvm.amdgcn.s.sendmsg(i32 3, i32 0)
+  ret void
+}
+"""
+
+UNSUPPORTED_ASM = """
+define amdgpu_kernel void @has_asm(ptr addrspace(1) %out) {
+  call void asm sideeffect "v_nop", ""()
+  ret void
+}
+"""
+
+
+class UnsupportedConstructTest(unittest.TestCase):
+    def test_unknown_intrinsic_names_itself_and_the_kernel(self):
+        with tempfile.TemporaryDirectory() as work:
+            with self.assertRaises(retarget.UnsupportedConstruct) as caught:
+                code_object(UNSUPPORTED_KERNEL, work)
+        message = str(caught.exception)
+        self.assertIn("llvm.amdgcn.s.sendmsg", message)
+        self.assertIn("sends_a_message", message)
+
+    def test_unknown_inline_assembly_is_refused(self):
+        with tempfile.TemporaryDirectory() as work:
+            with self.assertRaises(retarget.UnsupportedConstruct) as caught:
+                code_object(UNSUPPORTED_ASM, work)
+        self.assertIn("v_nop", str(caught.exception))
+        self.assertIn("has_asm", str(caught.exception))
+
+    def test_the_command_line_tool_exits_non_zero_with_the_message(self):
+        with tempfile.TemporaryDirectory() as work:
+            ir = os.path.join(work, "module_x.linked.ll")
+            with open(ir, "w") as f:
+                f.write(UNSUPPORTED_KERNEL)
+            with open(os.path.join(work, "rt.bc"), "wb") as f:
+                f.write(runtime_bitcode(work))
+            result = subprocess.run(
+                [sys.executable, "-m", "softhip_compile.retarget_main", ir,
+                 os.path.join(work, "rt.bc"), os.path.join(work, "x.o"), "gfx942"],
+                cwd=TOOL_DIR, capture_output=True, text=True)
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("llvm.amdgcn.s.sendmsg", result.stderr)
+        self.assertIn("sends_a_message", result.stderr)
+
+
+def dump_module(path):
+    return subprocess.run([os.path.join(VENV_TOOLS, "iree-dump-module"), path],
+                          check=True, capture_output=True, text=True).stdout
+
+
+class HostProgramTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.work = tempfile.mkdtemp(prefix="softhip-host.")
+        flags = ["--iree-hal-target-device=hip", "--iree-hip-target=gfx942"]
+        cls.gpu = os.path.join(cls.work, "gpu.vmfb")
+        cls.soft = os.path.join(cls.work, "soft.vmfb")
+        subprocess.run([os.path.join(VENV_TOOLS, "iree-compile"), *flags, THREE_DISPATCHES,
+                        "-o", cls.gpu], check=True)
+        subprocess.run([TOOL, *flags, THREE_DISPATCHES, "-o", cls.soft], check=True)
+
+    def test_host_program_is_iree_compiles_but_for_the_code_objects(self):
+        gpu, soft = dump_module(self.gpu).splitlines(), dump_module(self.soft).splitlines()
+        self.assertEqual(len(gpu), len(soft))
+        differing = [(g, s) for g, s in zip(gpu, soft) if g != s]
+        # The one executable's rodata entry and the external total: nothing else.
+        self.assertEqual(len(differing), 2, differing)
+        for g, s in differing:
+            self.assertTrue(re.search(r"external\s+\d+ bytes", g) or "External .rodata" in g, (g, s))
+        self.assertIn("Bytecode:", "\n".join(gpu))
+
+    def test_the_software_device_refuses_the_gpu_module_clearly(self):
+        env = {**os.environ, "IREE_HIP_DYLIB_PATH": os.path.dirname(SOFTWARE_HIP)}
+        ours = os.path.join(REPO, "build", "iree-external", "tools", "iree-run-module")
+        for tool in [os.path.join(VENV_TOOLS, "iree-run-module")] + ([ours] if os.path.exists(ours) else []):
+            result = subprocess.run([tool, "--device=hip", f"--module={self.gpu}", "--function=add",
+                                     "--input=1000xf32=1", "--input=1000xf32=2"],
+                                    capture_output=True, text=True, env=env)
+            self.assertNotEqual(result.returncode, 0, tool)
+            if tool == ours:
+                self.assertIn("AMDGPU code object", result.stderr)
+            result = subprocess.run([tool, "--device=hip", f"--module={self.soft}", "--function=add",
+                                     "--input=1000xf32=1", "--input=1000xf32=2"],
+                                    capture_output=True, text=True, env=env)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            self.assertIn("1000xf32=3 3 3", result.stdout)
+
+    def test_without_a_hip_target_it_is_iree_compile(self):
+        out = os.path.join(self.work, "cpu.vmfb")
+        subprocess.run([TOOL, "--iree-hal-target-device=local",
+                        "--iree-hal-local-target-device-backends=llvm-cpu",
+                        "--iree-llvmcpu-target-cpu=generic", THREE_DISPATCHES,
+                        "-o", out], check=True)
+        self.assertIn("embedded-elf", dump_module(out))
+
+
+if __name__ == "__main__":
+    unittest.main()
