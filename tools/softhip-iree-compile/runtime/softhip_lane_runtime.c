@@ -136,45 +136,168 @@ SOFTHIP_RT void softhip_rt_buffer_store_partial(const softhip_buffer_resource_t*
 /* Wave-wide exchange for the matrix instructions: every live lane of the
  * wave deposits its operands, a rendezvous makes them visible, each lane
  * computes its own part of the result, and a second rendezvous keeps the
- * slots until every lane has read them. */
-enum { SOFTHIP_MAX_WAVES = 1024 / 32, SOFTHIP_SLOT_BYTES = 16 };
-typedef struct softhip_wave_slots_t {
-  unsigned char a[64][SOFTHIP_SLOT_BYTES / 2];
-  unsigned char b[64][SOFTHIP_SLOT_BYTES / 2];
-} softhip_wave_slots_t;
-static _Thread_local softhip_wave_slots_t softhip_slots[SOFTHIP_MAX_WAVES];
+ * slots until every lane has read them. Slots are indexed by the lane's id in
+ * the workgroup (thread-local: one host thread runs one workgroup). */
+enum { SOFTHIP_MAX_LANES = 1024, SOFTHIP_FRAGMENT_BYTES = 32 };
+typedef struct softhip_lane_slot_t {
+  unsigned char a[SOFTHIP_FRAGMENT_BYTES];
+  unsigned char b[SOFTHIP_FRAGMENT_BYTES];
+} softhip_lane_slot_t;
+static _Thread_local softhip_lane_slot_t softhip_slots[SOFTHIP_MAX_LANES];
 
-static softhip_wave_slots_t* exchange_begin(uint32_t site, const void* a, const void* b,
-                                            uint32_t operand_bytes) {
-  softhip_wave_slots_t* slots = &softhip_slots[wave_index()];
-  memcpy(slots->a[wave_lane()], a, operand_bytes);
-  memcpy(slots->b[wave_lane()], b, operand_bytes);
-  softhip_rt_ballot(site, 1);
-  return slots;
-}
-static void exchange_end(uint32_t site) { softhip_rt_ballot(site ^ 0x80000000u, 1); }
+/* Element kinds of matrix operands (retarget.py's MATRIX_INTRINSICS). */
+enum {
+  SOFTHIP_F32 = 0,
+  SOFTHIP_F16 = 1,
+  SOFTHIP_BF16 = 2,
+  SOFTHIP_I8 = 3,
+  SOFTHIP_F64 = 4,
+  SOFTHIP_FP8_E4M3FNUZ = 5,
+  SOFTHIP_BF8_E5M2FNUZ = 6,
+};
 
-static float slot_f32(const unsigned char (*slot)[SOFTHIP_SLOT_BYTES / 2], uint32_t lane,
-                      uint32_t index) {
-  float value;
-  memcpy(&value, slot[lane] + 4 * index, 4);
-  return value;
-}
-
-/* v_mfma_f32_16x16x4f32 (one block): lane l holds A[l%16][l/16] and
- * B[l/16][l%16]; its four results are D[4*(l/16)+r][l%16], r = 0..3. */
-SOFTHIP_RT_WAVE void softhip_rt_mfma_f32_16x16x4f32(uint32_t site, float* d, float a, float b,
-                                                    const float* c) {
-  softhip_wave_slots_t* slots = exchange_begin(site, &a, &b, 4);
-  uint32_t lane = wave_lane();
-  uint32_t column = lane % 16;
-  for (uint32_t r = 0; r < 4; ++r) {
-    uint32_t row = 4 * (lane / 16) + r;
-    float acc = c[r];
-    for (uint32_t k = 0; k < 4; ++k) {
-      acc += slot_f32(slots->a, row + 16 * k, 0) * slot_f32(slots->b, column + 16 * k, 0);
-    }
-    d[r] = acc;
+static uint32_t element_bytes(uint32_t kind) {
+  switch (kind) {
+    case SOFTHIP_F32: return 4;
+    case SOFTHIP_F16: case SOFTHIP_BF16: return 2;
+    case SOFTHIP_F64: return 8;
+    default: return 1;
   }
-  exchange_end(site);
+}
+
+static double half_to_double(uint16_t h) {
+  uint32_t sign = h >> 15, exponent = (h >> 10) & 0x1F, mantissa = h & 0x3FF;
+  double value;
+  if (exponent == 0) {
+    value = mantissa * 0x1p-24;
+  } else if (exponent == 31) {
+    value = mantissa ? __builtin_nan("") : __builtin_inf();
+  } else {
+    value = (1.0 + mantissa * 0x1p-10) * __builtin_ldexp(1.0, (int)exponent - 15);
+  }
+  return sign ? -value : value;
+}
+
+/* FNUZ 8-bit floats (gfx940's fp8/bf8): no infinities, 0x80 is NaN, biases
+ * 8 (E4M3) and 16 (E5M2). */
+static double fnuz8_to_double(uint8_t v, int mantissa_bits, int bias) {
+  if (v == 0x80) return __builtin_nan("");
+  int sign = v >> 7;
+  int exponent = (v >> mantissa_bits) & ((1 << (7 - mantissa_bits)) - 1);
+  int mantissa = v & ((1 << mantissa_bits) - 1);
+  double value = exponent == 0
+                     ? __builtin_ldexp((double)mantissa, 1 - bias - mantissa_bits)
+                     : __builtin_ldexp(1.0 + __builtin_ldexp((double)mantissa, -mantissa_bits),
+                                       exponent - bias);
+  return sign ? -value : value;
+}
+
+static double element(const unsigned char* fragment, uint32_t kind, uint32_t index) {
+  const unsigned char* p = fragment + index * element_bytes(kind);
+  switch (kind) {
+    case SOFTHIP_F32: { float v; memcpy(&v, p, 4); return v; }
+    case SOFTHIP_F16: { uint16_t v; memcpy(&v, p, 2); return half_to_double(v); }
+    case SOFTHIP_BF16: {
+      uint16_t v; memcpy(&v, p, 2);
+      uint32_t bits = (uint32_t)v << 16; float f; memcpy(&f, &bits, 4); return f;
+    }
+    case SOFTHIP_F64: { double v; memcpy(&v, p, 8); return v; }
+    case SOFTHIP_I8: return (int8_t)*p;
+    case SOFTHIP_FP8_E4M3FNUZ: return fnuz8_to_double(*p, 3, 8);
+    case SOFTHIP_BF8_E5M2FNUZ: return fnuz8_to_double(*p, 2, 16);
+  }
+  return 0;
+}
+
+/* One MxNxK matrix instruction of a wave of 64 (MFMA, one block): lane l
+ * holds A[l % M][kpl*(l/M) + j] and B[kpl*(l/N) + j][l % N] for
+ * j < kpl = K*M/64, and result item r is D[row][l % N] with
+ * row = 4*(64/N)*(r/4) + 4*(l/N) + r%4 (M*N/64 items per lane).
+ * Accumulators are f32 (float kinds), f64 or i32 (i8). */
+SOFTHIP_RT_WAVE void softhip_rt_mfma(uint32_t site, uint32_t m, uint32_t k, uint32_t kind,
+                                     void* d, const void* a, const void* b, const void* c) {
+  const softhip_kernel_context_t* ctx = softhip_lane;
+  uint32_t lane = wave_lane();
+  uint32_t wave_base = ctx->lane_id - lane;
+  uint32_t n = m, kpl = k * m / 64, items = m * n / 64, groups = 64 / n;
+  memcpy(softhip_slots[ctx->lane_id].a, a, kpl * element_bytes(kind));
+  memcpy(softhip_slots[ctx->lane_id].b, b, kpl * element_bytes(kind));
+  softhip_rt_ballot(site, 1);
+  uint32_t column = lane % n;
+  for (uint32_t r = 0; r < items; ++r) {
+    uint32_t row = 4 * groups * (r / 4) + 4 * (lane / n) + r % 4;
+    if (kind == SOFTHIP_I8) {
+      int32_t acc;
+      memcpy(&acc, (const unsigned char*)c + 4 * r, 4);
+      for (uint32_t kk = 0; kk < k; ++kk) {
+        const softhip_lane_slot_t* sa = &softhip_slots[wave_base + row + m * (kk / kpl)];
+        const softhip_lane_slot_t* sb = &softhip_slots[wave_base + column + n * (kk / kpl)];
+        acc += (int32_t)element(sa->a, kind, kk % kpl) * (int32_t)element(sb->b, kind, kk % kpl);
+      }
+      memcpy((unsigned char*)d + 4 * r, &acc, 4);
+    } else if (kind == SOFTHIP_F64) {
+      double acc;
+      memcpy(&acc, (const unsigned char*)c + 8 * r, 8);
+      for (uint32_t kk = 0; kk < k; ++kk) {
+        const softhip_lane_slot_t* sa = &softhip_slots[wave_base + row + m * (kk / kpl)];
+        const softhip_lane_slot_t* sb = &softhip_slots[wave_base + column + n * (kk / kpl)];
+        acc = __builtin_fma(element(sa->a, kind, kk % kpl), element(sb->b, kind, kk % kpl), acc);
+      }
+      memcpy((unsigned char*)d + 8 * r, &acc, 8);
+    } else {
+      float acc;
+      memcpy(&acc, (const unsigned char*)c + 4 * r, 4);
+      for (uint32_t kk = 0; kk < k; ++kk) {
+        const softhip_lane_slot_t* sa = &softhip_slots[wave_base + row + m * (kk / kpl)];
+        const softhip_lane_slot_t* sb = &softhip_slots[wave_base + column + n * (kk / kpl)];
+        acc = __builtin_fmaf((float)(element(sa->a, kind, kk % kpl) *
+                                     element(sb->b, kind, kk % kpl)), 1.0f, acc);
+      }
+      memcpy((unsigned char*)d + 4 * r, &acc, 4);
+    }
+  }
+  softhip_rt_ballot(site ^ 0x80000000u, 1);
+  softhip_lane = ctx;
+}
+
+/* gfx11 WMMA 16x16x16 of a wave of 32: lanes l and l+16 both hold all 16 K
+ * values of A row l % 16 and of B column l % 16; result item r (8 per lane)
+ * is D[2*r + l/16][l % 16]. f32 accumulators. */
+SOFTHIP_RT_WAVE void softhip_rt_wmma_16x16x16(uint32_t site, uint32_t kind, void* d,
+                                              const void* a, const void* b, const void* c) {
+  const softhip_kernel_context_t* ctx = softhip_lane;
+  uint32_t lane = wave_lane();
+  uint32_t wave_base = ctx->lane_id - lane;
+  memcpy(softhip_slots[ctx->lane_id].a, a, 16 * element_bytes(kind));
+  memcpy(softhip_slots[ctx->lane_id].b, b, 16 * element_bytes(kind));
+  softhip_rt_ballot(site, 1);
+  uint32_t column = lane % 16;
+  for (uint32_t r = 0; r < 8; ++r) {
+    uint32_t row = 2 * r + lane / 16;
+    float acc;
+    memcpy(&acc, (const unsigned char*)c + 4 * r, 4);
+    for (uint32_t kk = 0; kk < 16; ++kk) {
+      acc = __builtin_fmaf((float)(element(softhip_slots[wave_base + row].a, kind, kk) *
+                                   element(softhip_slots[wave_base + column].b, kind, kk)),
+                           1.0f, acc);
+    }
+    memcpy((unsigned char*)d + 4 * r, &acc, 4);
+  }
+  softhip_rt_ballot(site ^ 0x80000000u, 1);
+  softhip_lane = ctx;
+}
+
+/* AMDGPU math instructions. The hardware's are approximations within an
+ * ulp or so (v_rcp_f32, v_rsq_f32, v_exp_f32, v_log_f32); the correctly
+ * rounded results below are inside those bounds. */
+SOFTHIP_RT float softhip_rt_rcp_f32(float x) { return 1.0f / x; }
+SOFTHIP_RT double softhip_rt_rcp_f64(double x) { return 1.0 / x; }
+SOFTHIP_RT float softhip_rt_rsq_f32(float x) { return 1.0f / __builtin_sqrtf(x); }
+SOFTHIP_RT double softhip_rt_rsq_f64(double x) { return 1.0 / __builtin_sqrt(x); }
+SOFTHIP_RT float softhip_rt_sqrt_f32(float x) { return __builtin_sqrtf(x); }
+SOFTHIP_RT float softhip_rt_exp2_f32(float x) { return __builtin_exp2f(x); }
+SOFTHIP_RT float softhip_rt_log_f32(float x) { return __builtin_log2f(x); }
+/* v_med3_f32: the median of three (NaN operands lose, as in min/max). */
+SOFTHIP_RT float softhip_rt_fmed3_f32(float a, float b, float c) {
+  return __builtin_fmaxf(__builtin_fminf(a, b), __builtin_fminf(__builtin_fmaxf(a, b), c));
 }

@@ -141,7 +141,7 @@ def compile_for_software_device(args) -> int:
             # LLVM's C API bindings each bring an LLVM.
             _run([sys.executable, "-m", "softhip_compile.retarget_main", ir_path, runtime_bitcode,
                   obj, gpu_arch, features], cwd=TOOL_DIR)
-            _run([os.environ.get("CC", "cc"), "-shared", "-o", code_object, obj])
+            _run([os.environ.get("CC", "cc"), "-shared", "-o", code_object, obj, "-lm"])
             packed = os.path.join(work, f"{name}.softhip.bin")
             _run([_hip_executable_pack(), "-o", packed, "--module", code_object,
                   "--exports-from", os.path.join(gpu_objects, f"{name}.bin")])

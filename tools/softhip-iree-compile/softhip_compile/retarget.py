@@ -79,6 +79,14 @@ SCALAR_INTRINSICS = {
     "llvm.amdgcn.workgroup.id.z": "softhip_rt_workgroup_id_z",
     "llvm.amdgcn.mbcnt.lo": "softhip_rt_mbcnt_lo",
     "llvm.amdgcn.mbcnt.hi": "softhip_rt_mbcnt_hi",
+    "llvm.amdgcn.rcp.f32": "softhip_rt_rcp_f32",
+    "llvm.amdgcn.rcp.f64": "softhip_rt_rcp_f64",
+    "llvm.amdgcn.rsq.f32": "softhip_rt_rsq_f32",
+    "llvm.amdgcn.rsq.f64": "softhip_rt_rsq_f64",
+    "llvm.amdgcn.sqrt.f32": "softhip_rt_sqrt_f32",
+    "llvm.amdgcn.exp2.f32": "softhip_rt_exp2_f32",
+    "llvm.amdgcn.log.f32": "softhip_rt_log_f32",
+    "llvm.amdgcn.fmed3.f32": "softhip_rt_fmed3_f32",
 }
 
 # Wave-level intrinsics: the runtime function takes the call-site id first.
@@ -92,10 +100,31 @@ RENDEZVOUS_INTRINSICS = {
     "llvm.amdgcn.ballot.i64": "softhip_rt_ballot",
 }
 
-# Matrix instructions: (runtime function, number of modifier operands that
-# must be 0). The runtime function takes (site, ptr d, a, b, ptr c).
+# Matrix instructions (MFMA on gfx9, one block; WMMA on gfx11) with the
+# element kinds of the lane runtime: name -> (M (= N), K, kind). Each has three
+# modifier operands (cbsz, abid, blgp) that must be 0: IREE emits no
+# broadcasts.
+F32, F16, BF16, I8, F64, FP8, BF8 = range(7)
 MATRIX_INTRINSICS = {
-    "llvm.amdgcn.mfma.f32.16x16x4f32": ("softhip_rt_mfma_f32_16x16x4f32", 3),
+    "llvm.amdgcn.mfma.f32.16x16x4f32": (16, 4, F32),
+    "llvm.amdgcn.mfma.f32.32x32x2f32": (32, 2, F32),
+    "llvm.amdgcn.mfma.f32.16x16x16f16": (16, 16, F16),
+    "llvm.amdgcn.mfma.f32.32x32x8f16": (32, 8, F16),
+    "llvm.amdgcn.mfma.f32.16x16x16bf16.1k": (16, 16, BF16),
+    "llvm.amdgcn.mfma.f32.32x32x8bf16.1k": (32, 8, BF16),
+    "llvm.amdgcn.mfma.i32.16x16x32.i8": (16, 32, I8),
+    "llvm.amdgcn.mfma.i32.32x32x16.i8": (32, 16, I8),
+    "llvm.amdgcn.mfma.f64.16x16x4f64": (16, 4, F64),
+    "llvm.amdgcn.mfma.f32.16x16x32.fp8.fp8": (16, 32, FP8),
+    "llvm.amdgcn.mfma.f32.16x16x32.bf8.bf8": (16, 32, BF8),
+    "llvm.amdgcn.mfma.f32.32x32x16.fp8.fp8": (32, 16, FP8),
+    "llvm.amdgcn.mfma.f32.32x32x16.bf8.bf8": (32, 16, BF8),
+}
+MATRIX_MODIFIERS = 3
+# gfx11 WMMA (wave32), overloaded on the vector types: prefix -> kind.
+WMMA_INTRINSICS = {
+    "llvm.amdgcn.wmma.f32.16x16x16.f16.": F16,
+    "llvm.amdgcn.wmma.f32.16x16x16.bf16.": BF16,
 }
 
 BUFFER_LOAD = re.compile(r"^llvm\.amdgcn\.raw\.ptr\.buffer\.load\.")
@@ -305,6 +334,8 @@ class _Rewriter:
                     self.rewrite_rendezvous(call, callee, function)
                 elif name in MATRIX_INTRINSICS:
                     self.rewrite_matrix(call, callee, function)
+                elif any(name.startswith(prefix) for prefix in WMMA_INTRINSICS):
+                    self.rewrite_wmma(call, callee, function)
                 elif MAKE_BUFFER_RSRC.match(name):
                     self.rewrite_make_rsrc(call, function)
                 elif BUFFER_LOAD.match(name):
@@ -353,25 +384,41 @@ class _Rewriter:
 
     def rewrite_matrix(self, call, callee, function):
         t = self.types
-        runtime_name, modifiers = MATRIX_INTRINSICS[callee.name]
+        m, k, kind = MATRIX_INTRINSICS[callee.name]
         count = call.num_arg_operands
-        for i in range(count - modifiers, count):
+        for i in range(count - MATRIX_MODIFIERS, count):
             operand = call.get_arg_operand(i)
             if not operand.is_constant_int or operand.const_zext_value != 0:
                 _unsupported(self.reach, function,
                              f"`{callee.name}` with a non-zero broadcast/modifier operand")
-        result_type = callee.function_type.return_type
-        a, b, c = (call.get_arg_operand(i) for i in range(3))
-        target = self.runtime(runtime_name, t.void, [t.i32, t.ptr, a.type, b.type, t.ptr], True)
-        entry = function.entry_block
-        with self.module.create_builder(entry.first_instruction) as builder:
-            d_slot = builder.alloca(result_type)
-            c_slot = builder.alloca(c.type)
+        target = self.runtime("softhip_rt_mfma", t.void,
+                              [t.i32, t.i32, t.i32, t.i32, t.ptr, t.ptr, t.ptr, t.ptr], True)
+        operands = [call.get_arg_operand(i) for i in range(3)]
+        self.call_with_slots(call, function, target,
+                             [t.i32.constant(m), t.i32.constant(k), t.i32.constant(kind)], operands)
+
+    def rewrite_wmma(self, call, callee, function):
+        t = self.types
+        kind = next(v for prefix, v in WMMA_INTRINSICS.items() if callee.name.startswith(prefix))
+        target = self.runtime("softhip_rt_wmma_16x16x16", t.void,
+                              [t.i32, t.i32, t.ptr, t.ptr, t.ptr, t.ptr], True)
+        operands = [call.get_arg_operand(i) for i in range(3)]
+        self.call_with_slots(call, function, target, [t.i32.constant(kind)], operands)
+
+    def call_with_slots(self, call, function, target, leading, operands):
+        """Calls target(site, *leading, &result, &operand...) with each value
+        in a stack slot of the function, and replaces `call` by the result."""
+        t = self.types
+        result_type = call.type
+        with self.module.create_builder(function.entry_block.first_instruction) as builder:
+            slots = [builder.alloca(v.type) for v in operands]
+            result_slot = builder.alloca(result_type)
         with self.module.create_builder(call) as builder:
-            builder.store(c, c_slot)
-            builder.call(target, [self.site(), builder.addr_space_cast(d_slot, t.ptr), a, b,
-                                  builder.addr_space_cast(c_slot, t.ptr)])
-            result = builder.load(result_type, d_slot)
+            for value, slot in zip(operands, slots):
+                builder.store(value, slot)
+            generic = [builder.addr_space_cast(slot, t.ptr) for slot in [result_slot] + slots]
+            builder.call(target, [self.site(), *leading, *generic])
+            result = builder.load(result_type, result_slot)
         call.replace_all_uses_with(result)
         call.erase_from_parent()
         self.sync_functions.add(function.name)

@@ -54,7 +54,7 @@ def code_object(ir_text, work, name="kernels"):
     so_path = os.path.join(work, name + ".so")
     with open(obj_path, "wb") as f:
         f.write(obj)
-    subprocess.run(["cc", "-shared", "-o", so_path, obj_path], check=True)
+    subprocess.run(["cc", "-shared", "-o", so_path, obj_path, "-lm"], check=True)
     with open(so_path, "rb") as f:
         return f.read(), {i.name: i for i in infos}
 
