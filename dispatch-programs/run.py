@@ -12,7 +12,8 @@ scalar): seeded random inputs, written as .npy files. Integers come from a
 small range (so that sums stay exact), floats from [-1, 1).
 "// COMPILE-FLAGS: ..." adds iree-compile flags for both targets, and
 "// CHECK-MODULE" marks a check-framework program (its functions are run by
-iree-check-module, no RUN lines).
+iree-check-module, no RUN lines). "// EXPECT-COMPILE-ERROR: TEXT" marks a
+program softhip-iree-compile must refuse with a message containing TEXT.
 
 The HIP build comes from softhip-iree-compile for gfx942 (SOFTHIP_TARGET
 overrides), the reference from iree-compile for llvm-cpu. Paths (labels):
@@ -79,16 +80,18 @@ DEFAULT_TOLERANCE = {"f16": (1e-2, 1e-2), "bf16": (2e-2, 2e-2), "f32": (1e-4, 1e
 
 
 def parse_program(path):
-    runs, flags, check = [], [], False
+    runs, flags, check, expected_error = [], [], False, None
     with open(path) as f:
         for line in f:
-            if line.startswith("// RUN:"):
+            if line.startswith("// EXPECT-COMPILE-ERROR:"):
+                expected_error = line.split(":", 1)[1].strip()
+            elif line.startswith("// RUN:"):
                 runs.append(line[len("// RUN:"):].split())
             elif line.startswith("// COMPILE-FLAGS:"):
                 flags += line[len("// COMPILE-FLAGS:"):].split()
             elif line.startswith("// CHECK-MODULE"):
                 check = True
-    return runs, flags, check
+    return runs, flags, check, expected_error
 
 
 def random_input(spec, rng):
@@ -228,8 +231,16 @@ def main(argv):
     failures, timings, invocations = [], {}, 0
     for source in sources:
         name = source[:-5]
-        runs, flags, check = parse_program(os.path.join(HERE, source))
+        runs, flags, check, expected_error = parse_program(os.path.join(HERE, source))
         hip, cpu, error = compile_program(os.path.join(HERE, source), options.build_dir, flags)
+        if expected_error is not None:
+            if error and expected_error in error and "Traceback" not in error:
+                print(f"{name}: refused at compile time as expected", flush=True)
+            else:
+                failures.append(f"{name}: expected a compile-time error containing "
+                                f"`{expected_error}`, got: {error or 'success'}"[-800:])
+            invocations += 1
+            continue
         if error:
             failures.append(f"{name}: compile failed: {error[-800:]}")
             continue
@@ -245,7 +256,7 @@ def main(argv):
         write_table(options.table, timings, labels)
     for failure in failures:
         print("FAIL:", failure, file=sys.stderr)
-    passed = invocations * len(labels) - len(failures)
+    passed = sum(1 for _ in range(invocations)) * len(labels) - len(failures)
     print(f"{max(passed, 0)} passed, {len(failures)} failed")
     return 1 if failures else 0
 

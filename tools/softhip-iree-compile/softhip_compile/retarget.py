@@ -505,6 +505,39 @@ class _Rewriter:
             self.buffer_access(callee, callee.function_type.param_types[0], True)
 
 
+def _functions_using(value, seen=None):
+    """Names of the functions whose instructions use `value`, directly or
+    through constant expressions."""
+    seen = set() if seen is None else seen
+    names = set()
+    for user in value.users:
+        if user.is_instruction:
+            names.add(user.block.function.name)
+        elif user.is_constant and not user.is_global_value and user not in seen:
+            seen.add(user)
+            names |= _functions_using(user, seen)
+    return names
+
+
+def _check_lds_synchronised(module, reach, infos):
+    """Lanes that share LDS without a barrier or wave operation rely on a
+    wave running in lockstep (and waves on their order), which the software
+    device does not emulate: refuse rather than race."""
+    plain = {info.name for info in infos if not info.sync}
+    if not plain:
+        return
+    for value in module.globals:
+        if value.type.pointer_address_space != 3:
+            continue
+        for function in _functions_using(value):
+            for kernel in reach.kernels_reaching(function):
+                if kernel in plain:
+                    raise UnsupportedConstruct(
+                        f"workgroup memory (LDS `{value.name}`) shared by the lanes of kernel "
+                        f"{kernel} with no barrier between them: the kernel relies on lanes "
+                        "running in lockstep, which the software HIP device does not emulate")
+
+
 def _make_lds_thread_local(module):
     t = module.types
     for value in list(module.globals):
@@ -621,6 +654,10 @@ def retarget(ir_text: str, runtime_bitcode: bytes, gpu_arch: str = "gfx942",
             module.target_triple = AMDGCN_TRIPLE
             module.data_layout = str(amdgcn.create_data_layout())
             _drop_assumes(module)
+            # Masked loads/stores/gathers become branches around plain
+            # accesses first: the fat pointer lowering takes no vectors of
+            # buffer pointers.
+            module.run_passes("function(scalarize-masked-mem-intrin)", amdgcn)
             module.run_passes("amdgpu-lower-buffer-fat-pointers", amdgcn)
             kernels = _kernels(module)
             if not kernels:
@@ -632,12 +669,14 @@ def retarget(ir_text: str, runtime_bitcode: bytes, gpu_arch: str = "gfx942",
             rewriter = _Rewriter(module, kernels, reach)
             rewriter.data_layout = x86.create_data_layout()
             rewriter.rewrite()
-            _make_lds_thread_local(module)
             infos = []
             for kernel in kernels:
                 sync = any(kernel.name in reach.kernels_reaching(f) for f in rewriter.sync_functions)
                 infos.append(KernelInfo(kernel.name, len(kernel.function_type.param_types), sync, wave_size))
-                _add_entry_and_descriptor(module, kernel, sync, wave_size)
+            _check_lds_synchronised(module, reach, infos)
+            _make_lds_thread_local(module)
+            for kernel, info in zip(kernels, infos):
+                _add_entry_and_descriptor(module, kernel, info.sync, wave_size)
             module.target_triple = X86_TRIPLE
             module.data_layout = str(x86.create_data_layout())
             _strip_target_attributes(module)
@@ -663,7 +702,8 @@ def _move_allocas_to_generic_space(module):
                 if inst.opcode != llvm.Opcode.Alloca or inst.type.pointer_address_space == 0:
                     continue
                 with module.create_builder(inst) as builder:
-                    generic = builder.alloca(inst.allocated_type)
+                    # `alloca T, i64 N` keeps its element count.
+                    generic = builder.alloca(inst.allocated_type, inst.get_operand(0))
                     generic.alignment = inst.alignment
                     cast = builder.addr_space_cast(generic, inst.type)
                 inst.replace_all_uses_with(cast)

@@ -1,0 +1,18 @@
+// An exclusive f32 scan (iree_linalg_ext.scan) for which IREE 3.3.0 emits a kernel whose
+// 128 lanes share an LDS accumulator that lanes 0..31 initialise with no barrier before
+// the others read it: correct only if the lanes run in lockstep (and racy between the two
+// waves even on a GPU). softhip-iree-compile refuses it instead of racing.
+// COMPILE-FLAGS: --iree-rocdl-enable-buffer-instructions=false
+// EXPECT-COMPILE-ERROR: relies on lanes running in lockstep
+func.func @cumsum_excl_f32(%a: tensor<32x128xf32>) -> tensor<32x128xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<32x128xf32>
+  %e1 = tensor.empty() : tensor<32xf32>
+  %acc = linalg.fill ins(%z : f32) outs(%e1 : tensor<32xf32>) -> tensor<32xf32>
+  %r:2 = iree_linalg_ext.scan dimension(1) inclusive(false) ins(%a : tensor<32x128xf32>) outs(%e, %acc : tensor<32x128xf32>, tensor<32xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %s = arith.addf %x, %y : f32
+    iree_linalg_ext.yield %s : f32
+  } -> tensor<32x128xf32>, tensor<32xf32>
+  return %r#0 : tensor<32x128xf32>
+}
