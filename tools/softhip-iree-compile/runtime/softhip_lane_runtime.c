@@ -301,3 +301,35 @@ SOFTHIP_RT float softhip_rt_log_f32(float x) { return __builtin_log2f(x); }
 SOFTHIP_RT float softhip_rt_fmed3_f32(float a, float b, float c) {
   return __builtin_fmaxf(__builtin_fminf(a, b), __builtin_fminf(__builtin_fmaxf(a, b), c));
 }
+
+/* gfx11 WMMA i32 16x16x16 iu8 (wave32): as softhip_rt_wmma_16x16x16, with
+ * 16 bytes of A and B per lane, each signed or unsigned as the instruction
+ * says, and the sum saturated to i32 when `clamp` is set. */
+SOFTHIP_RT_WAVE void softhip_rt_wmma_i32_16x16x16_iu8(uint32_t site, uint32_t signed_a,
+                                                      uint32_t signed_b, uint32_t clamp, void* d,
+                                                      const void* a, const void* b, const void* c) {
+  const softhip_kernel_context_t* ctx = softhip_lane;
+  uint32_t lane = wave_lane();
+  uint32_t wave_base = ctx->lane_id - lane;
+  memcpy(softhip_slots[ctx->lane_id].a, a, 16);
+  memcpy(softhip_slots[ctx->lane_id].b, b, 16);
+  softhip_rt_ballot(site, 1);
+  uint32_t column = lane % 16;
+  for (uint32_t r = 0; r < 8; ++r) {
+    uint32_t row = 2 * r + lane / 16;
+    int32_t c_value;
+    memcpy(&c_value, (const unsigned char*)c + 4 * r, 4);
+    int64_t acc = c_value;
+    for (uint32_t kk = 0; kk < 16; ++kk) {
+      uint8_t x = softhip_slots[wave_base + row].a[kk], y = softhip_slots[wave_base + column].b[kk];
+      acc += (int64_t)(signed_a ? (int8_t)x : x) * (int64_t)(signed_b ? (int8_t)y : y);
+    }
+    if (clamp) {
+      acc = acc > INT32_MAX ? INT32_MAX : acc < INT32_MIN ? INT32_MIN : acc;
+    }
+    int32_t result = (int32_t)(uint32_t)(uint64_t)acc;
+    memcpy((unsigned char*)d + 4 * r, &result, 4);
+  }
+  softhip_rt_ballot(site ^ 0x80000000u, 1);
+  softhip_lane = ctx;
+}

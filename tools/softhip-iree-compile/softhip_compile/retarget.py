@@ -129,6 +129,16 @@ WMMA_INTRINSICS = {
 
 BUFFER_LOAD = re.compile(r"^llvm\.amdgcn\.raw\.ptr\.buffer\.load\.")
 BUFFER_STORE = re.compile(r"^llvm\.amdgcn\.raw\.ptr\.buffer\.store\.")
+BUFFER_ATOMIC = re.compile(r"^llvm\.amdgcn\.raw\.ptr\.buffer\.atomic\.([a-z]+)\.")
+ATOMIC_OPS = {
+    "add": llvm.AtomicRMWBinOp.Add, "sub": llvm.AtomicRMWBinOp.Sub,
+    "smin": llvm.AtomicRMWBinOp.Min, "umin": llvm.AtomicRMWBinOp.UMin,
+    "smax": llvm.AtomicRMWBinOp.Max, "umax": llvm.AtomicRMWBinOp.UMax,
+    "and": llvm.AtomicRMWBinOp.And, "or": llvm.AtomicRMWBinOp.Or,
+    "xor": llvm.AtomicRMWBinOp.Xor, "swap": llvm.AtomicRMWBinOp.Xchg,
+    "fadd": llvm.AtomicRMWBinOp.FAdd, "fmin": llvm.AtomicRMWBinOp.FMin,
+    "fmax": llvm.AtomicRMWBinOp.FMax,
+}
 MAKE_BUFFER_RSRC = re.compile(r"^llvm\.amdgcn\.make\.buffer\.rsrc\.p8\.")
 
 # Calls that may precede a kernel's first barrier without making it order
@@ -291,7 +301,9 @@ class _Rewriter:
 
     def check_inline_asm(self, call, function):
         text = call.called_value.inline_asm_asm_string
-        lines = [line for part in text.split("\n") for line in part.split(";") if line.strip()]
+        # `;` starts a comment in AMDGPU assembly.
+        lines = [line.split(";", 1)[0] for line in text.split("\n")]
+        lines = [line for line in lines if line.strip()]
         if not all(ASM_BARRIER_LINE.match(line) for line in lines):
             _unsupported(self.reach, function, f"inline assembly `{text}`")
         return any(line.strip() == "s_barrier" for line in lines)
@@ -301,9 +313,12 @@ class _Rewriter:
         self.trivial_barriers = set()
         for kernel in self.kernels:
             for call in _calls(kernel):
-                callee = _callee(call)
-                if callee is not None and callee.name == "llvm.amdgcn.s.barrier" \
-                        and _is_trivial_barrier(call):
+                if call.called_value.is_inline_asm:
+                    is_barrier = self.check_inline_asm(call, kernel)
+                else:
+                    callee = _callee(call)
+                    is_barrier = callee is not None and callee.name == "llvm.amdgcn.s.barrier"
+                if is_barrier and _is_trivial_barrier(call):
                     self.trivial_barriers.add(call)
         # Defined functions only: rewriting erases declarations.
         defined = [f for f in self.module.functions if not f.is_declaration]
@@ -334,6 +349,8 @@ class _Rewriter:
                     self.rewrite_rendezvous(call, callee, function)
                 elif name in MATRIX_INTRINSICS:
                     self.rewrite_matrix(call, callee, function)
+                elif name.startswith("llvm.amdgcn.wmma.i32.16x16x16.iu8."):
+                    self.rewrite_wmma_iu8(call, callee, function)
                 elif any(name.startswith(prefix) for prefix in WMMA_INTRINSICS):
                     self.rewrite_wmma(call, callee, function)
                 elif MAKE_BUFFER_RSRC.match(name):
@@ -342,6 +359,10 @@ class _Rewriter:
                     self.rewrite_buffer_load(call, callee)
                 elif BUFFER_STORE.match(name):
                     self.rewrite_buffer_store(call, callee)
+                elif BUFFER_ATOMIC.match(name) and (
+                        BUFFER_ATOMIC.match(name).group(1) in ATOMIC_OPS
+                        or BUFFER_ATOMIC.match(name).group(1) == "cmpswap"):
+                    self.buffer_atomic(callee, BUFFER_ATOMIC.match(name).group(1))
                 else:
                     _unsupported(self.reach, function, f"intrinsic `{name}`")
 
@@ -404,6 +425,20 @@ class _Rewriter:
                               [t.i32, t.i32, t.ptr, t.ptr, t.ptr, t.ptr], True)
         operands = [call.get_arg_operand(i) for i in range(3)]
         self.call_with_slots(call, function, target, [t.i32.constant(kind)], operands)
+
+    def rewrite_wmma_iu8(self, call, callee, function):
+        # (i1 signed_a, A, i1 signed_b, B, C, i1 clamp)
+        t = self.types
+        flags = []
+        for i in (0, 2, 5):
+            operand = call.get_arg_operand(i)
+            if not operand.is_constant_int:
+                _unsupported(self.reach, function, f"`{callee.name}` with a non-constant flag")
+            flags.append(t.i32.constant(operand.const_zext_value))
+        target = self.runtime("softhip_rt_wmma_i32_16x16x16_iu8", t.void,
+                              [t.i32, t.i32, t.i32, t.i32, t.ptr, t.ptr, t.ptr, t.ptr], True)
+        operands = [call.get_arg_operand(i) for i in (1, 3, 4)]
+        self.call_with_slots(call, function, target, flags, operands)
 
     def call_with_slots(self, call, function, target, leading, operands):
         """Calls target(site, *leading, &result, &operand...) with each value
@@ -495,6 +530,44 @@ class _Rewriter:
             else:
                 builder.call(partial, [record, offset, slot, t.i32.constant(size)])
                 builder.ret(builder.load(value_type, slot))
+
+    def buffer_atomic(self, callee, op):
+        """Gives a buffer atomic a body: inside the buffer an atomic on the
+        address (sequentially consistent, so that workgroups on different
+        host threads see each other); outside, no access and 0 returned."""
+        t = self.types
+        body = self.module.add_function("softhip." + callee.name[len("llvm."):],
+                                        callee.function_type)
+        body.linkage = llvm.Linkage.Internal
+        callee.replace_all_uses_with(body)
+        callee.erase()
+        params = body.params
+        operands = 2 if op == "cmpswap" else 1
+        value = params[0]
+        rsrc, voffset, soffset = params[operands:operands + 3]
+        value_type = value.type
+        size = self.data_layout.store_size_of_type(value_type)
+        record_type = self.resource_type()
+        entry = body.append_basic_block("entry")
+        inside = body.append_basic_block("inside")
+        outside = body.append_basic_block("outside")
+        with self.module.create_builder(entry) as builder:
+            record = builder.addr_space_cast(rsrc, t.ptr)
+            base = builder.load(t.ptr, builder.struct_gep(record_type, record, 0))
+            num_records = builder.zext(builder.load(t.i32, builder.struct_gep(record_type, record, 1)), t.i64)
+            offset = builder.add(builder.zext(voffset, t.i64), builder.zext(soffset, t.i64))
+            end = builder.add(offset, t.i64.constant(size))
+            builder.cond_br(builder.icmp(llvm.IntPredicate.ULE, end, num_records), inside, outside)
+        seq_cst = llvm.AtomicOrdering.SequentiallyConsistent
+        with self.module.create_builder(inside) as builder:
+            address = builder.gep(t.i8, base, [offset])
+            if op == "cmpswap":
+                pair = builder.atomic_cmpxchg(address, params[1], value, seq_cst, seq_cst)
+                builder.ret(builder.extract_value(pair, 0))
+            else:
+                builder.ret(builder.atomic_rmw(ATOMIC_OPS[op], address, value, seq_cst))
+        with self.module.create_builder(outside) as builder:
+            builder.ret(value_type.null())
 
     def rewrite_buffer_load(self, call, callee):
         if callee.is_declaration:

@@ -133,3 +133,24 @@ define amdgpu_kernel void @mfma_f32_16x16x4f32(ptr addrspace(1) %a, ptr addrspac
   store <4 x float> %dv, ptr addrspace(1) %dp
   ret void
 }
+
+; Buffer atomics (what the fat pointer lowering makes of atomicrmw on address
+; space 7), over an 8-byte resource on `counter`: every lane adds 1 to
+; counter[0] and takes the unsigned max of its lane id into counter[1]; an add
+; to counter[2] is past the resource: no access, and it returns 0, which lane
+; (g, l) writes to out[64*g + l].
+define amdgpu_kernel void @buffer_atomics(ptr addrspace(1) %counter, ptr addrspace(1) %out) {
+  %l = call i32 @llvm.amdgcn.workitem.id.x()
+  %g = call i32 @llvm.amdgcn.workgroup.id.x()
+  %rsrc = call ptr addrspace(7) @llvm.amdgcn.make.buffer.rsrc.p7.p1(ptr addrspace(1) %counter, i16 0, i32 8, i32 159744)
+  %old = atomicrmw add ptr addrspace(7) %rsrc, i32 1 seq_cst
+  %p1 = getelementptr i32, ptr addrspace(7) %rsrc, i32 1
+  %m = atomicrmw umax ptr addrspace(7) %p1, i32 %l seq_cst
+  %p2 = getelementptr i32, ptr addrspace(7) %rsrc, i32 2
+  %oob = atomicrmw add ptr addrspace(7) %p2, i32 5 seq_cst
+  %g64 = mul i32 %g, 64
+  %gid = add i32 %g64, %l
+  %o = getelementptr i32, ptr addrspace(1) %out, i32 %gid
+  store i32 %oob, ptr addrspace(1) %o
+  ret void
+}

@@ -133,6 +133,17 @@ class LaneRuntimeTest(unittest.TestCase):
         written = hip.download(stored, numpy.zeros(4, numpy.uint32))
         self.assertEqual(list(written), [100, 101, 0xFFFFFFFF, 0xFFFFFFFF])
 
+    def test_buffer_atomics_are_atomic_across_workgroups_and_bounded(self):
+        hip = self.hip
+        groups = 1024  # 64K lane invocations: the launch spreads over host threads
+        counter = hip.upload(numpy.array([0, 0, 77], numpy.uint32))
+        out = hip.upload(numpy.full(64 * groups, 9, numpy.uint32))
+        self.assertEqual(hip.launch(self.image, "buffer_atomics", (64, 1, 1), (groups, 1, 1),
+                                    [counter, out]), 0)
+        self.assertEqual(list(hip.download(counter, numpy.zeros(3, numpy.uint32))),
+                         [64 * groups, 63, 77])
+        self.assertFalse(hip.download(out, numpy.zeros(64 * groups, numpy.uint32)).any())
+
     def test_wave_operations_and_lds(self):
         hip = self.hip
         out = hip.upload(numpy.zeros(128 * 5, numpy.uint32))
