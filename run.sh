@@ -2,7 +2,9 @@
 # The main job: builds the library, IREE's C runtime and the demo, then runs the demo on
 # the default HIP device: a real AMD GPU if the system has one (its libamdhip64.so), else
 # the software HIP device built here. Then a program compiled by IREE's compiler
-# (iree-programs/copies.mlir) runs through IREE's VM and our driver on the same device.
+# (iree-programs/copies.mlir) runs through IREE's VM and our driver on the same device, and
+# last a small CNN (examples/stripes_classifier.mlir) compiled for an AMD GPU (gfx942) by
+# softhip-iree-compile runs in IREE's iree-run-module built with our driver.
 set -euo pipefail
 cd "$(dirname "$0")"
 .ci/install
@@ -17,3 +19,21 @@ mkdir -p build/run-program
 .venv/bin/iree-compile --iree-hal-target-device=hip --iree-hip-target=gfx942 \
   iree-programs/copies.mlir -o build/run-program/copies.hip.vmfb
 ./build/examples/run_program build/run-program/copies.hip.vmfb
+
+# The CNN: four 8x8 images, stripes horizontal, vertical, vertical, horizontal.
+iree-plugin/test_external_build.sh build/iree-external "$PWD/target/release" >build/iree-external-build.log 2>&1 ||
+  { tail -30 build/iree-external-build.log; exit 1; }
+tools/softhip-iree-compile/softhip-iree-compile --iree-hal-target-device=hip --iree-hip-target=gfx942 \
+  examples/stripes_classifier.mlir -o build/run-program/stripes_classifier.hip.vmfb
+images=""
+for kind in horizontal vertical vertical horizontal; do
+  for row in 0 1 2 3 4 5 6 7; do
+    for column in 0 1 2 3 4 5 6 7; do
+      if [ $kind = horizontal ]; then images+="$((row % 2)) "; else images+="$((column % 2)) "; fi
+    done
+  done
+done
+echo "stripes classifier (a CNN compiled for gfx942) on the HIP device, through our driver:"
+echo "  images: horizontal vertical vertical horizontal stripes; expect classes 0 1 1 0 (0 = horizontal)"
+./build/iree-external/tools/iree-run-module --device=hip --module=build/run-program/stripes_classifier.hip.vmfb \
+  --function=classify --input="4x8x8x1xf32=$images"
