@@ -4,6 +4,7 @@ on the software HIP device and compares each result with the same program
 compiled for llvm-cpu on IREE's local-sync device.
 
 usage: run.py BUILD_DIR [--only NAME[,NAME...]] [--paths LABEL,...] [--table FILE]
+              [--benchmark]
 
 Each program NAME.mlir names its invocations in lines
     // RUN: --function=F --input=RANDOM_SPEC ... [--tolerance=RTOL,ATOL]
@@ -21,6 +22,11 @@ overrides), the reference from iree-compile for llvm-cpu. Paths (labels):
   rust-preload / rust-preload-graph  our driver preloaded into IREE's shared-library tools
   c-driver / c-driver-graph          IREE's C HIP driver (pip's tools)
 Exit status 0 when every invocation on every path matched the reference.
+
+--table FILE writes a Markdown table of the time of each invocation per path
+(a whole iree-run-module process); with --benchmark, the times are
+iree-benchmark-module's real time per call instead (llvm-cpu on local-sync
+as the reference column), with each path's ratio to llvm-cpu.
 """
 
 from __future__ import annotations
@@ -132,6 +138,18 @@ def run_tool(command, timeout=120):
     return result, time.monotonic() - started
 
 
+def benchmark(command):
+    """Real time per call (seconds) that iree-benchmark-module reports."""
+    tool = command[0].replace("iree-run-module", "iree-benchmark-module")
+    result = subprocess.run([tool, *command[1:], "--benchmark_min_time=0.2s"],
+                            capture_output=True, text=True, timeout=300,
+                            env={**os.environ, "IREE_HIP_DYLIB_PATH": HIP_LIB_DIR})
+    match = re.search(r"real_time\s+([0-9.]+) (ns|us|ms|s)\b", result.stdout)
+    if result.returncode != 0 or not match:
+        return None
+    return float(match.group(1)) * {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[match.group(2)]
+
+
 def load_output(path):
     return numpy.load(path)
 
@@ -153,7 +171,7 @@ def compare(reference, actual, tolerance, dtype_name):
     return None
 
 
-def run_invocation(name, index, args, hip, cpu, work, labels, rng, timings):
+def run_invocation(name, index, args, hip, cpu, work, labels, rng, timings, bench=False):
     inputs, extra, tolerance, function = [], [], None, None
     for arg in args:
         if arg.startswith("--input="):
@@ -184,12 +202,19 @@ def run_invocation(name, index, args, hip, cpu, work, labels, rng, timings):
     reference_run, elapsed = run_tool([os.path.join(VENV, "iree-run-module"), "--device=local-sync",
                                        f"--module={cpu}", *extra, *inputs, *output_flags(ref_prefix)])
     timings.setdefault((name, function), {})["llvm-cpu"] = elapsed
+    if bench:
+        timings[(name, function)]["llvm-cpu"] = benchmark(
+            [os.path.join(VENV, "iree-run-module"), "--device=local-sync", f"--module={cpu}",
+             *extra, *inputs])
     for label in labels:
         prefix = outputs_for(label)
         command = paths("iree-run-module")[label] + ["--device=hip", f"--module={hip}", *extra,
                                                       *inputs, *output_flags(prefix)]
         result, elapsed = run_tool(command)
         timings[(name, function)][label] = elapsed
+        if bench and result.returncode == 0:
+            timings[(name, function)][label] = benchmark(
+                [c.replace("iree-run-module", "iree-benchmark-module") for c in command[:-result_count or None]])
         if result.returncode != 0:
             failures.append(f"{name} {function} [{label}]: exit {result.returncode}: "
                             f"{result.stderr.strip()[-600:]}")
@@ -221,6 +246,7 @@ def main(argv):
     parser.add_argument("--only")
     parser.add_argument("--paths", default=",".join(paths("iree-run-module")))
     parser.add_argument("--table")
+    parser.add_argument("--benchmark", action="store_true")
     options = parser.parse_args(argv)
     labels = options.paths.split(",")
     os.makedirs(options.build_dir, exist_ok=True)
@@ -249,11 +275,12 @@ def main(argv):
             failures += run_check_module(name, hip, labels, timings)
             invocations += 1
         for index, args in enumerate(runs):
-            failures += run_invocation(name, index, args, hip, cpu, options.build_dir, labels, rng, timings)
+            failures += run_invocation(name, index, args, hip, cpu, options.build_dir, labels, rng,
+                                       timings, options.benchmark)
             invocations += 1
         print(f"{name}: {len(runs) or 1} invocation(s) on {len(labels)} paths", flush=True)
     if options.table:
-        write_table(options.table, timings, labels)
+        write_table(options.table, timings, labels, options.benchmark)
     for failure in failures:
         print("FAIL:", failure, file=sys.stderr)
     passed = sum(1 for _ in range(invocations)) * len(labels) - len(failures)
@@ -261,15 +288,27 @@ def main(argv):
     return 1 if failures else 0
 
 
-def write_table(path, timings, labels):
+def write_table(path, timings, labels, bench):
+    unit, scale = ("ms", 1e3) if bench else ("s", 1.0)
+    what = "iree-benchmark-module real time per call" if bench else "iree-run-module process time"
     with open(path, "w") as f:
-        f.write("| program | function | llvm-cpu local-sync (s) | " +
-                " | ".join(f"{label} (s)" for label in labels) + " |\n")
+        f.write(f"Times in {unit} ({what}); ratio = path / llvm-cpu.\n\n")
+        f.write(f"| program | function | llvm-cpu local-sync | " +
+                " | ".join(labels) + " |\n")
         f.write("|---|---|---|" + "---|" * len(labels) + "\n")
         for (name, function), row in sorted(timings.items()):
-            cells = [f"{row[label]:.3f}" if label in row else "-" for label in labels]
-            f.write(f"| {name} | {function} | {row.get('llvm-cpu', float('nan')):.3f} | " +
-                    " | ".join(cells) + " |\n")
+            reference = row.get("llvm-cpu")
+            cells = []
+            for label in labels:
+                value = row.get(label)
+                if value is None:
+                    cells.append("-")
+                elif reference:
+                    cells.append(f"{value * scale:.3g} ({value / reference:.1f}x)")
+                else:
+                    cells.append(f"{value * scale:.3g}")
+            ref_text = f"{reference * scale:.3g}" if reference else "-"
+            f.write(f"| {name} | {function} | {ref_text} | " + " | ".join(cells) + " |\n")
 
 
 if __name__ == "__main__":
