@@ -481,6 +481,19 @@ class _Rewriter:
         call.replace_all_uses_with(resource)
         call.erase_from_parent()
 
+    def resource_bounds(self, builder, rsrc, voffset, soffset, size):
+        """(record, base, offset, whole access inside the buffer?) of an
+        access of `size` bytes at voffset + soffset of a resource."""
+        t = self.types
+        record_type = self.resource_type()
+        record = builder.addr_space_cast(rsrc, t.ptr)
+        base = builder.load(t.ptr, builder.struct_gep(record_type, record, 0))
+        num_records = builder.zext(builder.load(t.i32, builder.struct_gep(record_type, record, 1)), t.i64)
+        offset = builder.add(builder.zext(voffset, t.i64), builder.zext(soffset, t.i64))
+        end = builder.add(offset, t.i64.constant(size))
+        inside = builder.icmp(llvm.IntPredicate.ULE, end, num_records)
+        return record, base, offset, inside
+
     def buffer_access(self, callee, value_type, is_store):
         """Gives the intrinsic declaration `callee` a body: an access wholly
         inside the buffer goes straight to memory, others dword by dword."""
@@ -497,17 +510,11 @@ class _Rewriter:
         value = params[0] if is_store else None
         rsrc, voffset, soffset = params[(1 if is_store else 0):][:3]
         size = self.data_layout.store_size_of_type(value_type)
-        record_type = self.resource_type()
         entry = callee.append_basic_block("entry")
         fast = callee.append_basic_block("inside")
         slow = callee.append_basic_block("partial")
         with self.module.create_builder(entry) as builder:
-            record = builder.addr_space_cast(rsrc, t.ptr)
-            base = builder.load(t.ptr, builder.struct_gep(record_type, record, 0))
-            num_records = builder.zext(builder.load(t.i32, builder.struct_gep(record_type, record, 1)), t.i64)
-            offset = builder.add(builder.zext(voffset, t.i64), builder.zext(soffset, t.i64))
-            end = builder.add(offset, t.i64.constant(size))
-            inside = builder.icmp(llvm.IntPredicate.ULE, end, num_records)
+            record, base, offset, inside = self.resource_bounds(builder, rsrc, voffset, soffset, size)
             address = builder.gep(t.i8, base, [offset])
             builder.cond_br(inside, fast, slow)
         with self.module.create_builder(fast) as builder:
@@ -547,17 +554,12 @@ class _Rewriter:
         rsrc, voffset, soffset = params[operands:operands + 3]
         value_type = value.type
         size = self.data_layout.store_size_of_type(value_type)
-        record_type = self.resource_type()
         entry = body.append_basic_block("entry")
         inside = body.append_basic_block("inside")
         outside = body.append_basic_block("outside")
         with self.module.create_builder(entry) as builder:
-            record = builder.addr_space_cast(rsrc, t.ptr)
-            base = builder.load(t.ptr, builder.struct_gep(record_type, record, 0))
-            num_records = builder.zext(builder.load(t.i32, builder.struct_gep(record_type, record, 1)), t.i64)
-            offset = builder.add(builder.zext(voffset, t.i64), builder.zext(soffset, t.i64))
-            end = builder.add(offset, t.i64.constant(size))
-            builder.cond_br(builder.icmp(llvm.IntPredicate.ULE, end, num_records), inside, outside)
+            _record, base, offset, in_range = self.resource_bounds(builder, rsrc, voffset, soffset, size)
+            builder.cond_br(in_range, inside, outside)
         seq_cst = llvm.AtomicOrdering.SequentiallyConsistent
         with self.module.create_builder(inside) as builder:
             address = builder.gep(t.i8, base, [offset])
