@@ -15,6 +15,8 @@ small range (so that sums stay exact), floats from [-1, 1).
 "// CHECK-MODULE" marks a check-framework program (its functions are run by
 iree-check-module, no RUN lines). "// EXPECT-COMPILE-ERROR: TEXT" marks a
 program softhip-iree-compile must refuse with a message containing TEXT.
+"// REFERENCE-PROGRAM: FILE" names the program (beside this one) that llvm-cpu runs
+as the reference instead, with the same functions, for types llvm-cpu lacks.
 
 The HIP build comes from softhip-iree-compile for gfx942 (SOFTHIP_TARGET
 overrides), the reference from iree-compile for llvm-cpu. Paths (labels):
@@ -86,10 +88,12 @@ DEFAULT_TOLERANCE = {"f16": (1e-2, 1e-2), "bf16": (2e-2, 2e-2), "f32": (1e-4, 1e
 
 
 def parse_program(path):
-    runs, flags, check, expected_error = [], [], False, None
+    runs, flags, check, expected_error, reference = [], [], False, None, None
     with open(path) as f:
         for line in f:
-            if line.startswith("// EXPECT-COMPILE-ERROR:"):
+            if line.startswith("// REFERENCE-PROGRAM:"):
+                reference = os.path.join(os.path.dirname(path), line.split(":", 1)[1].strip())
+            elif line.startswith("// EXPECT-COMPILE-ERROR:"):
                 expected_error = line.split(":", 1)[1].strip()
             elif line.startswith("// RUN:"):
                 runs.append(line[len("// RUN:"):].split())
@@ -97,7 +101,7 @@ def parse_program(path):
                 flags += line[len("// COMPILE-FLAGS:"):].split()
             elif line.startswith("// CHECK-MODULE"):
                 check = True
-    return runs, flags, check, expected_error
+    return runs, flags, check, expected_error, reference
 
 
 def random_input(spec, rng):
@@ -119,12 +123,13 @@ def random_input(spec, rng):
     return numpy.asarray(values).reshape(dims), dtype
 
 
-def compile_program(source, out_dir, extra):
+def compile_program(source, out_dir, extra, reference=None):
     name = os.path.splitext(os.path.basename(source))[0]
     hip = os.path.join(out_dir, f"{name}.hip.vmfb")
     cpu = os.path.join(out_dir, f"{name}.cpu.vmfb")
     for command in ([SOFTHIP_COMPILE, *hip_flags(), *extra, source, "-o", hip],
-                    [os.path.join(VENV, "iree-compile"), *CPU_FLAGS, *extra, source, "-o", cpu]):
+                    [os.path.join(VENV, "iree-compile"), *CPU_FLAGS, *extra, reference or source,
+                     "-o", cpu]):
         result = subprocess.run(command, capture_output=True, text=True)
         if result.returncode != 0:
             return None, None, result.stderr.strip()
@@ -257,8 +262,9 @@ def main(argv):
     failures, timings, invocations = [], {}, 0
     for source in sources:
         name = source[:-5]
-        runs, flags, check, expected_error = parse_program(os.path.join(HERE, source))
-        hip, cpu, error = compile_program(os.path.join(HERE, source), options.build_dir, flags)
+        runs, flags, check, expected_error, reference = parse_program(os.path.join(HERE, source))
+        hip, cpu, error = compile_program(os.path.join(HERE, source), options.build_dir, flags,
+                                          reference)
         if expected_error is not None:
             if error and expected_error in error and "Traceback" not in error:
                 print(f"{name}: refused at compile time as expected", flush=True)

@@ -333,3 +333,50 @@ SOFTHIP_RT_WAVE void softhip_rt_wmma_i32_16x16x16_iu8(uint32_t site, uint32_t si
   softhip_rt_ballot(site ^ 0x80000000u, 1);
   softhip_lane = ctx;
 }
+
+/* f32 -> FNUZ 8-bit float, round to nearest even; FNUZ has no infinity and no
+ * negative zero: NaN and values past the largest finite one become 0x80. */
+static uint8_t double_to_fnuz8(double x, int mantissa_bits, int bias) {
+  if (x != x) return 0x80;
+  uint8_t sign = x < 0 ? 0x80 : 0;
+  double a = x < 0 ? -x : x;
+  if (a == 0) return 0;
+  int exponent;
+  double fraction = __builtin_frexp(a, &exponent); /* a = fraction * 2^exponent, [0.5, 1) */
+  int field = exponent - 1 + bias;                 /* biased exponent of 1.m form */
+  int max_field = (1 << (7 - mantissa_bits)) - 1;
+  double units;
+  if (field >= 1) {
+    units = __builtin_ldexp(fraction * 2.0 - 1.0, mantissa_bits); /* mantissa in units */
+  } else {
+    field = 0;
+    units = __builtin_ldexp(a, bias - 1 + mantissa_bits); /* subnormal: a / 2^(1-bias-mb) */
+  }
+  double rounded = __builtin_nearbyint(units); /* ties to even (default rounding mode) */
+  uint32_t bits = ((uint32_t)field << mantissa_bits) + (uint32_t)rounded;
+  if (bits > (uint32_t)((max_field << mantissa_bits) | ((1 << mantissa_bits) - 1))) return 0x80;
+  if (bits == 0) return 0;
+  return (uint8_t)(sign | bits);
+}
+
+/* v_cvt_pk_{fp8,bf8}_f32: a and b converted into one 16-bit half of `old`
+ * (the low half when word_sel is 0), the other half kept. */
+static uint32_t pack_fnuz8(float a, float b, uint32_t old, _Bool word_sel, int mantissa_bits,
+                           int bias) {
+  uint32_t pair = double_to_fnuz8(a, mantissa_bits, bias) |
+                  ((uint32_t)double_to_fnuz8(b, mantissa_bits, bias) << 8);
+  return word_sel ? (old & 0xFFFFu) | (pair << 16) : (old & 0xFFFF0000u) | pair;
+}
+SOFTHIP_RT uint32_t softhip_rt_cvt_pk_fp8_f32(float a, float b, uint32_t old, _Bool word_sel) {
+  return pack_fnuz8(a, b, old, word_sel, 3, 8);
+}
+SOFTHIP_RT uint32_t softhip_rt_cvt_pk_bf8_f32(float a, float b, uint32_t old, _Bool word_sel) {
+  return pack_fnuz8(a, b, old, word_sel, 2, 16);
+}
+/* v_cvt_f32_{fp8,bf8}: byte `byte_sel` of src. */
+SOFTHIP_RT float softhip_rt_cvt_f32_fp8(uint32_t src, uint32_t byte_sel) {
+  return (float)fnuz8_to_double((uint8_t)(src >> (8 * (byte_sel & 3))), 3, 8);
+}
+SOFTHIP_RT float softhip_rt_cvt_f32_bf8(uint32_t src, uint32_t byte_sel) {
+  return (float)fnuz8_to_double((uint8_t)(src >> (8 * (byte_sel & 3))), 2, 16);
+}

@@ -87,6 +87,10 @@ SCALAR_INTRINSICS = {
     "llvm.amdgcn.exp2.f32": "softhip_rt_exp2_f32",
     "llvm.amdgcn.log.f32": "softhip_rt_log_f32",
     "llvm.amdgcn.fmed3.f32": "softhip_rt_fmed3_f32",
+    "llvm.amdgcn.cvt.pk.fp8.f32": "softhip_rt_cvt_pk_fp8_f32",
+    "llvm.amdgcn.cvt.pk.bf8.f32": "softhip_rt_cvt_pk_bf8_f32",
+    "llvm.amdgcn.cvt.f32.fp8": "softhip_rt_cvt_f32_fp8",
+    "llvm.amdgcn.cvt.f32.bf8": "softhip_rt_cvt_f32_bf8",
 }
 
 # Wave-level intrinsics: the runtime function takes the call-site id first.
