@@ -15,7 +15,8 @@ small range (so that sums stay exact), floats from [-1, 1).
 "// CHECK-MODULE" marks a check-framework program (its functions are run by
 iree-check-module, no RUN lines). "// EXPECT-COMPILE-ERROR: TEXT" marks a
 program softhip-iree-compile must refuse with a message containing TEXT.
-"// REFERENCE-PROGRAM: FILE" names the program (beside this one) that llvm-cpu runs
+"// SKIP-TARGET: GFX REASON" skips the program for that target (where iree-compile
+itself fails). "// REFERENCE-PROGRAM: FILE" names the program (beside this one) that llvm-cpu runs
 as the reference instead, with the same functions, for types llvm-cpu lacks.
 
 The HIP build comes from softhip-iree-compile for gfx942 (SOFTHIP_TARGET
@@ -91,7 +92,12 @@ def parse_program(path):
     runs, flags, check, expected_error, reference = [], [], False, None, None
     with open(path) as f:
         for line in f:
-            if line.startswith("// REFERENCE-PROGRAM:"):
+            if line.startswith("// SKIP-TARGET:"):
+                target, _, reason = line.split(":", 1)[1].strip().partition(" ")
+                if target == TARGET:
+                    expected_error = None
+                    return [], [], False, None, None, reason or "skipped"
+            elif line.startswith("// REFERENCE-PROGRAM:"):
                 reference = os.path.join(os.path.dirname(path), line.split(":", 1)[1].strip())
             elif line.startswith("// EXPECT-COMPILE-ERROR:"):
                 expected_error = line.split(":", 1)[1].strip()
@@ -101,7 +107,7 @@ def parse_program(path):
                 flags += line[len("// COMPILE-FLAGS:"):].split()
             elif line.startswith("// CHECK-MODULE"):
                 check = True
-    return runs, flags, check, expected_error, reference
+    return runs, flags, check, expected_error, reference, None
 
 
 def random_input(spec, rng):
@@ -262,7 +268,10 @@ def main(argv):
     failures, timings, invocations = [], {}, 0
     for source in sources:
         name = source[:-5]
-        runs, flags, check, expected_error, reference = parse_program(os.path.join(HERE, source))
+        runs, flags, check, expected_error, reference, skip = parse_program(os.path.join(HERE, source))
+        if skip:
+            print(f"{name}: skipped for {TARGET}: {skip}", flush=True)
+            continue
         hip, cpu, error = compile_program(os.path.join(HERE, source), options.build_dir, flags,
                                           reference)
         if expected_error is not None:

@@ -118,6 +118,11 @@ MATRIX_INTRINSICS = {
     "llvm.amdgcn.mfma.f32.32x32x8bf16.1k": (32, 8, BF16),
     "llvm.amdgcn.mfma.i32.16x16x32.i8": (16, 32, I8),
     "llvm.amdgcn.mfma.i32.32x32x16.i8": (32, 16, I8),
+    # gfx90a's forms (4 bytes of i8, 2 bf16 values per lane).
+    "llvm.amdgcn.mfma.i32.16x16x16i8": (16, 16, I8),
+    "llvm.amdgcn.mfma.i32.32x32x8i8": (32, 8, I8),
+    "llvm.amdgcn.mfma.f32.16x16x8bf16": (16, 8, BF16),
+    "llvm.amdgcn.mfma.f32.32x32x4bf16": (32, 4, BF16),
     "llvm.amdgcn.mfma.f64.16x16x4f64": (16, 4, F64),
     "llvm.amdgcn.mfma.f32.16x16x32.fp8.fp8": (16, 32, FP8),
     "llvm.amdgcn.mfma.f32.16x16x32.bf8.bf8": (16, 32, BF8),
