@@ -154,3 +154,30 @@ define amdgpu_kernel void @buffer_atomics(ptr addrspace(1) %counter, ptr addrspa
   store i32 %oob, ptr addrspace(1) %o
   ret void
 }
+
+; LDS and global atomics (plain atomicrmw, as IREE emits them): lane 0 of each
+; 256-lane workgroup zeroes an LDS counter, every lane adds 1 to it between two
+; barriers and writes what it then reads to out[256*g + l]; every lane also adds
+; 1 to one global counter shared by all workgroups.
+@lds_counter = private addrspace(3) global i32 undef, align 4
+
+define amdgpu_kernel void @lds_and_global_atomics(ptr addrspace(1) %global, ptr addrspace(1) %out) {
+  %l = call i32 @llvm.amdgcn.workitem.id.x()
+  %g = call i32 @llvm.amdgcn.workgroup.id.x()
+  %first = icmp eq i32 %l, 0
+  br i1 %first, label %init, label %counted
+init:
+  store i32 0, ptr addrspace(3) @lds_counter
+  br label %counted
+counted:
+  call void @llvm.amdgcn.s.barrier()
+  %old = atomicrmw add ptr addrspace(3) @lds_counter, i32 1 seq_cst
+  call void @llvm.amdgcn.s.barrier()
+  %total = load i32, ptr addrspace(3) @lds_counter
+  %g256 = mul i32 %g, 256
+  %gid = add i32 %g256, %l
+  %o = getelementptr i32, ptr addrspace(1) %out, i32 %gid
+  store i32 %total, ptr addrspace(1) %o
+  %gold = atomicrmw add ptr addrspace(1) %global, i32 1 seq_cst
+  ret void
+}

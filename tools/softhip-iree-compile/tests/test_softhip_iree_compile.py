@@ -144,6 +144,16 @@ class LaneRuntimeTest(unittest.TestCase):
                          [64 * groups, 63, 77])
         self.assertFalse(hip.download(out, numpy.zeros(64 * groups, numpy.uint32)).any())
 
+    def test_lds_and_global_atomics(self):
+        hip = self.hip
+        groups = 128  # 32K lane invocations: several host threads
+        counter = hip.upload(numpy.zeros(1, numpy.uint32))
+        out = hip.upload(numpy.zeros(256 * groups, numpy.uint32))
+        self.assertEqual(hip.launch(self.image, "lds_and_global_atomics", (256, 1, 1), (groups, 1, 1),
+                                    [counter, out]), 0)
+        self.assertEqual(hip.download(counter, numpy.zeros(1, numpy.uint32))[0], 256 * groups)
+        self.assertTrue((hip.download(out, numpy.zeros(256 * groups, numpy.uint32)) == 256).all())
+
     def test_wave_operations_and_lds(self):
         hip = self.hip
         out = hip.upload(numpy.zeros(128 * 5, numpy.uint32))
@@ -173,6 +183,75 @@ class LaneRuntimeTest(unittest.TestCase):
             for r in range(4):
                 row, column = 4 * (lane // 16) + r, lane % 16
                 self.assertEqual(result[lane, r], product[row, column] + c[lane, r], (lane, r))
+
+
+# Matrix instructions against the AMD Instinct ISA's layouts (one block, wave64): lane l
+# holds A[l % M][kpl*(l // M) + j] and B[kpl*(l // M) + j][l % N], j < kpl = K*M/64, and
+# its result item r is D[row][l % N], row = 4*(l // 16) + r for 16x16 and
+# 8*(r // 4) + 4*(l // 32) + r % 4 for 32x32.
+MATRIX_CASES = [
+    # intrinsic, M, K, fragment IR type, element numpy type, accumulator IR type, numpy
+    ("mfma.f32.32x32x2f32", 32, 2, "float", numpy.float32, "<16 x float>", numpy.float32),
+    ("mfma.f32.32x32x8f16", 32, 8, "<4 x half>", numpy.float16, "<16 x float>", numpy.float32),
+    ("mfma.f32.32x32x8bf16.1k", 32, 8, "<4 x i16>", "bf16", "<16 x float>", numpy.float32),
+    ("mfma.i32.32x32x16.i8", 32, 16, "i64", numpy.int8, "<16 x i32>", numpy.int32),
+    ("mfma.i32.16x16x16i8", 16, 16, "i32", numpy.int8, "<4 x i32>", numpy.int32),
+    ("mfma.f32.16x16x8bf16", 16, 8, "<2 x i16>", "bf16", "<4 x float>", numpy.float32),
+    ("mfma.f64.16x16x4f64", 16, 4, "double", numpy.float64, "<4 x double>", numpy.float64),
+]
+
+
+def matrix_kernel(intrinsic, fragment, accumulator):
+    kernel = intrinsic.replace(".", "_")
+    return f"""
+declare i32 @llvm.amdgcn.workitem.id.x()
+declare {accumulator} @llvm.amdgcn.{intrinsic}({fragment}, {fragment}, {accumulator}, i32 immarg, i32 immarg, i32 immarg)
+define amdgpu_kernel void @{kernel}(ptr addrspace(1) %a, ptr addrspace(1) %b, ptr addrspace(1) %c, ptr addrspace(1) %d) {{
+  %l = call i32 @llvm.amdgcn.workitem.id.x()
+  %ap = getelementptr {fragment}, ptr addrspace(1) %a, i32 %l
+  %av = load {fragment}, ptr addrspace(1) %ap
+  %bp = getelementptr {fragment}, ptr addrspace(1) %b, i32 %l
+  %bv = load {fragment}, ptr addrspace(1) %bp
+  %cp = getelementptr {accumulator}, ptr addrspace(1) %c, i32 %l
+  %cv = load {accumulator}, ptr addrspace(1) %cp
+  %dv = call {accumulator} @llvm.amdgcn.{intrinsic}({fragment} %av, {fragment} %bv, {accumulator} %cv, i32 0, i32 0, i32 0)
+  %dp = getelementptr {accumulator}, ptr addrspace(1) %d, i32 %l
+  store {accumulator} %dv, ptr addrspace(1) %dp
+  ret void
+}}
+""", kernel
+
+
+class MatrixLayoutTest(unittest.TestCase):
+    def test_every_layout_matches_the_isa(self):
+        hip = SoftwareHip()
+        rng = numpy.random.default_rng(11)
+        for intrinsic, m, k, fragment, element, accumulator, acc_type in MATRIX_CASES:
+            with self.subTest(intrinsic=intrinsic), tempfile.TemporaryDirectory() as work:
+                ir, kernel = matrix_kernel(intrinsic, fragment, accumulator)
+                image, _ = code_object(ir, work)
+                a = rng.integers(-3, 4, size=(m, k)).astype(numpy.float64)
+                b = rng.integers(-3, 4, size=(k, m)).astype(numpy.float64)
+                items = m * m // 64
+                c = rng.integers(-3, 4, size=(64, items)).astype(acc_type)
+                kpl = k * m // 64
+                a_frag = numpy.array([[a[l % m, kpl * (l // m) + j] for j in range(kpl)] for l in range(64)])
+                b_frag = numpy.array([[b[kpl * (l // m) + j, l % m] for j in range(kpl)] for l in range(64)])
+                if element == "bf16":
+                    encode = lambda x: (x.astype(numpy.float32).view(numpy.uint32) >> 16).astype(numpy.uint16)
+                else:
+                    encode = lambda x: x.astype(element)
+                d = hip.upload(numpy.zeros((64, items), acc_type))
+                status = hip.launch(image, kernel, (64, 1, 1), (1, 1, 1),
+                                    [hip.upload(encode(a_frag)), hip.upload(encode(b_frag)),
+                                     hip.upload(c), d])
+                self.assertEqual(status, 0)
+                result = hip.download(d, numpy.zeros((64, items), acc_type))
+                product = a @ b
+                for l in range(64):
+                    for r in range(items):
+                        row = 4 * (l // 16) + r if m == 16 else 8 * (r // 4) + 4 * (l // 32) + r % 4
+                        self.assertEqual(result[l, r], product[row, l % m] + c[l, r], (l, r))
 
 
 UNSUPPORTED_KERNEL = """
