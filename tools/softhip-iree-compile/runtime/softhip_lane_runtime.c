@@ -13,8 +13,10 @@
  * Thread-locals of this object also serve as the workgroup's LDS (see
  * retarget.py): one host thread runs one workgroup at a time.
  */
+#include <setjmp.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "software_hip_kernel.h"
@@ -23,9 +25,31 @@
 #define SOFTHIP_RT_WAVE SOFTHIP_RT __attribute__((convergent, noinline))
 
 static _Thread_local const softhip_kernel_context_t* softhip_lane;
+/* Where llvm.trap returns to in a kernel that can trap (softhip_rt_guarded). */
+static _Thread_local jmp_buf* softhip_trap;
 
 SOFTHIP_RT void softhip_rt_enter(const softhip_kernel_context_t* ctx) {
   softhip_lane = ctx;
+}
+
+/* The entry of a kernel that reaches llvm.trap: runs the lane's body, and
+ * returns 1 (the launch fails, hipErrorLaunchFailure) when it traps, as a GPU
+ * stops the kernel. */
+SOFTHIP_RT int32_t softhip_rt_guarded(const softhip_kernel_context_t* ctx, void (*body)(void)) {
+  jmp_buf target;
+  softhip_lane = ctx;
+  softhip_trap = &target;
+  if (setjmp(target)) return 1;
+  body();
+  return 0;
+}
+SOFTHIP_RT __attribute__((noreturn)) void softhip_rt_trap(void) {
+  const softhip_kernel_context_t* ctx = softhip_lane;
+  fprintf(stderr,
+          "software HIP device: kernel trap (llvm.trap) in workgroup (%u,%u,%u), lane (%u,%u,%u)\n",
+          ctx->block_idx.x, ctx->block_idx.y, ctx->block_idx.z, ctx->thread_idx.x,
+          ctx->thread_idx.y, ctx->thread_idx.z);
+  longjmp(*softhip_trap, 1);
 }
 
 SOFTHIP_RT const void* softhip_rt_arg(uint32_t index) {
@@ -55,48 +79,42 @@ SOFTHIP_RT uint32_t softhip_rt_mbcnt_hi(uint32_t mask, uint32_t acc) {
   return acc + (uint32_t)__builtin_popcount(below);
 }
 
-/* Rendezvous. `site` is the call site's id, chosen by retarget.py. */
+/* Rendezvous. `site` is the call site's id, chosen by retarget.py. A
+ * service call may switch fibers, so the lane's thread-locals are put back
+ * when it returns. */
+#define SOFTHIP_RENDEZVOUS(type, service, ...)                \
+  const softhip_kernel_context_t* ctx = softhip_lane;        \
+  jmp_buf* trap = softhip_trap;                               \
+  type result = ctx->simt->service(ctx, __VA_ARGS__);         \
+  softhip_lane = ctx;                                         \
+  softhip_trap = trap;                                        \
+  return result
+
 SOFTHIP_RT_WAVE void softhip_rt_barrier(uint32_t site) {
   const softhip_kernel_context_t* ctx = softhip_lane;
+  jmp_buf* trap = softhip_trap;
   ctx->simt->barrier(ctx, site);
   softhip_lane = ctx;
+  softhip_trap = trap;
 }
 SOFTHIP_RT_WAVE uint32_t softhip_rt_ds_bpermute(uint32_t site, uint32_t byte_address,
                                                 uint32_t value) {
-  const softhip_kernel_context_t* ctx = softhip_lane;
-  uint32_t result = ctx->simt->bpermute_u32(ctx, site, value, byte_address);
-  softhip_lane = ctx;
-  return result;
+  SOFTHIP_RENDEZVOUS(uint32_t, bpermute_u32, site, value, byte_address);
 }
 SOFTHIP_RT_WAVE uint32_t softhip_rt_readfirstlane_u32(uint32_t site, uint32_t value) {
-  const softhip_kernel_context_t* ctx = softhip_lane;
-  uint32_t result = ctx->simt->readfirstlane_u32(ctx, site, value);
-  softhip_lane = ctx;
-  return result;
+  SOFTHIP_RENDEZVOUS(uint32_t, readfirstlane_u32, site, value);
 }
 SOFTHIP_RT_WAVE uint64_t softhip_rt_readfirstlane_u64(uint32_t site, uint64_t value) {
-  const softhip_kernel_context_t* ctx = softhip_lane;
-  uint64_t result = ctx->simt->readfirstlane_u64(ctx, site, value);
-  softhip_lane = ctx;
-  return result;
+  SOFTHIP_RENDEZVOUS(uint64_t, readfirstlane_u64, site, value);
 }
 SOFTHIP_RT_WAVE uint32_t softhip_rt_readlane_u32(uint32_t site, uint32_t value, uint32_t lane) {
-  const softhip_kernel_context_t* ctx = softhip_lane;
-  uint32_t result = ctx->simt->readlane_u32(ctx, site, value, lane);
-  softhip_lane = ctx;
-  return result;
+  SOFTHIP_RENDEZVOUS(uint32_t, readlane_u32, site, value, lane);
 }
 SOFTHIP_RT_WAVE uint64_t softhip_rt_readlane_u64(uint32_t site, uint64_t value, uint32_t lane) {
-  const softhip_kernel_context_t* ctx = softhip_lane;
-  uint64_t result = ctx->simt->readlane_u64(ctx, site, value, lane);
-  softhip_lane = ctx;
-  return result;
+  SOFTHIP_RENDEZVOUS(uint64_t, readlane_u64, site, value, lane);
 }
 SOFTHIP_RT_WAVE uint64_t softhip_rt_ballot(uint32_t site, uint32_t predicate) {
-  const softhip_kernel_context_t* ctx = softhip_lane;
-  uint64_t result = ctx->simt->ballot(ctx, site, predicate != 0);
-  softhip_lane = ctx;
-  return result;
+  SOFTHIP_RENDEZVOUS(uint64_t, ballot, site, predicate != 0);
 }
 
 /* Buffer resources (AMDGPU "raw" buffers, stride 0). retarget.py lowers

@@ -136,6 +136,9 @@ WMMA_INTRINSICS = {
     "llvm.amdgcn.wmma.f32.16x16x16.bf16.": BF16,
 }
 
+# A trap stops the kernel: the launch fails (softhip_rt_guarded / _trap).
+TRAPS = {"llvm.trap", "llvm.debugtrap", "llvm.ubsantrap"}
+
 BUFFER_LOAD = re.compile(r"^llvm\.amdgcn\.raw\.ptr\.buffer\.load\.")
 BUFFER_STORE = re.compile(r"^llvm\.amdgcn\.raw\.ptr\.buffer\.store\.")
 BUFFER_ATOMIC = re.compile(r"^llvm\.amdgcn\.raw\.ptr\.buffer\.atomic\.([a-z]+)\.")
@@ -292,8 +295,9 @@ class _Rewriter:
         self.reach = reach
         self.types = module.types
         self.next_site = 1
-        # Functions (by name) that call a rendezvous after rewriting.
+        # Functions (by name) that call a rendezvous / a trap after rewriting.
         self.sync_functions: set[str] = set()
+        self.trap_functions: set[str] = set()
 
     def runtime(self, name, ret, params, convergent=False):
         function = self.module.get_function(name)
@@ -344,6 +348,9 @@ class _Rewriter:
                 if callee is None:
                     _unsupported(self.reach, function, "an indirect call")
                 name = callee.name
+                if name in TRAPS:
+                    self.rewrite_trap(call, function)
+                    continue
                 if not name.startswith("llvm.amdgcn."):
                     continue
                 if name in NO_OP_INTRINSICS:
@@ -383,6 +390,13 @@ class _Rewriter:
             call.replace_all_uses_with(new)
         call.erase_from_parent()
         return new
+
+    def rewrite_trap(self, call, function):
+        target = self.runtime("softhip_rt_trap", self.types.void, [])
+        with self.module.create_builder(call) as builder:
+            builder.call(target, [])
+        call.erase_from_parent()
+        self.trap_functions.add(function.name)
 
     def rewrite_barrier(self, call, function):
         if call in self.trivial_barriers:
@@ -643,9 +657,11 @@ def _make_lds_thread_local(module):
         value.is_thread_local = True
 
 
-def _add_entry_and_descriptor(module, kernel, sync, wave_size):
+def _add_entry_and_descriptor(module, kernel, sync, wave_size, guarded=False):
     """`softhip_entry__K(ctx)` loads K's parameters from the launch and calls
-    it; `softhip_kernel__K` describes it to the software device."""
+    it; `softhip_kernel__K` describes it to the software device. A kernel
+    that can trap runs inside softhip_rt_guarded, which turns the trap into a
+    failed launch."""
     t = module.types
     name = kernel.name
     ftype = kernel.function_type
@@ -657,9 +673,18 @@ def _add_entry_and_descriptor(module, kernel, sync, wave_size):
         "softhip_rt_arg", t.function(t.ptr, [t.i32]))
     entry = module.add_function("softhip_entry__" + name, t.function(t.i32, [t.ptr]))
     entry.linkage = llvm.Linkage.Internal
+    body = entry
+    if guarded:
+        body = module.add_function("softhip_body__" + name, t.function(t.void, []))
+        body.linkage = llvm.Linkage.Internal
+        guard = module.get_function("softhip_rt_guarded") or module.add_function(
+            "softhip_rt_guarded", t.function(t.i32, [t.ptr, t.ptr]))
+        with module.create_builder(entry.append_basic_block("entry")) as builder:
+            builder.ret(builder.call(guard, [entry.get_param(0), body]))
     params = []
-    with module.create_builder(entry.append_basic_block("entry")) as builder:
-        builder.call(enter, [entry.get_param(0)])
+    with module.create_builder(body.append_basic_block("entry")) as builder:
+        if not guarded:
+            builder.call(enter, [entry.get_param(0)])
         args = []
         for i, ptype in enumerate(ftype.param_types):
             if ptype.is_pointer:
@@ -673,7 +698,10 @@ def _add_entry_and_descriptor(module, kernel, sync, wave_size):
             pointer = builder.call(arg, [t.i32.constant(i)])
             args.append(builder.load(ptype, pointer))
         builder.call(kernel, args)
-        builder.ret(t.i32.constant(0))
+        if guarded:
+            builder.ret_void()
+        else:
+            builder.ret(t.i32.constant(0))
     param_type = t.struct([t.i32, t.i32])
     # One leading {0, 0} keeps the array non-empty, as the C macro does.
     pairs = [(0, 0)] + params
@@ -760,7 +788,8 @@ def retarget(ir_text: str, runtime_bitcode: bytes, gpu_arch: str = "gfx942",
             _check_lds_synchronised(module, reach, infos)
             _make_lds_thread_local(module)
             for kernel, info in zip(kernels, infos):
-                _add_entry_and_descriptor(module, kernel, info.sync, wave_size)
+                traps = any(kernel.name in reach.kernels_reaching(f) for f in rewriter.trap_functions)
+                _add_entry_and_descriptor(module, kernel, info.sync, wave_size, traps)
             module.target_triple = X86_TRIPLE
             module.data_layout = str(x86.create_data_layout())
             _strip_target_attributes(module)

@@ -181,3 +181,24 @@ counted:
   %gold = atomicrmw add ptr addrspace(1) %global, i32 1 seq_cst
   ret void
 }
+
+; A trap (llvm.trap) in lane 3 of workgroup 1 fails the launch; lanes of other
+; workgroups may have written out[64*g + l] = 1.
+declare void @llvm.trap()
+define amdgpu_kernel void @traps(ptr addrspace(1) %out) {
+  %l = call i32 @llvm.amdgcn.workitem.id.x()
+  %g = call i32 @llvm.amdgcn.workgroup.id.x()
+  %lane3 = icmp eq i32 %l, 3
+  %group1 = icmp eq i32 %g, 1
+  %both = and i1 %lane3, %group1
+  br i1 %both, label %trap, label %write
+trap:
+  call void @llvm.trap()
+  unreachable
+write:
+  %g64 = mul i32 %g, 64
+  %gid = add i32 %g64, %l
+  %o = getelementptr i32, ptr addrspace(1) %out, i32 %gid
+  store i32 1, ptr addrspace(1) %o
+  ret void
+}

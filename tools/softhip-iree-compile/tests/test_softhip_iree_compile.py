@@ -154,6 +154,23 @@ class LaneRuntimeTest(unittest.TestCase):
         self.assertEqual(hip.download(counter, numpy.zeros(1, numpy.uint32))[0], 256 * groups)
         self.assertTrue((hip.download(out, numpy.zeros(256 * groups, numpy.uint32)) == 256).all())
 
+    def test_a_trap_fails_the_launch_and_the_device_reports_it(self):
+        # On its own device: a failed kernel is sticky, as on a GPU.
+        script = f"""
+import sys
+sys.path.insert(0, {TOOL_DIR!r}); sys.path.insert(0, {HERE!r})
+import numpy, test_softhip_iree_compile as t
+hip = t.SoftwareHip()
+image = open({os.path.join(self.work, "kernels.so")!r}, "rb").read()
+out = hip.upload(numpy.zeros(64 * 4, numpy.uint32))
+status = hip.launch(image, "traps", (64, 1, 1), (4, 1, 1), [out])
+print("status", status)
+"""
+        result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertNotIn("status 0", result.stdout)
+        self.assertIn("kernel trap (llvm.trap) in workgroup (1,0,0), lane (3,0,0)", result.stderr)
+
     def test_wave_operations_and_lds(self):
         hip = self.hip
         out = hip.upload(numpy.zeros(128 * 5, numpy.uint32))
