@@ -398,3 +398,54 @@ SOFTHIP_RT float softhip_rt_cvt_f32_fp8(uint32_t src, uint32_t byte_sel) {
 SOFTHIP_RT float softhip_rt_cvt_f32_bf8(uint32_t src, uint32_t byte_sel) {
   return (float)fnuz8_to_double((uint8_t)(src >> (8 * (byte_sel & 3))), 2, 16);
 }
+
+/* DPP (v_mov_b32_dpp, llvm.amdgcn.update.dpp / mov.dpp): the lane a value
+ * comes from under control `ctrl`, or -1 when there is none. Rows are 16
+ * lanes; "shift right" moves data to higher lanes (lane i reads i - n). */
+static int dpp_source(uint32_t lane, uint32_t ctrl, uint32_t wave_size) {
+  uint32_t row = lane / 16 * 16, in_row = lane % 16, n = ctrl & 15;
+  if (ctrl <= 0xFF) return (int)((lane & ~3u) + ((ctrl >> (2 * (lane & 3))) & 3));
+  if (ctrl >= 0x101 && ctrl <= 0x10F) return in_row + n < 16 ? (int)(lane + n) : -1;  /* row_shl */
+  if (ctrl >= 0x111 && ctrl <= 0x11F) return in_row >= n ? (int)(lane - n) : -1;     /* row_shr */
+  if (ctrl >= 0x121 && ctrl <= 0x12F) return (int)(row + (in_row + 16 - n) % 16);    /* row_ror */
+  switch (ctrl) {
+    case 0x130: return lane + 1 < wave_size ? (int)(lane + 1) : -1;  /* wave_shl:1 */
+    case 0x134: return (int)((lane + 1) % wave_size);                /* wave_rol:1 */
+    case 0x138: return lane >= 1 ? (int)(lane - 1) : -1;             /* wave_shr:1 */
+    case 0x13C: return (int)((lane + wave_size - 1) % wave_size);    /* wave_ror:1 */
+    case 0x140: return (int)(row + 15 - in_row);                     /* row_mirror */
+    case 0x141: return (int)((lane & ~7u) + 7 - (lane & 7));         /* row_half_mirror */
+    case 0x142: return lane >= 16 ? (int)(row - 1) : -1;             /* row_bcast:15 */
+    case 0x143: return lane >= 32 ? 31 : -1;                         /* row_bcast:31 */
+  }
+  if (ctrl >= 0x150 && ctrl <= 0x15F) return (int)(row + n);         /* row_newbcast / row_share */
+  if (ctrl >= 0x160 && ctrl <= 0x16F) return (int)(row + (in_row ^ n)); /* row_xmask */
+  return -1;
+}
+
+/* The lanes outside row_mask / bank_mask keep `old`; a lane whose source is
+ * missing or inactive reads 0 with bound_ctrl, else keeps `old`. */
+SOFTHIP_RT_WAVE uint64_t softhip_rt_update_dpp(uint32_t site, uint64_t old, uint64_t src,
+                                               uint32_t ctrl, uint32_t row_mask,
+                                               uint32_t bank_mask, uint32_t bound_ctrl,
+                                               uint32_t wide) {
+  uint32_t lane = wave_lane(), wave_size = softhip_lane->wave_size;
+  uint64_t live = softhip_rt_ballot(site, 1);
+  int source = dpp_source(lane, ctrl, wave_size);
+  uint32_t address = 4 * (source < 0 ? lane : (uint32_t)source);
+  uint64_t fetched;
+  {
+    const softhip_kernel_context_t* ctx = softhip_lane;
+    jmp_buf* trap = softhip_trap;
+    fetched = wide ? ctx->simt->bpermute_u64(ctx, site ^ 0x40000000u, src, address)
+                   : ctx->simt->bpermute_u32(ctx, site ^ 0x40000000u, (uint32_t)src, address);
+    softhip_lane = ctx;
+    softhip_trap = trap;
+  }
+  int writes = ((row_mask >> (lane / 16)) & 1) && ((bank_mask >> ((lane % 16) / 4)) & 1);
+  if (!writes) return old;
+  if (source < 0 || (uint32_t)source >= wave_size || !((live >> source) & 1)) {
+    return bound_ctrl ? 0 : old;
+  }
+  return fetched;
+}

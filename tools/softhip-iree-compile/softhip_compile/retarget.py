@@ -365,6 +365,8 @@ class _Rewriter:
                     self.rewrite_rendezvous(call, callee, function)
                 elif name in MATRIX_INTRINSICS:
                     self.rewrite_matrix(call, callee, function)
+                elif name.startswith(("llvm.amdgcn.update.dpp.", "llvm.amdgcn.mov.dpp.")):
+                    self.rewrite_dpp(call, callee, function)
                 elif name.startswith("llvm.amdgcn.wmma.i32.16x16x16.iu8."):
                     self.rewrite_wmma_iu8(call, callee, function)
                 elif any(name.startswith(prefix) for prefix in WMMA_INTRINSICS):
@@ -448,6 +450,46 @@ class _Rewriter:
                               [t.i32, t.i32, t.ptr, t.ptr, t.ptr, t.ptr], True)
         operands = [call.get_arg_operand(i) for i in range(3)]
         self.call_with_slots(call, function, target, [t.i32.constant(kind)], operands)
+
+    def rewrite_dpp(self, call, callee, function):
+        """update.dpp(old, src, ctrl, row_mask, bank_mask, bound_ctrl) and
+        mov.dpp(src, ...) (old undefined: 0) on values of up to 64 bits."""
+        t = self.types
+        updates = callee.name.startswith("llvm.amdgcn.update.dpp.")
+        first = 1 if updates else 0
+        value_type = call.type
+        bits = self.data_layout.size_of_type_in_bits(value_type)
+        if bits > 64 or value_type.is_vector and value_type.element_type.is_pointer:
+            _unsupported(self.reach, function, f"`{callee.name}` on a {bits}-bit value")
+        controls = []
+        for i in range(first + 1, first + 5):
+            operand = call.get_arg_operand(i)
+            if not operand.is_constant_int:
+                _unsupported(self.reach, function, f"`{callee.name}` with a non-constant control")
+            controls.append(operand.const_zext_value)
+        ctrl = controls[0]
+        valid = (ctrl <= 0xFF or 0x101 <= ctrl <= 0x10F or 0x111 <= ctrl <= 0x11F
+                 or 0x121 <= ctrl <= 0x12F or ctrl in (0x130, 0x134, 0x138, 0x13C, 0x140, 0x141,
+                                                       0x142, 0x143) or 0x150 <= ctrl <= 0x16F)
+        if not valid:
+            _unsupported(self.reach, function, f"`{callee.name}` with DPP control {ctrl:#x}")
+        target = self.runtime("softhip_rt_update_dpp", t.i64,
+                              [t.i32, t.i64, t.i64, t.i32, t.i32, t.i32, t.i32, t.i32], True)
+        int_type = t.int_n(bits)
+        with self.module.create_builder(call) as builder:
+            def widen(value):
+                as_int = value if value.type == int_type else builder.bitcast(value, int_type)
+                return as_int if bits == 64 else builder.zext(as_int, t.i64)
+            old = widen(call.get_arg_operand(0)) if updates else t.i64.constant(0)
+            src = widen(call.get_arg_operand(first))
+            result = builder.call(target, [self.site(), old, src] +
+                                  [t.i32.constant(c) for c in controls] +
+                                  [t.i32.constant(1 if bits > 32 else 0)])
+            narrowed = result if bits == 64 else builder.trunc(result, int_type)
+            value = narrowed if value_type == int_type else builder.bitcast(narrowed, value_type)
+        call.replace_all_uses_with(value)
+        call.erase_from_parent()
+        self.sync_functions.add(function.name)
 
     def rewrite_wmma_iu8(self, call, callee, function):
         # (i1 signed_a, A, i1 signed_b, B, C, i1 clamp)

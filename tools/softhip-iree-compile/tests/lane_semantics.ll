@@ -202,3 +202,49 @@ write:
   store i32 1, ptr addrspace(1) %o
   ret void
 }
+
+; DPP over one wave of 64: lane l has value 3*l + 1 and old value 1000 + l;
+; out[8*l + i] for: 0 row_shr:1, 1 row_shr:1 bound_ctrl, 2 quad_perm [1,0,3,2],
+; 3 row_mirror, 4 row_bcast:15 on rows 1 and 3 (row_mask 0xa), 5 row_shl:1 on
+; rows 0 and 2 (row_mask 0x5), 6 low half of an i64 quad_perm [3,2,1,0] of
+; (3*l+1) << 32 | l, 7 its high half.
+declare i32 @llvm.amdgcn.update.dpp.i32(i32, i32, i32 immarg, i32 immarg, i32 immarg, i1 immarg)
+declare i64 @llvm.amdgcn.update.dpp.i64(i64, i64, i32 immarg, i32 immarg, i32 immarg, i1 immarg)
+define amdgpu_kernel void @dpp(ptr addrspace(1) %out) {
+  %l = call i32 @llvm.amdgcn.workitem.id.x()
+  %l3 = mul i32 %l, 3
+  %v = add i32 %l3, 1
+  %old = add i32 %l, 1000
+  %r0 = call i32 @llvm.amdgcn.update.dpp.i32(i32 %old, i32 %v, i32 273, i32 15, i32 15, i1 false)
+  %r1 = call i32 @llvm.amdgcn.update.dpp.i32(i32 %old, i32 %v, i32 273, i32 15, i32 15, i1 true)
+  %r2 = call i32 @llvm.amdgcn.update.dpp.i32(i32 %old, i32 %v, i32 177, i32 15, i32 15, i1 false)
+  %r3 = call i32 @llvm.amdgcn.update.dpp.i32(i32 %old, i32 %v, i32 320, i32 15, i32 15, i1 false)
+  %r4 = call i32 @llvm.amdgcn.update.dpp.i32(i32 %old, i32 %v, i32 322, i32 10, i32 15, i1 false)
+  %r5 = call i32 @llvm.amdgcn.update.dpp.i32(i32 %old, i32 %v, i32 257, i32 5, i32 15, i1 false)
+  %hi = zext i32 %v to i64
+  %hi32 = shl i64 %hi, 32
+  %lo = zext i32 %l to i64
+  %w = or i64 %hi32, %lo
+  %r64 = call i64 @llvm.amdgcn.update.dpp.i64(i64 0, i64 %w, i32 27, i32 15, i32 15, i1 false)
+  %r6 = trunc i64 %r64 to i32
+  %r64h = lshr i64 %r64, 32
+  %r7 = trunc i64 %r64h to i32
+  %base = mul i32 %l, 8
+  %o0 = getelementptr i32, ptr addrspace(1) %out, i32 %base
+  store i32 %r0, ptr addrspace(1) %o0
+  %o1 = getelementptr i32, ptr addrspace(1) %o0, i32 1
+  store i32 %r1, ptr addrspace(1) %o1
+  %o2 = getelementptr i32, ptr addrspace(1) %o0, i32 2
+  store i32 %r2, ptr addrspace(1) %o2
+  %o3 = getelementptr i32, ptr addrspace(1) %o0, i32 3
+  store i32 %r3, ptr addrspace(1) %o3
+  %o4 = getelementptr i32, ptr addrspace(1) %o0, i32 4
+  store i32 %r4, ptr addrspace(1) %o4
+  %o5 = getelementptr i32, ptr addrspace(1) %o0, i32 5
+  store i32 %r5, ptr addrspace(1) %o5
+  %o6 = getelementptr i32, ptr addrspace(1) %o0, i32 6
+  store i32 %r6, ptr addrspace(1) %o6
+  %o7 = getelementptr i32, ptr addrspace(1) %o0, i32 7
+  store i32 %r7, ptr addrspace(1) %o7
+  ret void
+}

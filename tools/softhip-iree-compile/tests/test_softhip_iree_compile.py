@@ -171,6 +171,25 @@ print("status", status)
         self.assertNotIn("status 0", result.stdout)
         self.assertIn("kernel trap (llvm.trap) in workgroup (1,0,0), lane (3,0,0)", result.stderr)
 
+    def test_dpp_controls_masks_and_bound_ctrl(self):
+        hip = self.hip
+        out = hip.upload(numpy.zeros(64 * 8, numpy.uint32))
+        self.assertEqual(hip.launch(self.image, "dpp", (64, 1, 1), (1, 1, 1), [out]), 0)
+        result = hip.download(out, numpy.zeros(64 * 8, numpy.uint32)).reshape(64, 8)
+        value = lambda lane: 3 * lane + 1
+        for lane in range(64):
+            old, row, in_row, quad = 1000 + lane, lane // 16, lane % 16, lane & ~3
+            self.assertEqual(result[lane, 0], value(lane - 1) if in_row else old, lane)
+            self.assertEqual(result[lane, 1], value(lane - 1) if in_row else 0, lane)
+            self.assertEqual(result[lane, 2], value(quad + [1, 0, 3, 2][lane & 3]), lane)
+            self.assertEqual(result[lane, 3], value(16 * row + 15 - in_row), lane)
+            self.assertEqual(result[lane, 4], value(16 * row - 1) if row in (1, 3) else old, lane)
+            shifted = value(lane + 1) if in_row < 15 else old
+            self.assertEqual(result[lane, 5], shifted if row in (0, 2) else old, lane)
+            source = quad + [3, 2, 1, 0][lane & 3]
+            self.assertEqual(result[lane, 6], source, lane)
+            self.assertEqual(result[lane, 7], value(source), lane)
+
     def test_wave_operations_and_lds(self):
         hip = self.hip
         out = hip.upload(numpy.zeros(128 * 5, numpy.uint32))
