@@ -9,7 +9,7 @@
 # that was flaky, gets 4 x RUNS); CTS_RUNS: `ctest --repeat until-fail:CTS_RUNS` over both
 # CTS labels (default 3; 0 skips the CTS, which needs `./test.sh`'s build/ first).
 # A run that hangs counts as failed after 5 minutes. CI runs `tools/soak.sh 20 3` after
-# `./test.sh` (.ci/run).
+# `./test.sh` (.ci/run). Then softhip-iree-compile's lane runtime tests, RUNS / 2 times.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-20}
@@ -80,6 +80,30 @@ for entry in "${binaries[@]}"; do
   done
   echo "soak: $name: $((2 * count - binary_failed)) of $((2 * count)) runs passed ($count x 1 thread, $count x 4 threads)"
 done
+
+# The retargeted kernels' lane runtime (fibers, wave exchanges, atomics across workgroups
+# on several host threads): softhip-iree-compile's runtime tests, RUNS / 2 times.
+lane_runs=$(( (runs + 1) / 2 ))
+lane_failed=0
+if [ -x .venv-softhip/bin/python ]; then
+  for ((i = 1; i <= lane_runs; i++)); do
+    log="$logs/lane-runtime.$i.log"
+    if timeout 300 .venv-softhip/bin/python -m unittest discover -s tools/softhip-iree-compile/tests \
+        -k LaneRuntimeTest -k MatrixLayoutTest >"$log" 2>&1; then
+      passed=$((passed + 1))
+      rm -f "$log"
+    else
+      failed=$((failed + 1))
+      lane_failed=$((lane_failed + 1))
+      echo "soak: lane runtime run $i FAILED; its output:"
+      tail -n 60 "$log" | sed 's/^/    /'
+    fi
+  done
+  echo "soak: lane runtime: $((lane_runs - lane_failed)) of $lane_runs runs passed"
+else
+  echo "soak: .venv-softhip is missing (tools/softhip-iree-compile/install.sh): lane runtime not run" >&2
+  failed=$((failed + 1))
+fi
 
 if [ "$cts_runs" -gt 0 ]; then
   [ -d build ] || { echo "soak: build/ is missing: run ./test.sh first" >&2; exit 1; }
