@@ -248,3 +248,39 @@ define amdgpu_kernel void @dpp(ptr addrspace(1) %out) {
   store i32 %r7, ptr addrspace(1) %o7
   ret void
 }
+
+; Inactive lanes: lanes 40..63 of the wave return at once; the 40 others then
+; take a ballot (bits of returned lanes are 0), read lane 5 and lane 50 (a
+; returned lane reads 0) and bpermute from lane l + 8 (0 past lane 39):
+; out[6*l + i] for l < 40 (i = 0..4).
+declare i32 @llvm.amdgcn.readlane.i32(i32, i32)
+define amdgpu_kernel void @inactive_lanes(ptr addrspace(1) %out) {
+  %l = call i32 @llvm.amdgcn.workitem.id.x()
+  %early = icmp uge i32 %l, 40
+  br i1 %early, label %done, label %live
+live:
+  %b = call i64 @llvm.amdgcn.ballot.i64(i1 true)
+  %b32 = trunc i64 %b to i32
+  %bh = lshr i64 %b, 32
+  %bh32 = trunc i64 %bh to i32
+  %v = mul i32 %l, 7
+  %r5 = call i32 @llvm.amdgcn.readlane.i32(i32 %v, i32 5)
+  %r50 = call i32 @llvm.amdgcn.readlane.i32(i32 %v, i32 50)
+  %next = add i32 %l, 8
+  %addr = mul i32 %next, 4
+  %perm = call i32 @llvm.amdgcn.ds.bpermute(i32 %addr, i32 %v)
+  %base = mul i32 %l, 6
+  %o0 = getelementptr i32, ptr addrspace(1) %out, i32 %base
+  store i32 %b32, ptr addrspace(1) %o0
+  %o1 = getelementptr i32, ptr addrspace(1) %o0, i32 1
+  store i32 %bh32, ptr addrspace(1) %o1
+  %o2 = getelementptr i32, ptr addrspace(1) %o0, i32 2
+  store i32 %r5, ptr addrspace(1) %o2
+  %o3 = getelementptr i32, ptr addrspace(1) %o0, i32 3
+  store i32 %r50, ptr addrspace(1) %o3
+  %o4 = getelementptr i32, ptr addrspace(1) %o0, i32 4
+  store i32 %perm, ptr addrspace(1) %o4
+  br label %done
+done:
+  ret void
+}

@@ -190,6 +190,19 @@ print("status", status)
             self.assertEqual(result[lane, 6], source, lane)
             self.assertEqual(result[lane, 7], value(source), lane)
 
+    def test_returned_lanes_are_inactive_for_wave_operations(self):
+        hip = self.hip
+        out = hip.upload(numpy.full(64 * 6, 0xABCD, numpy.uint32))
+        self.assertEqual(hip.launch(self.image, "inactive_lanes", (64, 1, 1), (1, 1, 1), [out]), 0)
+        result = hip.download(out, numpy.zeros(64 * 6, numpy.uint32)).reshape(64, 6)
+        for lane in range(40):
+            self.assertEqual(result[lane, 0], 0xFFFFFFFF)          # lanes 0..31
+            self.assertEqual(result[lane, 1], (1 << 8) - 1)        # lanes 32..39
+            self.assertEqual(result[lane, 2], 5 * 7)
+            self.assertEqual(result[lane, 3], 0)                   # lane 50 returned
+            self.assertEqual(result[lane, 4], 7 * (lane + 8) if lane + 8 < 40 else 0, lane)
+        self.assertTrue((result[40:] == 0xABCD).all())
+
     def test_wave_operations_and_lds(self):
         hip = self.hip
         out = hip.upload(numpy.zeros(128 * 5, numpy.uint32))
