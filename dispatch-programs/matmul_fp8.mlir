@@ -3,6 +3,8 @@
 // cannot round f32 to these types), so both targets multiply the same values, from
 // subnormals to +-240 (fp8) or +-57344 (bf8); products accumulate in f32. The reference
 // (matmul_fp8.reference) decodes the same bits to f32 with integer operations for llvm-cpu.
+// SKIP-TARGET: gfx90a has no fp8 or bf8 types (iree-compile fails for it)
+// SKIP-TARGET: gfx1100 has no FNUZ fp8 or bf8 types (iree-compile fails for it)
 // REFERENCE-PROGRAM: matmul_fp8.reference
 // RUN: --function=mm_fp8 --input=64x64xi8 --input=64x64xi8
 // RUN: --function=mm_bf8 --input=64x64xi8 --input=64x64xi8
