@@ -1,21 +1,20 @@
 //! End-to-end kernel launches through the C API: module load, function lookup, stream
 //! launch, graph kernel node, and the sticky error of a failing kernel.
 //!
-//! Needs the kernel/module layer (`include/software_hip_kernel.h`, `kernels/test_kernels.c`,
-//! merged from the kernels work); with the placeholder module it is skipped with a message.
+//! The kernels come from `kernels/test_kernels.c`, built here with `cc` against
+//! `include/software_hip_kernel.h`; a missing file fails the test.
 #[macro_use]
 mod common;
 use common::*;
 use std::ffi::CString;
 use std::path::{Path, PathBuf};
 
-/// Builds kernels/test_kernels.c into a code object, or None when the kernel layer is absent.
-fn test_code_object() -> Option<Vec<u8>> {
+/// Builds kernels/test_kernels.c into a code object.
+fn test_code_object() -> Vec<u8> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let source = root.join("kernels/test_kernels.c");
-    if !source.exists() || !root.join("include/software_hip_kernel.h").exists() {
-        eprintln!("kernel layer not present; kernel launch tests skipped");
-        return None;
+    for needed in [&source, &root.join("include/software_hip_kernel.h")] {
+        assert!(needed.exists(), "{} is missing", needed.display());
     }
     let output: PathBuf = std::env::temp_dir().join(format!("softhip-launch-{}.so", std::process::id()));
     let status = std::process::Command::new("cc")
@@ -29,7 +28,7 @@ fn test_code_object() -> Option<Vec<u8>> {
     assert!(status.success());
     let bytes = std::fs::read(&output).unwrap();
     let _ = std::fs::remove_file(&output);
-    Some(bytes)
+    bytes
 }
 
 fn function(module: hipModule_t, name: &str) -> hipFunction_t {
@@ -41,7 +40,7 @@ fn function(module: hipModule_t, name: &str) -> hipFunction_t {
 
 #[test]
 fn kernels_run_on_streams_and_in_graphs_and_failures_stick() {
-    let Some(image) = test_code_object() else { return };
+    let image = test_code_object();
     init();
     // Device 1 takes the deliberate failure at the end; the rest runs there too.
     std::thread::spawn(move || {
