@@ -391,8 +391,9 @@ unsafe extern "C" fn device_query_i64(
 }
 
 /// Collective channels need RCCL: without it the answer is UNAVAILABLE listing where it was
-/// looked for (the system loader, then each `IREE_HIP_DYLIB_PATH` directory); with it,
-/// channels themselves are not implemented yet.
+/// looked for (the system loader, then beside each of the driver's HIP search paths and the
+/// loaded HIP library: `--hip_dylib_path` / `IREE_HIP_DYLIB_PATH`); with it, channels
+/// themselves are not implemented.
 unsafe extern "C" fn device_create_channel(
     device: *mut iree_hal_device_t,
     _queue_affinity: iree_hal_queue_affinity_t,
@@ -403,11 +404,9 @@ unsafe extern "C" fn device_create_channel(
         // SAFETY: IREE's device contract.
         let _out = unsafe { OutParam::new(out_channel, "out_channel", core::ptr::null_mut()) }?;
         // SAFETY: IREE's device contract.
-        unsafe { HipDevice::from_raw(device) }?;
-        let mut search_paths = vec![format!("file:{}", crate::hip::rccl::RCCL_LIBRARY_NAME)];
-        if let Ok(directories) = std::env::var("IREE_HIP_DYLIB_PATH") {
-            search_paths.extend(directories.split(';').filter(|d| !d.is_empty()).map(str::to_owned));
-        }
+        let device = unsafe { HipDevice::from_raw(device) }?;
+        let hip = device.hip();
+        let search_paths = crate::hip::rccl::search_paths_beside(&hip.search_paths, &hip.library_path);
         crate::hip::rccl::RcclSymbols::load(&search_paths).map_err(|s| s.annotate("creating a collective channel"))?;
         Err(crate::status!(Unimplemented, "collective channels are not supported by this HIP driver (RCCL itself loaded)"))
     })

@@ -441,33 +441,37 @@ fn unsupported_external_types_are_named() {
     release_buffer(buffer);
 }
 
-/// The only test that sets IREE_HIP_DYLIB_PATH; the others create drivers with explicit
-/// search paths and never read it.
+/// RCCL is looked for by name, then beside the driver's HIP search paths (here one
+/// directory holding a libamdhip64.so link to the software device), never through the
+/// environment at channel creation.
 #[test]
-fn channels_need_rccl() {
-    let f = Fixture::new(&[]);
-    let create = || {
+fn channels_look_for_rccl_beside_the_drivers_hip() {
+    let _serial = SERIAL.lock();
+    let dir = std::env::temp_dir().join(format!("iree-hip-rs-rccl-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::os::unix::fs::symlink(software_hip_library(), dir.join("libamdhip64.so")).unwrap();
+    let create = |driver: *mut iree_hal_driver_t| {
+        let device = device_at(driver, "0", &[], ALLOCATOR.as_iree());
+        let vtable = unsafe { &*((*device).resource.vtable as *const iree_hal_device_vtable_t) };
         let params = unsafe { core::mem::zeroed::<iree_hal_channel_params_t>() };
         let mut channel = core::ptr::null_mut();
-        let status = unsafe { (f.vtable().create_channel.unwrap())(f.device, 0, params, &mut channel) };
+        let status = unsafe { (vtable.create_channel.unwrap())(device, 0, params, &mut channel) };
         assert!(channel.is_null());
+        unsafe { iree_hal_hip_rs::hal_resource::release(device) };
         take_status(status).expect("no channel yet")
     };
-    unsafe { std::env::set_var("IREE_HIP_DYLIB_PATH", "/nonexistent-rccl-dir") };
-    let (code, text) = create();
+    let hip_dir: &'static str = Box::leak(dir.display().to_string().into_boxed_str());
+    let driver = software_driver_with_search_paths(&[hip_dir], ALLOCATOR.as_iree());
+    let (code, text) = create(driver);
     assert_eq!(code, StatusCode::Unavailable, "{text}");
-    assert!(text.contains("tried: librccl.so") && text.contains("tried: /nonexistent-rccl-dir/librccl.so"), "{text}");
-    // The software device exports the RCCL functions too.
-    let dir = std::env::temp_dir().join(format!("iree-hip-rs-rccl-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let link = dir.join("librccl.so");
-    let _ = std::fs::remove_file(&link);
-    std::os::unix::fs::symlink(software_hip_library(), &link).unwrap();
-    unsafe { std::env::set_var("IREE_HIP_DYLIB_PATH", format!("/nonexistent-rccl-dir;{}", dir.display())) };
-    let (code, text) = create();
+    assert!(text.contains("tried: librccl.so") && text.contains(&format!("tried: {hip_dir}/librccl.so")), "{text}");
+    // The software device exports the RCCL functions too: a librccl.so beside its HIP.
+    std::os::unix::fs::symlink(software_hip_library(), dir.join("librccl.so")).unwrap();
+    let (code, text) = create(driver);
     assert_eq!(code, StatusCode::Unimplemented, "{text}");
     assert!(text.contains("collective channels are not supported"), "{text}");
-    unsafe { std::env::remove_var("IREE_HIP_DYLIB_PATH") };
+    release_driver(driver);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

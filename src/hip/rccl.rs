@@ -93,9 +93,39 @@ impl RcclSymbols {
     }
 }
 
+/// Where RCCL is looked for, given where HIP was: the system loader first (as IREE's C
+/// driver does), then each of the driver's HIP search paths as a directory (a `file:`
+/// entry gives its directory), then the directory HIP was loaded from.
+pub fn search_paths_beside(hip_search_paths: &[String], hip_library: &std::path::Path) -> Vec<String> {
+    let mut paths = vec![format!("file:{RCCL_LIBRARY_NAME}")];
+    let directories = hip_search_paths
+        .iter()
+        .map(|entry| match entry.strip_prefix("file:") {
+            Some(file) => std::path::Path::new(file).parent().map(|d| d.display().to_string()).unwrap_or_default(),
+            None => entry.clone(),
+        })
+        .chain(hip_library.parent().map(|d| d.display().to_string()));
+    for directory in directories {
+        if !directory.is_empty() && !paths.contains(&directory) {
+            paths.push(directory);
+        }
+    }
+    paths
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rccl_is_looked_for_by_name_then_beside_each_hip_search_path() {
+        let paths = search_paths_beside(
+            &["/opt/rocm/lib".to_owned(), "file:/x/libamdhip64.so".to_owned(), "/opt/rocm/lib".to_owned()],
+            std::path::Path::new("/x/libamdhip64.so"),
+        );
+        assert_eq!(paths, ["file:librccl.so", "/opt/rocm/lib", "/x"]);
+        assert_eq!(search_paths_beside(&[], std::path::Path::new("libamdhip64.so")), ["file:librccl.so"]);
+    }
 
     #[test]
     fn missing_rccl_is_unavailable() {

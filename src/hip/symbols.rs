@@ -45,6 +45,8 @@ macro_rules! hip_symbol_table {
             $( pub $name: hip_symbol_table!(@field $kind unsafe extern "C" fn($($arg),*) -> hip_symbol_table!(@ret $($ret)?)), )*
             /// The file the functions were loaded from.
             pub library_path: PathBuf,
+            /// The search paths HIP was looked up with (the driver's), for RCCL.
+            pub search_paths: Vec<String>,
             /// Keeps the functions above loaded; dropped last.
             _library: libloading::Library,
         }
@@ -54,7 +56,12 @@ macro_rules! hip_symbol_table {
                 let lib = &loaded.library;
                 let file = loaded.requested.clone();
                 $( let $name = hip_symbol_table!(@load $kind lib, file, $name, unsafe extern "C" fn($($arg),*) -> hip_symbol_table!(@ret $($ret)?)); )*
-                let mut symbols = HipSymbols { $($name,)* library_path: PathBuf::from(&loaded.requested), _library: loaded.library };
+                let mut symbols = HipSymbols {
+                    $($name,)*
+                    library_path: PathBuf::from(&loaded.requested),
+                    search_paths: Vec::new(),
+                    _library: loaded.library,
+                };
                 if let Some(path) = library::file_of_address(symbols.hipDeviceGet as *const c_void) {
                     symbols.library_path = path;
                 }
@@ -152,7 +159,9 @@ impl HipSymbols {
     /// Loads the HIP runtime following the driver options' search paths and resolves the
     /// whole table.
     pub fn load(search_paths: &[String]) -> Result<HipSymbols> {
-        HipSymbols::resolve(library::open_first("HIP", HIP_LIBRARY_NAME, search_paths)?)
+        let mut symbols = HipSymbols::resolve(library::open_first("HIP", HIP_LIBRARY_NAME, search_paths)?)?;
+        symbols.search_paths = search_paths.to_vec();
+        Ok(symbols)
     }
 }
 

@@ -273,13 +273,26 @@ pub fn software_driver_from(
     allocator: iree_allocator_t,
     adjust: impl FnOnce(&mut iree_hal_hip_device_params_t),
 ) -> *mut iree_hal_driver_t {
-    use iree_hal_hip_rs::driver::*;
     let path: &'static str = Box::leak(format!("file:{}", library.display()).into_boxed_str());
-    let mut paths = [sv(path)];
+    driver_with(&[path], allocator, adjust)
+}
+
+/// A driver that looks for HIP in `search_paths` (driver options' hip_lib_search_paths).
+pub fn software_driver_with_search_paths(search_paths: &[&'static str], allocator: iree_allocator_t) -> *mut iree_hal_driver_t {
+    driver_with(search_paths, allocator, |_| {})
+}
+
+fn driver_with(
+    search_paths: &[&'static str],
+    allocator: iree_allocator_t,
+    adjust: impl FnOnce(&mut iree_hal_hip_device_params_t),
+) -> *mut iree_hal_driver_t {
+    use iree_hal_hip_rs::driver::*;
+    let mut paths: Vec<iree_string_view_t> = search_paths.iter().copied().map(sv).collect();
     let mut options = unsafe { core::mem::zeroed::<iree_hal_hip_driver_options_t>() };
     unsafe { iree_hal_hip_driver_options_initialize(&mut options) };
     options.hip_lib_search_paths = paths.as_mut_ptr();
-    options.hip_lib_search_path_count = 1;
+    options.hip_lib_search_path_count = paths.len();
     let mut params = unsafe { core::mem::zeroed::<iree_hal_hip_device_params_t>() };
     unsafe { iree_hal_hip_device_params_initialize(&mut params) };
     adjust(&mut params);
