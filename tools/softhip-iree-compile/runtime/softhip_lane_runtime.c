@@ -315,8 +315,12 @@ SOFTHIP_RT double softhip_rt_rsq_f64(double x) { return 1.0 / __builtin_sqrt(x);
 SOFTHIP_RT float softhip_rt_sqrt_f32(float x) { return __builtin_sqrtf(x); }
 SOFTHIP_RT float softhip_rt_exp2_f32(float x) { return __builtin_exp2f(x); }
 SOFTHIP_RT float softhip_rt_log_f32(float x) { return __builtin_log2f(x); }
-/* v_med3_f32: the median of three (NaN operands lose, as in min/max). */
+/* v_med3_f32: the median of three; with a NaN operand, the minimum of the
+ * other two (as LLVM folds llvm.amdgcn.fmed3). */
 SOFTHIP_RT float softhip_rt_fmed3_f32(float a, float b, float c) {
+  if (a != a) return __builtin_fminf(b, c);
+  if (b != b) return __builtin_fminf(a, c);
+  if (c != c) return __builtin_fminf(a, b);
   return __builtin_fmaxf(__builtin_fminf(a, b), __builtin_fminf(__builtin_fmaxf(a, b), c));
 }
 
@@ -353,9 +357,10 @@ SOFTHIP_RT_WAVE void softhip_rt_wmma_i32_16x16x16_iu8(uint32_t site, uint32_t si
 }
 
 /* f32 -> FNUZ 8-bit float, round to nearest even; FNUZ has no infinity and no
- * negative zero: NaN and values past the largest finite one become 0x80. */
+ * negative zero: NaN, infinities and values past the largest finite one become
+ * 0x80 (the conversion without clamping). */
 static uint8_t double_to_fnuz8(double x, int mantissa_bits, int bias) {
-  if (x != x) return 0x80;
+  if (x != x || __builtin_isinf(x)) return 0x80;
   uint8_t sign = x < 0 ? 0x80 : 0;
   double a = x < 0 ? -x : x;
   if (a == 0) return 0;

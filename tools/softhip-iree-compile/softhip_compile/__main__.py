@@ -76,6 +76,29 @@ def _targets_hip(args) -> bool:
         b in ("rocm", "hip") for value in backends for b in value.split(","))
 
 
+# Options whose value may follow as the next argument (LLVM's command line
+# accepts `--opt value` as well as `--opt=value`); the tool reads these.
+VALUE_OPTIONS = ("--iree-hal-target-device", "--iree-hal-target-backends", "--iree-hip-target",
+                 "--iree-rocm-target-chip", "--iree-hip-target-features",
+                 "--iree-hal-dump-executable-files-to")
+
+
+def _normalise(args):
+    """`--opt value` -> `--opt=value` for VALUE_OPTIONS; a relative dump
+    directory made absolute (the retargeting runs elsewhere)."""
+    out, it = [], iter(args)
+    for arg in it:
+        if arg in VALUE_OPTIONS:
+            value = next(it, None)
+            if value is None:
+                raise UsageError(f"{arg} needs a value")
+            arg = f"{arg}={value}"
+        if arg.startswith("--iree-hal-dump-executable-files-to="):
+            arg = "--iree-hal-dump-executable-files-to=" + os.path.abspath(arg.split("=", 1)[1])
+        out.append(arg)
+    return out
+
+
 def _split_command_line(args):
     """(flags without -o/input, input path, output path)."""
     flags, inputs, output = [], [], None
@@ -83,6 +106,8 @@ def _split_command_line(args):
     for arg in it:
         if arg in ("-o", "--output-file"):
             output = next(it, None)
+        elif arg.startswith("-o=") or arg.startswith("--o="):
+            output = arg.split("=", 1)[1]
         elif arg.startswith("-o") and len(arg) > 2 and not arg.startswith("--"):
             output = arg[2:]
         elif arg.startswith("--output-file="):
@@ -103,12 +128,16 @@ def _run(command, **kwargs):
 
 
 def compile_for_software_device(args) -> int:
-    flags, input_path, output = _split_command_line(args)
+    flags, input_path, output = _split_command_line(_normalise(args))
     for flag in flags:
         if flag.startswith(("--compile-to=", "--compile-from=")):
             raise UsageError(f"{flag.split('=')[0]} is not supported: {PROGRAM} compiles whole programs")
     gpu_arch = _option(flags, "--iree-hip-target") or _option(flags, "--iree-rocm-target-chip") or "gfx942"
     features = _option(flags, "--iree-hip-target-features") or ""
+    try:
+        retarget_wave_size(gpu_arch, features)
+    except Exception as error:  # the retarget module's UnsupportedConstruct
+        raise UsageError(str(error)) from None
     user_dump = _option(flags, "--iree-hal-dump-executable-files-to")
     iree_compile = _iree_compile()
 
@@ -159,7 +188,19 @@ def compile_for_software_device(args) -> int:
             shutil.rmtree(work, ignore_errors=True)
 
 
+def retarget_wave_size(gpu_arch, features):
+    """Checks the target before compiling (the retargeting module needs LLVM's
+    bindings, so it is imported only here)."""
+    from softhip_compile import retarget
+    return retarget.wave_size_of(gpu_arch, features)
+
+
 def main(argv) -> int:
+    try:
+        argv = _normalise(argv)
+    except UsageError as error:
+        print(f"{PROGRAM}: {error}", file=sys.stderr)
+        return 2
     if any(a in ("-h", "--help") for a in argv) or not _targets_hip(argv):
         # Not ours to change: iree-compile itself (its help, other targets).
         return subprocess.run([_iree_compile(), *argv]).returncode

@@ -29,7 +29,9 @@ transformation, on the IR through LLVM's API:
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
+import sys
 
 import llvm
 
@@ -130,11 +132,13 @@ MATRIX_INTRINSICS = {
     "llvm.amdgcn.mfma.f32.32x32x16.bf8.bf8": (32, 16, BF8),
 }
 MATRIX_MODIFIERS = 3
-# gfx11 WMMA (wave32), overloaded on the vector types: prefix -> kind.
+# gfx11 WMMA in wave32 (16 A and B values, 8 results per lane), by full
+# name: other overloads (wave64's, gfx12's) have other layouts.
 WMMA_INTRINSICS = {
-    "llvm.amdgcn.wmma.f32.16x16x16.f16.": F16,
-    "llvm.amdgcn.wmma.f32.16x16x16.bf16.": BF16,
+    "llvm.amdgcn.wmma.f32.16x16x16.f16.v8f32.v16f16": F16,
+    "llvm.amdgcn.wmma.f32.16x16x16.bf16.v8f32.v16i16": BF16,
 }
+WMMA_IU8 = "llvm.amdgcn.wmma.i32.16x16x16.iu8.v8i32.v4i32"
 
 # A trap stops the kernel: the launch fails (softhip_rt_guarded / _trap).
 TRAPS = {"llvm.trap", "llvm.debugtrap", "llvm.ubsantrap"}
@@ -367,9 +371,9 @@ class _Rewriter:
                     self.rewrite_matrix(call, callee, function)
                 elif name.startswith(("llvm.amdgcn.update.dpp.", "llvm.amdgcn.mov.dpp.")):
                     self.rewrite_dpp(call, callee, function)
-                elif name.startswith("llvm.amdgcn.wmma.i32.16x16x16.iu8."):
+                elif name == WMMA_IU8:
                     self.rewrite_wmma_iu8(call, callee, function)
-                elif any(name.startswith(prefix) for prefix in WMMA_INTRINSICS):
+                elif name in WMMA_INTRINSICS:
                     self.rewrite_wmma(call, callee, function)
                 elif MAKE_BUFFER_RSRC.match(name):
                     self.rewrite_make_rsrc(call, function)
@@ -445,7 +449,7 @@ class _Rewriter:
 
     def rewrite_wmma(self, call, callee, function):
         t = self.types
-        kind = next(v for prefix, v in WMMA_INTRINSICS.items() if callee.name.startswith(prefix))
+        kind = WMMA_INTRINSICS[callee.name]
         target = self.runtime("softhip_rt_wmma_16x16x16", t.void,
                               [t.i32, t.i32, t.ptr, t.ptr, t.ptr, t.ptr], True)
         operands = [call.get_arg_operand(i) for i in range(3)]
@@ -534,7 +538,10 @@ class _Rewriter:
         if call.block != function.entry_block:
             _unsupported(self.reach, function,
                          "a buffer resource made outside the function's entry block")
-        base, _stride, num_records, flags = (call.get_arg_operand(i) for i in range(4))
+        base, stride, num_records, flags = (call.get_arg_operand(i) for i in range(4))
+        if not stride.is_constant_int or stride.const_zext_value != 0:
+            _unsupported(self.reach, function,
+                         "a buffer resource with a stride (swizzled or structured buffer)")
         record_type = self.resource_type()
         with self.module.create_builder(function.entry_block.first_instruction) as builder:
             record = builder.addr_space_cast(builder.alloca(record_type), t.ptr)
@@ -659,23 +666,174 @@ def _functions_using(value, seen=None):
     return names
 
 
-def _check_lds_synchronised(module, reach, infos):
-    """Lanes that share LDS without a barrier or wave operation rely on a
-    wave running in lockstep (and waves on their order), which the software
-    device does not emulate: refuse rather than race."""
-    plain = {info.name for info in infos if not info.sync}
-    if not plain:
-        return
-    for value in module.globals:
-        if value.type.pointer_address_space != 3:
+LDS = 3
+
+
+def _lds_pointer_operand(inst):
+    """(pointer, kind) of an LDS access: kind 'r' load, 'w' store, 'a' atomic,
+    '?' a call given an LDS pointer; None when `inst` touches no LDS."""
+    op = inst.opcode
+    if op == llvm.Opcode.Load:
+        pointer, kind = inst.get_operand(0), "r"
+    elif op == llvm.Opcode.Store:
+        pointer, kind = inst.get_operand(1), "w"
+    elif op in (llvm.Opcode.AtomicRMW, llvm.Opcode.AtomicCmpXchg):
+        pointer, kind = inst.get_operand(0), "a"
+    elif op == llvm.Opcode.Call and not inst.called_value.is_inline_asm:
+        for i in range(inst.num_arg_operands):
+            operand = inst.get_arg_operand(i)
+            if operand.type.is_pointer and operand.type.pointer_address_space == LDS:
+                return operand, "?"
+        return None
+    else:
+        return None
+    return (pointer, kind) if pointer.type.pointer_address_space == LDS else None
+
+
+def _lds_area_and_index(pointer):
+    """((global name, byte offset or None), index key) of an LDS address:
+    IREE addresses LDS as a GEP over a global, or over an i8 GEP of one at a
+    constant byte offset (one area per promoted buffer). Unknown shapes give
+    (None, None): they overlap everything."""
+    base, index = pointer, []
+    # Nested GEPs (the scalarized masked accesses add `gep p, 0`) flatten into one
+    # index list; constant zeros add nothing.
+    while base.is_instruction and base.opcode == llvm.Opcode.GetElementPtr:
+        index = [base.get_operand(i) for i in range(1, base.num_operands)] + index
+        base = base.get_operand(0)
+    index = tuple(_structure(v) for v in index if not (v.is_constant_int and v.const_zext_value == 0))
+    if base.is_global_value:
+        return (base.name, 0), index
+    if base.is_constant_expr and base.const_opcode == llvm.Opcode.GetElementPtr:
+        root = base.get_operand(0)
+        offsets = [base.get_operand(i) for i in range(1, base.num_operands)]
+        if root.is_global_value:
+            if (base.gep_source_element_type.kind == llvm.TypeKind.Integer
+                    and base.gep_source_element_type.int_width == 8 and len(offsets) == 1
+                    and offsets[0].is_constant_int):
+                return (root.name, offsets[0].const_sext_value), index
+            return (root.name, None), index
+    return None, None
+
+
+ARITHMETIC = {llvm.Opcode.Add, llvm.Opcode.Sub, llvm.Opcode.Mul, llvm.Opcode.Shl,
+              llvm.Opcode.LShr, llvm.Opcode.AShr, llvm.Opcode.And, llvm.Opcode.Or,
+              llvm.Opcode.Xor, llvm.Opcode.ZExt, llvm.Opcode.SExt, llvm.Opcode.Trunc,
+              llvm.Opcode.UDiv, llvm.Opcode.SDiv, llvm.Opcode.URem, llvm.Opcode.SRem}
+
+
+def _structure(value, depth=12):
+    """A key equal for index computations that compute the same thing from
+    the same values (`add 0, %x` written twice), for comparing addresses."""
+    if value.is_constant_int:
+        return ("c", value.const_sext_value)
+    if depth and value.is_instruction and value.opcode in ARITHMETIC:
+        return (value.opcode.value,) + tuple(_structure(value.get_operand(i), depth - 1)
+                                             for i in range(value.num_operands))
+    return ("v", value)
+
+
+class _LaneDependence:
+    """Whether a value depends on the lane's id (workitem.id), through its
+    operands and phis."""
+
+    def __init__(self):
+        self.memo = {}
+
+    def __call__(self, value):
+        if value in self.memo:
+            return self.memo[value]
+        self.memo[value] = False  # cycles through phis settle on False
+        result = False
+        if value.is_instruction:
+            if value.opcode == llvm.Opcode.Call:
+                callee = value.called_value
+                result = (not callee.is_inline_asm and callee.is_function
+                          and callee.name.startswith("llvm.amdgcn.workitem.id"))
+            if not result and value.opcode != llvm.Opcode.Load:
+                result = any(self(value.get_operand(i)) for i in range(value.num_operands)
+                             if not value.get_operand(i).is_constant)
+        self.memo[value] = result
+        return result
+
+
+def _mentions_lane(key, lane_dependent):
+    """Whether a structural index key depends on the lane's id."""
+    if isinstance(key, tuple):
+        if len(key) == 2 and key[0] == "v":
+            return lane_dependent(key[1])
+        return any(_mentions_lane(part, lane_dependent) for part in key)
+    return False
+
+
+def _is_barrier_call(inst):
+    if inst.opcode != llvm.Opcode.Call:
+        return False
+    value = inst.called_value
+    if value.is_inline_asm:
+        lines = [line.split(";", 1)[0].strip() for line in value.inline_asm_asm_string.split("\n")]
+        return "s_barrier" in lines
+    callee = _callee(inst)
+    return callee is not None and callee.name == "llvm.amdgcn.s.barrier"
+
+
+def _overlap(a, b):
+    if a is None or b is None:
+        return True
+    return a[0] == b[0] and (a[1] is None or b[1] is None or a[1] == b[1])
+
+
+def _check_lds_lockstep(module, reach):
+    """The software device runs the lanes of a workgroup one after another
+    between two barriers; a GPU runs a wave's lanes in lockstep, so a kernel may
+    (IREE's exclusive scan does) have lanes read LDS that other lanes write with
+    no barrier in between. On every path between barriers (loops included),
+    two accesses of one LDS area of different kinds (load, store, atomic)
+    must be at the same lane-dependent address (each lane on its own slot);
+    anything else is refused instead of racing silently."""
+    lane_dependent = _LaneDependence()
+    for function in module.functions:
+        if function.is_declaration:
             continue
-        for function in _functions_using(value):
-            for kernel in reach.kernels_reaching(function):
-                if kernel in plain:
-                    raise UnsupportedConstruct(
-                        f"workgroup memory (LDS `{value.name}`) shared by the lanes of kernel "
-                        f"{kernel} with no barrier between them: the kernel relies on lanes "
-                        "running in lockstep, which the software HIP device does not emulate")
+        blocks = list(function.basic_blocks)
+        entry_state = {b: frozenset() for b in blocks}
+        changed = True
+        while changed:
+            changed = False
+            for block in blocks:
+                state = set(entry_state[block])
+                for inst in block.instructions:
+                    if _is_barrier_call(inst):
+                        state = set()
+                        continue
+                    access = _lds_pointer_operand(inst)
+                    if access is None:
+                        continue
+                    pointer, kind = access
+                    area, index = _lds_area_and_index(pointer)
+                    private = index is not None and _mentions_lane(index, lane_dependent)
+                    for other_kind, other_area, other_index, other_private in state:
+                        if not _overlap(area, other_area):
+                            continue
+                        if kind == other_kind and kind != "?":
+                            continue
+                        if private and other_private and index == other_index and "?" not in (kind, other_kind):
+                            continue
+                        kernels = reach.kernels_reaching(function.name) or [function.name]
+                        if os.environ.get("SOFTHIP_DEBUG_LDS"):
+                            print("LDS conflict:", kind, area, index, private, "vs", other_kind,
+                                  other_area, other_index, other_private, file=sys.stderr)
+                        raise UnsupportedConstruct(
+                            f"workgroup memory (LDS) written and read by different lanes between "
+                            f"two barriers (in kernel {', '.join(kernels)}): the kernel relies on "
+                            "lanes running in lockstep, which the software HIP device does not "
+                            "emulate")
+                    state.add((kind, area, index, private))
+                for successor in block.successors:
+                    merged = entry_state[successor] | state
+                    if merged != entry_state[successor]:
+                        entry_state[successor] = frozenset(merged)
+                        changed = True
 
 
 def _make_lds_thread_local(module):
@@ -781,19 +939,35 @@ def _target_machines(gpu_arch):
     return amdgcn, x86
 
 
+# The targets whose instruction semantics the lane runtime implements: gfx940-942
+# (MI300: MFMA with FNUZ fp8, wave64), gfx90a (MI200, wave64), gfx1100-1102
+# (RDNA3: WMMA, wave32). Another target (gfx950's OCP fp8 under the same
+# intrinsic names, gfx12's WMMA layouts) is refused rather than guessed.
+SUPPORTED_TARGETS = {"gfx940": 64, "gfx941": 64, "gfx942": 64, "gfx90a": 64,
+                     "gfx1100": 32, "gfx1101": 32, "gfx1102": 32}
+# IREE's product and architecture names for them (--iree-hip-target accepts both).
+TARGET_ALIASES = {"mi300x": "gfx942", "mi300a": "gfx942", "mi308x": "gfx942", "cdna3": "gfx942",
+                  "mi250x": "gfx90a", "mi250": "gfx90a", "mi210": "gfx90a", "cdna2": "gfx90a",
+                  "rx7900xtx": "gfx1100", "rx7900xt": "gfx1100", "w7900": "gfx1100",
+                  "w7800": "gfx1100", "rdna3": "gfx1100"}
+
+
+def canonical_target(name: str) -> str:
+    arch = TARGET_ALIASES.get(name.lower(), name.lower()).split(":")[0]
+    if arch not in SUPPORTED_TARGETS:
+        raise UnsupportedConstruct(
+            f"AMDGPU target `{name}`: softhip-iree-compile runs "
+            f"{', '.join(sorted(SUPPORTED_TARGETS))} (and their product names)")
+    return arch
+
+
 def wave_size_of(gpu_arch: str, features: str = "") -> int:
-    """gfx9 (GCN, CDNA) runs wave64; gfx10 and later wave32 unless
-    +wavefrontsize64 is asked for."""
-    if "+wavefrontsize64" in features:
-        return 64
-    if "+wavefrontsize32" in features:
-        return 32
-    match = re.match(r"gfx(\d+)", gpu_arch)
-    if not match:
-        raise UnsupportedConstruct(f"unknown AMDGPU target `{gpu_arch}`")
-    digits = match.group(1)
-    generation = int(digits[:2]) if len(digits) >= 4 else int(digits[0])
-    return 64 if generation < 10 else 32
+    """gfx9 runs wave64, gfx11 wave32 (gfx11 in wave64 has other WMMA layouts:
+    refused)."""
+    arch = canonical_target(gpu_arch)
+    if "+wavefrontsize64" in features and SUPPORTED_TARGETS[arch] == 32:
+        raise UnsupportedConstruct(f"{arch} with +wavefrontsize64 (WMMA's wave64 layouts)")
+    return SUPPORTED_TARGETS[arch]
 
 
 def retarget(ir_text: str, runtime_bitcode: bytes, gpu_arch: str = "gfx942",
@@ -802,6 +976,7 @@ def retarget(ir_text: str, runtime_bitcode: bytes, gpu_arch: str = "gfx942",
     """Returns an x86-64 relocatable object with one descriptor per kernel."""
     if wave_size is None:
         wave_size = wave_size_of(gpu_arch)
+    gpu_arch = canonical_target(gpu_arch)
     amdgcn, x86 = _target_machines(gpu_arch)
     with llvm.create_context() as ctx:
         with ctx.parse_ir(ir_text) as module:
@@ -820,6 +995,7 @@ def retarget(ir_text: str, runtime_bitcode: bytes, gpu_arch: str = "gfx942",
             module.run_passes("globaldce")
             kernels = _kernels(module)
             reach = _Reach(module, kernels)
+            _check_lds_lockstep(module, reach)
             rewriter = _Rewriter(module, kernels, reach)
             rewriter.data_layout = x86.create_data_layout()
             rewriter.rewrite()
@@ -827,7 +1003,6 @@ def retarget(ir_text: str, runtime_bitcode: bytes, gpu_arch: str = "gfx942",
             for kernel in kernels:
                 sync = any(kernel.name in reach.kernels_reaching(f) for f in rewriter.sync_functions)
                 infos.append(KernelInfo(kernel.name, len(kernel.function_type.param_types), sync, wave_size))
-            _check_lds_synchronised(module, reach, infos)
             _make_lds_thread_local(module)
             for kernel, info in zip(kernels, infos):
                 traps = any(kernel.name in reach.kernels_reaching(f) for f in rewriter.trap_functions)
@@ -867,6 +1042,10 @@ def _move_allocas_to_generic_space(module):
 
 def _strip_target_attributes(module):
     for function in module.functions:
+        if not function.is_declaration:
+            # Lanes' fiber stacks sit side by side above guard pages: a frame larger
+            # than a page must touch each page on its way down.
+            function.attributes.add_string("probe-stack", "inline-asm")
         for key in ("target-cpu", "target-features", "amdgpu-flat-work-group-size",
                     "amdgpu-waves-per-eu", "uniform-work-group-size"):
             function.attributes.remove_string(key) if key in function.attributes else None

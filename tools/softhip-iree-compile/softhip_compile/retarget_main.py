@@ -22,9 +22,9 @@ def main(argv) -> int:
     with open(runtime_path, "rb") as f:
         runtime = f.read()
     try:
+        wave_size = retarget.wave_size_of(gpu_arch, features)
         obj, _kernels = retarget.retarget(
-            ir_text, runtime, gpu_arch, retarget.wave_size_of(gpu_arch, features),
-            dump_path=os.environ.get("SOFTHIP_RETARGET_DUMP"))
+            ir_text, runtime, gpu_arch, wave_size, dump_path=os.environ.get("SOFTHIP_RETARGET_DUMP"))
     except retarget.UnsupportedConstruct as error:
         name = os.path.basename(ir_path)
         print(f"softhip-iree-compile: {name}: {error}", file=sys.stderr)

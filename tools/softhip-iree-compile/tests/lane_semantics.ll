@@ -284,3 +284,30 @@ live:
 done:
   ret void
 }
+
+; Conversions and math at the edges: out[0] = cvt.pk.fp8(+inf, -inf) (no
+; clamping: both NaN, 0x80), out[1] = cvt.pk.bf8(1.0, 0.1), out[2..4] =
+; fmed3 with a NaN operand (the minimum of the other two), out[5] = fmed3(3, 1, 2).
+declare i32 @llvm.amdgcn.cvt.pk.fp8.f32(float, float, i32, i1 immarg)
+declare i32 @llvm.amdgcn.cvt.pk.bf8.f32(float, float, i32, i1 immarg)
+declare float @llvm.amdgcn.fmed3.f32(float, float, float)
+define amdgpu_kernel void @conversions(ptr addrspace(1) %out) {
+  %fp8 = call i32 @llvm.amdgcn.cvt.pk.fp8.f32(float 0x7FF0000000000000, float 0xFFF0000000000000, i32 0, i1 false)
+  store i32 %fp8, ptr addrspace(1) %out
+  %bf8 = call i32 @llvm.amdgcn.cvt.pk.bf8.f32(float 1.0, float 0x3FB99999A0000000, i32 0, i1 false)
+  %o1 = getelementptr i32, ptr addrspace(1) %out, i32 1
+  store i32 %bf8, ptr addrspace(1) %o1
+  %m0 = call float @llvm.amdgcn.fmed3.f32(float 0x7FF8000000000000, float 3.0, float 1.0)
+  %m1 = call float @llvm.amdgcn.fmed3.f32(float 3.0, float 0x7FF8000000000000, float 1.0)
+  %m2 = call float @llvm.amdgcn.fmed3.f32(float 1.0, float 2.0, float 0x7FF8000000000000)
+  %m3 = call float @llvm.amdgcn.fmed3.f32(float 3.0, float 1.0, float 2.0)
+  %o2 = getelementptr float, ptr addrspace(1) %out, i32 2
+  store float %m0, ptr addrspace(1) %o2
+  %o3 = getelementptr float, ptr addrspace(1) %out, i32 3
+  store float %m1, ptr addrspace(1) %o3
+  %o4 = getelementptr float, ptr addrspace(1) %out, i32 4
+  store float %m2, ptr addrspace(1) %o4
+  %o5 = getelementptr float, ptr addrspace(1) %out, i32 5
+  store float %m3, ptr addrspace(1) %o5
+  ret void
+}

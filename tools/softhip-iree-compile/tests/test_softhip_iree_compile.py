@@ -16,6 +16,7 @@ from __future__ import annotations
 import ctypes
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -110,6 +111,10 @@ class LaneRuntimeTest(unittest.TestCase):
             cls.image, cls.kernels = code_object(f.read(), cls.work)
         cls.hip = SoftwareHip()
 
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.work, ignore_errors=True)
+
     def test_kernels_without_rendezvous_run_as_plain_loops(self):
         self.assertFalse(self.kernels["buffer_bounds"].sync)
         self.assertTrue(self.kernels["wave_ops"].sync)
@@ -202,6 +207,15 @@ print("status", status)
             self.assertEqual(result[lane, 3], 0)                   # lane 50 returned
             self.assertEqual(result[lane, 4], 7 * (lane + 8) if lane + 8 < 40 else 0, lane)
         self.assertTrue((result[40:] == 0xABCD).all())
+
+    def test_conversions_and_med3_at_the_edges(self):
+        hip = self.hip
+        out = hip.upload(numpy.zeros(6, numpy.uint32))
+        self.assertEqual(hip.launch(self.image, "conversions", (1, 1, 1), (1, 1, 1), [out]), 0)
+        result = hip.download(out, numpy.zeros(6, numpy.uint32))
+        self.assertEqual(result[0], 0x8080)            # fp8 E4M3FNUZ: +-inf -> NaN
+        self.assertEqual(result[1], 0x40 | 0x32 << 8)  # bf8 E5M2FNUZ: 1.0, 0.1 -> 0.09375
+        self.assertEqual(list(result[2:].view(numpy.float32)), [1.0, 1.0, 1.0, 2.0])
 
     def test_wave_operations_and_lds(self):
         hip = self.hip
@@ -311,6 +325,29 @@ define amdgpu_kernel void @sends_a_message(ptr addrspace(1) %out) {
 }
 """
 
+# A lane reads what another lane stored with no barrier in between: right on a GPU
+# only because a wave runs in lockstep.
+LOCKSTEP_LDS = """
+declare i32 @llvm.amdgcn.workitem.id.x()
+declare void @llvm.amdgcn.s.barrier()
+@lds = private addrspace(3) global [64 x i32] undef
+define amdgpu_kernel void @reads_a_neighbour(ptr addrspace(1) %out) {
+  %l = call i32 @llvm.amdgcn.workitem.id.x()
+  %slot = getelementptr [64 x i32], ptr addrspace(3) @lds, i32 0, i32 %l
+  store i32 %l, ptr addrspace(3) %slot
+  call void @llvm.amdgcn.s.barrier()
+  %v = mul i32 %l, 10
+  store i32 %v, ptr addrspace(3) %slot
+  %n = add i32 %l, 1
+  %m = and i32 %n, 63
+  %nslot = getelementptr [64 x i32], ptr addrspace(3) @lds, i32 0, i32 %m
+  %r = load i32, ptr addrspace(3) %nslot
+  %o = getelementptr i32, ptr addrspace(1) %out, i32 %l
+  store i32 %r, ptr addrspace(1) %o
+  ret void
+}
+"""
+
 UNSUPPORTED_ASM = """
 define amdgpu_kernel void @has_asm(ptr addrspace(1) %out) {
   call void asm sideeffect "v_nop", ""()
@@ -334,6 +371,27 @@ class UnsupportedConstructTest(unittest.TestCase):
                 code_object(UNSUPPORTED_ASM, work)
         self.assertIn("v_nop", str(caught.exception))
         self.assertIn("has_asm", str(caught.exception))
+
+    def test_lds_shared_between_barriers_without_one_is_refused(self):
+        with tempfile.TemporaryDirectory() as work:
+            with self.assertRaises(retarget.UnsupportedConstruct) as caught:
+                code_object(LOCKSTEP_LDS, work)
+        self.assertIn("lockstep", str(caught.exception))
+        self.assertIn("reads_a_neighbour", str(caught.exception))
+
+    def test_unsupported_targets_are_refused_by_name(self):
+        for target in ("gfx950", "gfx1200", "gfx803"):
+            with self.assertRaises(retarget.UnsupportedConstruct) as caught:
+                retarget.wave_size_of(target)
+            self.assertIn(target, str(caught.exception))
+        self.assertEqual(retarget.wave_size_of("mi300x"), 64)
+        self.assertEqual(retarget.wave_size_of("gfx1100"), 32)
+        with self.assertRaises(retarget.UnsupportedConstruct):
+            retarget.wave_size_of("gfx1100", "+wavefrontsize64")
+        result = subprocess.run([TOOL, "--iree-hal-target-device=hip", "--iree-hip-target", "gfx950",
+                                 THREE_DISPATCHES, "-o", "/dev/null"], capture_output=True, text=True)
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("gfx950", result.stderr)
 
     def test_the_command_line_tool_exits_non_zero_with_the_message(self):
         with tempfile.TemporaryDirectory() as work:
@@ -366,6 +424,10 @@ class HostProgramTest(unittest.TestCase):
         subprocess.run([os.path.join(VENV_TOOLS, "iree-compile"), *flags, THREE_DISPATCHES,
                         "-o", cls.gpu], check=True)
         subprocess.run([TOOL, *flags, THREE_DISPATCHES, "-o", cls.soft], check=True)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.work, ignore_errors=True)
 
     def test_host_program_is_iree_compiles_but_for_the_code_objects(self):
         gpu, soft = dump_module(self.gpu).splitlines(), dump_module(self.soft).splitlines()
