@@ -107,8 +107,9 @@
  *     hipErrorInvalidConfiguration) are allocated per workgroup, 16-byte
  *     aligned, zero-filled before the workgroup starts, at
  *     ctx->static_shared (NULL when 0; also for PER_THREAD/PER_BLOCK
- *     kernels). A retargeted kernel redirects its LDS globals to offsets in
- *     it. Dynamic shared memory is as before (ctx->dynamic_shared, sized by
+ *     kernels). (softhip-iree-compile's retargeted kernels keep their LDS in
+ *     thread-locals of the code object instead and declare 0 here: one host
+ *     thread runs one workgroup at a time.) Dynamic shared memory is as before (ctx->dynamic_shared, sized by
  *     the launch); both are shared by all lanes of the workgroup.
  *   - Descriptors. SOFTHIP_KERNEL() and SOFTHIP_LANE_KERNEL() write version
  *     2 (48 bytes). Version-1 descriptors (32 bytes, no flags / wave_size /
