@@ -227,6 +227,16 @@ static double element(const unsigned char* fragment, uint32_t kind, uint32_t ind
   return 0;
 }
 
+/* Puts this lane's A and B fragments in its slots and meets the rest of the
+ * wave; returns the workgroup lane id of the wave's first lane. */
+static uint32_t deposit_fragments(uint32_t site, const void* a, const void* b, uint32_t bytes) {
+  uint32_t lane_id = softhip_lane->lane_id;
+  memcpy(softhip_slots[lane_id].a, a, bytes);
+  memcpy(softhip_slots[lane_id].b, b, bytes);
+  softhip_rt_ballot(site, 1);
+  return lane_id - wave_lane();
+}
+
 /* One MxNxK matrix instruction of a wave of 64 (MFMA, one block): lane l
  * holds A[l % M][kpl*(l/M) + j] and B[kpl*(l/N) + j][l % N] for
  * j < kpl = K*M/64, and result item r is D[row][l % N] with
@@ -236,11 +246,8 @@ SOFTHIP_RT_WAVE void softhip_rt_mfma(uint32_t site, uint32_t m, uint32_t k, uint
                                      void* d, const void* a, const void* b, const void* c) {
   const softhip_kernel_context_t* ctx = softhip_lane;
   uint32_t lane = wave_lane();
-  uint32_t wave_base = ctx->lane_id - lane;
   uint32_t n = m, kpl = k * m / 64, items = m * n / 64, groups = 64 / n;
-  memcpy(softhip_slots[ctx->lane_id].a, a, kpl * element_bytes(kind));
-  memcpy(softhip_slots[ctx->lane_id].b, b, kpl * element_bytes(kind));
-  softhip_rt_ballot(site, 1);
+  uint32_t wave_base = deposit_fragments(site, a, b, kpl * element_bytes(kind));
   uint32_t column = lane % n;
   for (uint32_t r = 0; r < items; ++r) {
     uint32_t row = 4 * groups * (r / 4) + 4 * (lane / n) + r % 4;
@@ -285,10 +292,7 @@ SOFTHIP_RT_WAVE void softhip_rt_wmma_16x16x16(uint32_t site, uint32_t kind, void
                                               const void* a, const void* b, const void* c) {
   const softhip_kernel_context_t* ctx = softhip_lane;
   uint32_t lane = wave_lane();
-  uint32_t wave_base = ctx->lane_id - lane;
-  memcpy(softhip_slots[ctx->lane_id].a, a, 16 * element_bytes(kind));
-  memcpy(softhip_slots[ctx->lane_id].b, b, 16 * element_bytes(kind));
-  softhip_rt_ballot(site, 1);
+  uint32_t wave_base = deposit_fragments(site, a, b, 16 * element_bytes(kind));
   uint32_t column = lane % 16;
   for (uint32_t r = 0; r < 8; ++r) {
     uint32_t row = 2 * r + lane / 16;
@@ -332,10 +336,7 @@ SOFTHIP_RT_WAVE void softhip_rt_wmma_i32_16x16x16_iu8(uint32_t site, uint32_t si
                                                       const void* a, const void* b, const void* c) {
   const softhip_kernel_context_t* ctx = softhip_lane;
   uint32_t lane = wave_lane();
-  uint32_t wave_base = ctx->lane_id - lane;
-  memcpy(softhip_slots[ctx->lane_id].a, a, 16);
-  memcpy(softhip_slots[ctx->lane_id].b, b, 16);
-  softhip_rt_ballot(site, 1);
+  uint32_t wave_base = deposit_fragments(site, a, b, 16);
   uint32_t column = lane % 16;
   for (uint32_t r = 0; r < 8; ++r) {
     uint32_t row = 2 * r + lane / 16;

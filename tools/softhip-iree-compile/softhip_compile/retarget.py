@@ -566,18 +566,22 @@ class _Rewriter:
         inside = builder.icmp(llvm.IntPredicate.ULE, end, num_records)
         return record, base, offset, inside
 
+    def replace_with_body(self, declaration):
+        """A fresh internal function, with no attributes, in place of an
+        intrinsic declaration: the declaration's attributes describe the
+        hardware instruction (memory(argmem: ...)), not the body given here."""
+        body = self.module.add_function("softhip." + declaration.name[len("llvm."):],
+                                        declaration.function_type)
+        body.linkage = llvm.Linkage.Internal
+        declaration.replace_all_uses_with(body)
+        declaration.erase()
+        return body
+
     def buffer_access(self, callee, value_type, is_store):
         """Gives the intrinsic declaration `callee` a body: an access wholly
         inside the buffer goes straight to memory, others dword by dword."""
         t = self.types
-        # A fresh function: the declaration's attributes describe the
-        # hardware instruction (memory(argmem: ...)), not this body.
-        body = self.module.add_function("softhip." + callee.name[len("llvm."):],
-                                        callee.function_type)
-        body.linkage = llvm.Linkage.Internal
-        callee.replace_all_uses_with(body)
-        callee.erase()
-        callee = body
+        callee = self.replace_with_body(callee)
         params = callee.params
         value = params[0] if is_store else None
         rsrc, voffset, soffset = params[(1 if is_store else 0):][:3]
@@ -615,11 +619,7 @@ class _Rewriter:
         address (sequentially consistent, so that workgroups on different
         host threads see each other); outside, no access and 0 returned."""
         t = self.types
-        body = self.module.add_function("softhip." + callee.name[len("llvm."):],
-                                        callee.function_type)
-        body.linkage = llvm.Linkage.Internal
-        callee.replace_all_uses_with(body)
-        callee.erase()
+        body = self.replace_with_body(callee)
         params = body.params
         operands = 2 if op == "cmpswap" else 1
         value = params[0]
