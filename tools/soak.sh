@@ -56,6 +56,23 @@ done
 passed=0
 failed=0
 started=$(date +%s)
+
+# run_logged LOG WHAT COMMAND...: runs COMMAND with its output in LOG (kept and shown only
+# when it fails; a run that hangs fails after 5 minutes, timeout's status 124). Counts it.
+run_logged() {
+  local log=$1 what=$2
+  shift 2
+  if timeout 300 "$@" >"$log" 2>&1; then
+    passed=$((passed + 1))
+    rm -f "$log"
+  else
+    failed=$((failed + 1))
+    echo "soak: $what FAILED; its output:"
+    tail -n 60 "$log" | sed 's/^/    /'
+    return 1
+  fi
+}
+
 for entry in "${binaries[@]}"; do
   read -r _ name <<<"$entry"
   path=${path_of[$name]:-}
@@ -65,17 +82,8 @@ for entry in "${binaries[@]}"; do
   binary_failed=0
   for ((i = 1; i <= count; i++)); do
     for threads in 1 4; do
-      log="$logs/$name.$i.t$threads.log"
-      # A run that hangs fails after 5 minutes (timeout's status 124), with its output.
-      if (cd "${dir_of[$name]}" && timeout 300 "$path" -q --test-threads=$threads) >"$log" 2>&1; then
-        passed=$((passed + 1))
-        rm -f "$log"
-      else
-        failed=$((failed + 1))
-        binary_failed=$((binary_failed + 1))
-        echo "soak: $name run $i with $threads test thread(s) FAILED; its output:"
-        tail -n 60 "$log" | sed 's/^/    /'
-      fi
+      run_logged "$logs/$name.$i.t$threads.log" "$name run $i with $threads test thread(s)" \
+        env -C "${dir_of[$name]}" "$path" -q --test-threads=$threads || binary_failed=$((binary_failed + 1))
     done
   done
   echo "soak: $name: $((2 * count - binary_failed)) of $((2 * count)) runs passed ($count x 1 thread, $count x 4 threads)"
@@ -87,17 +95,9 @@ lane_runs=$(( (runs + 1) / 2 ))
 lane_failed=0
 if [ -x .venv-softhip/bin/python ]; then
   for ((i = 1; i <= lane_runs; i++)); do
-    log="$logs/lane-runtime.$i.log"
-    if timeout 300 .venv-softhip/bin/python -m unittest discover -s tools/softhip-iree-compile/tests \
-        -k LaneRuntimeTest -k MatrixLayoutTest >"$log" 2>&1; then
-      passed=$((passed + 1))
-      rm -f "$log"
-    else
-      failed=$((failed + 1))
-      lane_failed=$((lane_failed + 1))
-      echo "soak: lane runtime run $i FAILED; its output:"
-      tail -n 60 "$log" | sed 's/^/    /'
-    fi
+    run_logged "$logs/lane-runtime.$i.log" "lane runtime run $i" \
+      .venv-softhip/bin/python -m unittest discover -s tools/softhip-iree-compile/tests \
+      -k LaneRuntimeTest -k MatrixLayoutTest || lane_failed=$((lane_failed + 1))
   done
   echo "soak: lane runtime: $((lane_runs - lane_failed)) of $lane_runs runs passed"
 else
