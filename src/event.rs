@@ -16,15 +16,14 @@
 //! orders after all earlier work on its stream, and a wait orders all later work.
 
 use crate::abi::*;
-use crate::boundary;
+use crate::hal_object;
 use crate::device::PhysicalGpu;
 use crate::hip::context::ContextGuard;
 use crate::hip::types::{hipCtx_t, hipEvent_t, hipStream_t};
 use crate::hip::HipSymbols;
 use crate::hip_call;
 use crate::status::Result;
-use core::ffi::c_void;
-use core::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicUsize, Ordering};
 use parking_lot::Mutex;
 use std::sync::Arc;
 
@@ -39,11 +38,7 @@ pub fn live_event_count() -> usize {
     LIVE_EVENTS.load(Ordering::SeqCst)
 }
 
-static HIP_EVENT_VTABLE: iree_hal_event_vtable_t = iree_hal_event_vtable_t { destroy: Some(event_destroy) };
-
-fn vtable_pointer() -> *const c_void {
-    (&HIP_EVENT_VTABLE as *const iree_hal_event_vtable_t).cast()
-}
+static HIP_EVENT_VTABLE: iree_hal_event_vtable_t = iree_hal_event_vtable_t { destroy: Some(hal_object::destroy::<HipEvent>) };
 
 /// The HIP event of one GPU, with the context it was created in.
 struct GpuEvent {
@@ -72,16 +67,18 @@ pub struct HipEvent {
 }
 
 // SAFETY: HIP event and context handles may be used from any thread; the mutable state is
-// behind a mutex; the header's reference count is atomic.
-unsafe impl Send for HipEvent {}
-unsafe impl Sync for HipEvent {}
+// behind a mutex.
+unsafe impl Send for GpuEvent {}
+unsafe impl Sync for GpuEvent {}
+
+crate::hal_object!(HipEvent { base: iree_hal_event_t }, HIP_EVENT_VTABLE);
 
 impl HipEvent {
     /// Creates an event with one reference, holding a HIP event on every GPU of `gpus`.
     pub fn create(hip: Arc<HipSymbols>, gpus: &[PhysicalGpu]) -> Result<*mut iree_hal_event_t> {
         // Built first so that a failure half way destroys what was created (Drop).
         let mut event = Box::new(HipEvent {
-            base: iree_hal_event_t { resource: iree_hal_resource_t { ref_count: AtomicI32::new(1), vtable: vtable_pointer() } },
+            base: iree_hal_event_t { resource: hal_object::resource_header::<HipEvent>() },
             hip,
             gpu_events: Vec::with_capacity(gpus.len()),
             state: Mutex::new(SignalState::default()),
@@ -94,22 +91,7 @@ impl HipEvent {
             hip_call!(&hip, hipEventCreateWithFlags(&mut handle, HIP_EVENT_DISABLE_TIMING))?;
             event.gpu_events.push(GpuEvent { context: gpu.context, event: handle });
         }
-        Ok(Box::into_raw(event).cast())
-    }
-
-    /// Borrows one of our events, checking its vtable.
-    ///
-    /// # Safety
-    /// `event` must be NULL or a live HAL event.
-    pub unsafe fn from_raw<'a>(event: *const iree_hal_event_t) -> Result<&'a HipEvent> {
-        boundary::non_null(event, "event")?;
-        // SAFETY: per the caller.
-        let vtable = unsafe { core::ptr::addr_of!((*event).resource.vtable).read() };
-        if vtable != vtable_pointer() {
-            return Err(crate::status!(InvalidArgument, "event was not created by a HIP device of this library"));
-        }
-        // SAFETY: our vtable means our allocation.
-        Ok(unsafe { &*event.cast::<HipEvent>() })
+        Ok(hal_object::into_raw(event))
     }
 
     /// How many signals have been issued to GPU streams so far (for diagnostics and tests:
@@ -182,55 +164,3 @@ impl Drop for HipEvent {
     }
 }
 
-unsafe extern "C" fn event_destroy(event: *mut iree_hal_event_t) {
-    boundary::value_entry("iree_hal_hip_event_destroy", (), || {
-        // SAFETY: called once, for the last reference.
-        if unsafe { HipEvent::from_raw(event) }.is_ok() {
-            // SAFETY: our events are boxed.
-            drop(unsafe { Box::from_raw(event.cast::<HipEvent>()) });
-        }
-    })
-}
-
-/// One reference to one of our events, released when dropped.
-pub(crate) struct RetainedEvent(*mut iree_hal_event_t);
-
-// SAFETY: the reference count is atomic and `HipEvent` is Send + Sync.
-unsafe impl Send for RetainedEvent {}
-unsafe impl Sync for RetainedEvent {}
-
-impl RetainedEvent {
-    /// Checks `event` is ours and takes a reference.
-    ///
-    /// # Safety
-    /// `event` must be NULL or a live HAL event.
-    pub(crate) unsafe fn retain(event: *const iree_hal_event_t, what: &str) -> Result<RetainedEvent> {
-        boundary::non_null(event, what)?;
-        // SAFETY: per the caller.
-        unsafe { HipEvent::from_raw(event) }?;
-        let event = event.cast_mut();
-        // SAFETY: a live event.
-        unsafe { crate::hal_resource::retain(event) };
-        Ok(RetainedEvent(event))
-    }
-
-    pub(crate) fn as_ptr(&self) -> *const iree_hal_event_t {
-        self.0
-    }
-}
-
-impl core::ops::Deref for RetainedEvent {
-    type Target = HipEvent;
-
-    fn deref(&self) -> &HipEvent {
-        // SAFETY: checked to be ours and kept alive by our reference.
-        unsafe { &*self.0.cast::<HipEvent>() }
-    }
-}
-
-impl Drop for RetainedEvent {
-    fn drop(&mut self) {
-        // SAFETY: we own the reference taken in `retain`.
-        unsafe { crate::hal_resource::release(self.0) };
-    }
-}

@@ -24,6 +24,7 @@ pub mod executable_cache;
 /// cbindgen:ignore
 pub mod executable_format;
 pub mod file;
+pub mod hal_object;
 pub mod hal_resource;
 pub mod hip;
 pub mod host_allocator;

@@ -10,6 +10,7 @@ use core::ffi::c_void;
 use iree_hal_hip_rs::abi::*;
 use iree_hal_hip_rs::device::HipDevice;
 use iree_hal_hip_rs::event::{live_event_count, HipEvent};
+use iree_hal_hip_rs::hal_object::HalObject;
 use iree_hal_hip_rs::hip::context::ContextGuard;
 use iree_hal_hip_rs::hip_call;
 use iree_hal_hip_rs::status::StatusCode;
@@ -370,7 +371,7 @@ fn bad_inputs_are_rejected_without_retaining_anything() {
     assert!(text.contains("signal_event"), "{text}");
     assert_code(unsafe { (cb.vtable().reset_event.unwrap())(cb.0, core::ptr::null_mut(), 0) }, StatusCode::InvalidArgument);
     let text = assert_code(cb.signal(&foreign_event), StatusCode::InvalidArgument);
-    assert!(text.contains("not created by a HIP device"), "{text}");
+    assert!(text.contains("is not a HIP event of this library"), "{text}");
     assert_code(cb.reset(&foreign_event), StatusCode::InvalidArgument);
     assert_code(cb.wait(&[&event, &foreign_event]), StatusCode::InvalidArgument);
     assert_code(cb.wait_raw(1, core::ptr::null_mut()), StatusCode::InvalidArgument);

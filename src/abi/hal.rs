@@ -27,6 +27,11 @@ pub struct iree_hal_resource_t {
     pub vtable: *const c_void,
 }
 
+// SAFETY: the count is atomic and the vtable pointer points at immutable static data, so a
+// header may be shared and sent between threads (as IREE does with every HAL object).
+unsafe impl Send for iree_hal_resource_t {}
+unsafe impl Sync for iree_hal_resource_t {}
+
 /// `iree_hal_driver_t`: opaque in IREE; every implementation starts with a resource header.
 #[repr(C)]
 pub struct iree_hal_driver_t {

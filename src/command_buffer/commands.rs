@@ -5,7 +5,8 @@
 use crate::abi::*;
 use super::resource_set::ResourceSet;
 use crate::buffer::HipBuffer;
-pub(crate) use crate::event::RetainedEvent;
+use crate::event::HipEvent;
+use crate::hal_object::Retained;
 use crate::status::Result;
 use core::ffi::c_void;
 
@@ -294,11 +295,11 @@ pub(crate) enum Command {
     /// Everything before completes before anything after starts.
     Barrier,
     /// Signals the event once everything before has completed (`crate::event`).
-    SignalEvent(RetainedEvent),
+    SignalEvent(Retained<HipEvent>),
     /// Needs no GPU work (see `crate::event`); holds the event as IREE's command buffers do.
-    ResetEvent { _event: RetainedEvent },
+    ResetEvent { _event: Retained<HipEvent> },
     /// Everything after waits for the latest issued signal of each event.
-    WaitEvents(Vec<RetainedEvent>),
+    WaitEvents(Vec<Retained<HipEvent>>),
 }
 
 impl Command {
@@ -480,8 +481,8 @@ pub(crate) fn waits_outside(commands: &[Command]) -> bool {
     let mut signalled: Vec<*const iree_hal_event_t> = Vec::new();
     for command in commands {
         match command {
-            Command::SignalEvent(event) => signalled.push(event.as_ptr()),
-            Command::WaitEvents(events) if events.iter().any(|event| !signalled.contains(&event.as_ptr())) => return true,
+            Command::SignalEvent(event) => signalled.push(event.as_raw().cast_const()),
+            Command::WaitEvents(events) if events.iter().any(|event| !signalled.contains(&event.as_raw().cast_const())) => return true,
             _ => {}
         }
     }

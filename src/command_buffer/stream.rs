@@ -4,6 +4,8 @@
 //! stream and waits make the stream wait for it (`crate::event`).
 
 use super::commands::*;
+use crate::event::HipEvent;
+use crate::hal_object::Retained;
 use super::kernels::{lookup_kernel, ArgumentSpan, KernelArgumentBuilder, KernelArgumentTable, KernelLaunchInfo};
 use crate::abi::*;
 use crate::hip::types::*;
@@ -21,8 +23,8 @@ pub(crate) enum Step<'a> {
     Launch { info: KernelLaunchInfo, arguments: ArgumentSpan, grid: Grid },
     /// Nothing to do on a stream, which runs in order.
     Barrier,
-    Signal(&'a RetainedEvent),
-    Wait(&'a [RetainedEvent]),
+    Signal(&'a Retained<HipEvent>),
+    Wait(&'a [Retained<HipEvent>]),
 }
 
 pub(crate) enum Grid {

@@ -4,7 +4,8 @@
 use super::{DispatchWorkgroups, HipCommandBuffer};
 use crate::abi::*;
 use crate::boundary;
-use crate::event::RetainedEvent;
+use crate::event::HipEvent;
+use crate::hal_object::Retained;
 use core::ffi::c_void;
 
 static HIP_COMMAND_BUFFER_VTABLE: iree_hal_command_buffer_vtable_t = iree_hal_command_buffer_vtable_t {
@@ -104,7 +105,7 @@ unsafe extern "C" fn command_buffer_signal_event(
     with_command_buffer("iree_hal_hip_command_buffer_signal_event", command_buffer, |cb| {
         cb.ensure_recording("signal_event")?;
         // SAFETY: IREE's contract: NULL or a live event (checked to be ours).
-        let event = unsafe { RetainedEvent::retain(event, "signal_event event") }?;
+        let event = unsafe { Retained::<HipEvent>::retain_ours(event, "signal_event event") }?;
         cb.record("signal_event", IREE_HAL_COMMAND_CATEGORY_DISPATCH, |_| Ok(Some(super::Command::SignalEvent(event))))
     })
 }
@@ -117,7 +118,7 @@ unsafe extern "C" fn command_buffer_reset_event(
     with_command_buffer("iree_hal_hip_command_buffer_reset_event", command_buffer, |cb| {
         cb.ensure_recording("reset_event")?;
         // SAFETY: as for signal_event.
-        let event = unsafe { RetainedEvent::retain(event, "reset_event event") }?;
+        let event = unsafe { Retained::<HipEvent>::retain_ours(event, "reset_event event") }?;
         cb.record("reset_event", IREE_HAL_COMMAND_CATEGORY_DISPATCH, |_| Ok(Some(super::Command::ResetEvent { _event: event })))
     })
 }
@@ -144,7 +145,7 @@ unsafe extern "C" fn command_buffer_wait_events(
         let retained = events
             .iter()
             // SAFETY: each entry NULL or a live event (checked to be ours).
-            .map(|&event| unsafe { RetainedEvent::retain(event, "wait_events event") })
+            .map(|&event| unsafe { Retained::<HipEvent>::retain_ours(event.cast_mut(), "wait_events event") })
             .collect::<crate::status::Result<Vec<_>>>()?;
         cb.record("wait_events", IREE_HAL_COMMAND_CATEGORY_DISPATCH, |_| Ok(Some(super::Command::WaitEvents(retained))))
     })
