@@ -3,7 +3,8 @@
 //! device the buffer's queue affinity names, and statistics.
 
 use crate::abi::*;
-use crate::boundary::{self, OutParam};
+use crate::boundary;
+use crate::hal_object::{self, Live, Mut, Ours, OursConst, Out, Ref, Retained};
 use crate::buffer::{self, BufferMemory, BufferSpec, HipBuffer, SharedStatistics};
 use crate::hip::context::ContextGuard;
 use crate::hip::types::*;
@@ -12,7 +13,6 @@ use crate::hip_call;
 use crate::host_allocator::HostAllocator;
 use crate::status::Result;
 use core::ffi::c_void;
-use core::sync::atomic::AtomicI32;
 use std::sync::Arc;
 
 /// One GPU the allocator can place memory on.
@@ -22,13 +22,18 @@ pub struct AllocatorDevice {
     pub context: hipCtx_t,
 }
 
+// SAFETY: a HIP context handle may be made current on any thread.
+unsafe impl Send for AllocatorDevice {}
+unsafe impl Sync for AllocatorDevice {}
+
 /// Our allocator. C sees the resource header at its start.
 #[repr(C)]
 pub struct HipAllocator {
-    resource: iree_hal_resource_t,
+    resource: iree_hal_allocator_t,
     host_allocator: HostAllocator,
     hip: Arc<HipSymbols>,
-    parent_device: *mut iree_hal_device_t,
+    /// Recorded in buffer placements, not retained (the device owns the allocator).
+    parent_device: hal_object::Address,
     devices: Vec<AllocatorDevice>,
     concurrent_managed_access: bool,
     stats: SharedStatistics,
@@ -44,33 +49,21 @@ impl HipAllocator {
         parent_device: *mut iree_hal_device_t,
         devices: Vec<AllocatorDevice>,
         host_allocator: HostAllocator,
-    ) -> Result<*mut iree_hal_allocator_t> {
+    ) -> Result<Retained<iree_hal_allocator_t>> {
         let first = devices.first().ok_or_else(|| crate::status!(InvalidArgument, "an allocator needs at least one device"))?;
         let mut concurrent: core::ffi::c_int = 0;
         hip_call!(&hip, hipDeviceGetAttribute(&mut concurrent, hipDeviceAttributeConcurrentManagedAccess, first.device))?;
         let allocator = Box::new(HipAllocator {
-            resource: iree_hal_resource_t { ref_count: AtomicI32::new(1), vtable: (&HIP_ALLOCATOR_VTABLE as *const iree_hal_allocator_vtable_t).cast() },
+            resource: iree_hal_allocator_t { resource: hal_object::resource_header::<HipAllocator>() },
             host_allocator,
             hip,
-            parent_device,
+            parent_device: hal_object::Address(parent_device.cast()),
             devices,
             concurrent_managed_access: concurrent != 0,
             stats: SharedStatistics::default(),
         });
-        Ok(Box::into_raw(allocator).cast())
-    }
-
-    /// # Safety
-    /// `allocator` must be NULL or a live HAL allocator.
-    #[inline(always)]
-    unsafe fn from_raw<'a>(allocator: *const iree_hal_allocator_t) -> Result<&'a HipAllocator> {
-        // SAFETY: per the caller.
-        let header = unsafe { boundary::try_ref(allocator, "allocator") }?;
-        if !core::ptr::eq(header.resource.vtable.cast::<iree_hal_allocator_vtable_t>(), &HIP_ALLOCATOR_VTABLE) {
-            return Err(crate::status!(InvalidArgument, "allocator is not a HIP allocator of this library"));
-        }
-        // SAFETY: our vtable means our allocation.
-        Ok(unsafe { &*allocator.cast::<HipAllocator>() })
+        // SAFETY: just made, with its one reference.
+        Ok(unsafe { Retained::adopt(hal_object::into_raw(allocator)) }.expect("a new allocator"))
     }
 
     fn heaps(&self) -> Vec<iree_hal_allocator_memory_heap_t> {
@@ -162,7 +155,7 @@ impl HipAllocator {
         };
         buffer::record_alloc(&self.stats, params_used.type_, allocation_size);
         let placement = iree_hal_buffer_placement_t {
-            device: self.parent_device,
+            device: self.parent_device.get().cast(),
             queue_affinity: if params.queue_affinity != 0 { params.queue_affinity } else { IREE_HAL_QUEUE_AFFINITY_ANY },
             flags: 0,
             reserved: 0,
@@ -184,16 +177,14 @@ impl HipAllocator {
 
 /// The statistics `allocator` counts in, when it is one of ours (buffers made elsewhere for
 /// it, such as stream-ordered ones, count there too).
-///
-/// # Safety
-/// `allocator` must be NULL or a live HAL allocator.
-pub(crate) unsafe fn shared_statistics(allocator: *const iree_hal_allocator_t) -> Option<SharedStatistics> {
-    // SAFETY: per the caller.
-    unsafe { HipAllocator::from_raw(allocator) }.ok().map(|a| a.stats.clone())
+pub(crate) fn shared_statistics(allocator: &Retained<iree_hal_allocator_t>) -> Option<SharedStatistics> {
+    allocator.borrow().downcast::<HipAllocator>().map(|a| a.stats.clone())
 }
 
+crate::hal_object!(HipAllocator { resource: iree_hal_allocator_t }, HIP_ALLOCATOR_VTABLE);
+
 static HIP_ALLOCATOR_VTABLE: iree_hal_allocator_vtable_t = iree_hal_allocator_vtable_t {
-    destroy: Some(allocator_destroy),
+    destroy: Some(hal_object::destroy::<HipAllocator>),
     host_allocator: Some(allocator_host_allocator),
     trim: Some(allocator_trim),
     query_statistics: Some(allocator_query_statistics),
@@ -205,159 +196,93 @@ static HIP_ALLOCATOR_VTABLE: iree_hal_allocator_vtable_t = iree_hal_allocator_vt
     export_buffer: Some(allocator_export_buffer),
 };
 
-unsafe extern "C" fn allocator_destroy(allocator: *mut iree_hal_allocator_t) {
-    boundary::value_entry("iree_hal_hip_allocator_destroy", (), || {
-        // SAFETY: called once for the last reference.
-        if unsafe { HipAllocator::from_raw(allocator) }.is_ok() {
-            // SAFETY: our allocators are boxed.
-            drop(unsafe { Box::from_raw(allocator.cast::<HipAllocator>()) });
-        }
-    })
-}
+crate::hal_thunks! {
+    fn allocator_host_allocator(allocator: OursConst<HipAllocator>) -> iree_allocator_t [fallback: iree_allocator_t { self_: core::ptr::null_mut(), ctl: None }] {
+        allocator.host_allocator.0
+    }
 
-unsafe extern "C" fn allocator_host_allocator(allocator: *const iree_hal_allocator_t) -> iree_allocator_t {
-    let null = iree_allocator_t { self_: core::ptr::null_mut(), ctl: None };
-    boundary::value_entry("iree_hal_hip_allocator_host_allocator", null, || {
-        // SAFETY: IREE's allocator contract.
-        unsafe { HipAllocator::from_raw(allocator) }.map(|a| a.host_allocator.0).unwrap_or(null)
-    })
-}
+    /// Buffers are freed as they are released; nothing is cached here.
+    fn allocator_trim(_allocator: Ours<HipAllocator>) -> Status {
+        Ok(())
+    }
 
-unsafe extern "C" fn allocator_trim(_allocator: *mut iree_hal_allocator_t) -> iree_status_t {
-    // Buffers are freed as they are released; nothing is cached here.
-    core::ptr::null_mut()
-}
+    fn allocator_query_statistics(allocator: Ours<HipAllocator>, out_statistics: Mut<iree_hal_allocator_statistics_t>) -> () [fallback: ()] {
+        *out_statistics = *allocator.stats.lock();
+    }
 
-unsafe extern "C" fn allocator_query_statistics(allocator: *mut iree_hal_allocator_t, out_statistics: *mut iree_hal_allocator_statistics_t) {
-    boundary::value_entry("iree_hal_hip_allocator_query_statistics", (), || {
-        // SAFETY: IREE's allocator contract.
-        if let (Ok(allocator), false) = (unsafe { HipAllocator::from_raw(allocator) }, out_statistics.is_null()) {
-            // SAFETY: non-null out parameter.
-            unsafe { out_statistics.write(*allocator.stats.lock()) };
-        }
-    })
-}
-
-unsafe extern "C" fn allocator_query_memory_heaps(
-    allocator: *mut iree_hal_allocator_t,
-    capacity: iree_host_size_t,
-    heaps: *mut iree_hal_allocator_memory_heap_t,
-    out_count: *mut iree_host_size_t,
-) -> iree_status_t {
-    boundary::status_entry("iree_hal_hip_allocator_query_memory_heaps", || {
-        // SAFETY: IREE's allocator contract.
-        let allocator = unsafe { HipAllocator::from_raw(allocator) }?;
+    fn allocator_query_memory_heaps(
+        allocator: Ours<HipAllocator>,
+        capacity: iree_host_size_t,
+        heaps: *mut iree_hal_allocator_memory_heap_t,
+        out_count: hal_object::OptionalMut<iree_host_size_t>,
+    ) -> Status
+    where heaps_out = out_array(heaps, capacity)
+    {
         let list = allocator.heaps();
-        if !out_count.is_null() {
-            // SAFETY: non-null out parameter.
-            unsafe { out_count.write(list.len()) };
+        if let Some(out_count) = out_count {
+            *out_count = list.len();
         }
-        if capacity < list.len() {
-            return Err(crate::status::Status::from_code(crate::status::StatusCode::OutOfRange));
-        }
-        boundary::non_null(heaps, "heaps")?;
-        // SAFETY: the caller's array holds `capacity` >= len heaps.
-        unsafe { core::ptr::copy_nonoverlapping(list.as_ptr(), heaps, list.len()) };
+        heaps_out.fill_from(&list)
+    }
+
+    /// IREE's compatibility rules; `params` and `allocation_size` are adjusted in place to
+    /// what would really be allocated.
+    fn allocator_query_buffer_compatibility(
+        allocator: Ours<HipAllocator>,
+        params: Mut<iree_hal_buffer_params_t>,
+        allocation_size: Mut<iree_device_size_t>,
+    ) -> iree_hal_buffer_compatibility_t [fallback: IREE_HAL_BUFFER_COMPATIBILITY_NONE] {
+        allocator.compatibility(params, allocation_size)
+    }
+
+    fn allocator_allocate_buffer(
+        allocator: Ours<HipAllocator>,
+        params: Ref<iree_hal_buffer_params_t>,
+        allocation_size: iree_device_size_t,
+        out_buffer: Out<*mut iree_hal_buffer_t>,
+    ) -> Status {
+        out_buffer.set(allocator.allocate(params, allocation_size)?);
         Ok(())
-    })
-}
+    }
 
-unsafe extern "C" fn allocator_query_buffer_compatibility(
-    allocator: *mut iree_hal_allocator_t,
-    params: *mut iree_hal_buffer_params_t,
-    allocation_size: *mut iree_device_size_t,
-) -> iree_hal_buffer_compatibility_t {
-    boundary::value_entry("iree_hal_hip_allocator_query_buffer_compatibility", IREE_HAL_BUFFER_COMPATIBILITY_NONE, || {
-        // SAFETY: IREE's allocator contract.
-        match (unsafe { HipAllocator::from_raw(allocator) }, unsafe { (params.as_mut(), allocation_size.as_mut()) }) {
-            (Ok(allocator), (Some(params), Some(size))) => allocator.compatibility(params, size),
-            _ => IREE_HAL_BUFFER_COMPATIBILITY_NONE,
-        }
-    })
-}
+    /// IREE hands back a buffer whose last reference is gone: ours are never pooled.
+    fn allocator_deallocate_buffer(_allocator: Live<iree_hal_allocator_t>, buffer: hal_object::Unreferenced<iree_hal_buffer_t>) -> () [fallback: ()] {
+        buffer.destroy();
+    }
 
-unsafe extern "C" fn allocator_allocate_buffer(
-    allocator: *mut iree_hal_allocator_t,
-    params: *const iree_hal_buffer_params_t,
-    allocation_size: iree_device_size_t,
-    out_buffer: *mut *mut iree_hal_buffer_t,
-) -> iree_status_t {
-    boundary::status_entry("iree_hal_hip_allocator_allocate_buffer", || {
-        // SAFETY: IREE's allocator contract.
-        let out = unsafe { OutParam::new(out_buffer, "out_buffer", core::ptr::null_mut()) }?;
-        // SAFETY: IREE's allocator contract.
-        let allocator = unsafe { HipAllocator::from_raw(allocator) }?;
-        // SAFETY: IREE's allocator contract.
-        let params = unsafe { boundary::try_ref(params, "params") }?;
-        out.set(allocator.allocate(params, allocation_size)?);
+    fn allocator_import_buffer(
+        allocator: Ours<HipAllocator>,
+        params: Ref<iree_hal_buffer_params_t>,
+        external_buffer: Mut<iree_hal_external_buffer_t>,
+        release_callback: iree_hal_buffer_release_callback_t,
+        out_buffer: Out<*mut iree_hal_buffer_t>,
+    ) -> Status {
+        out_buffer.set(allocator.import(params, external_buffer, release_callback)?);
         Ok(())
-    })
-}
+    }
 
-unsafe extern "C" fn allocator_deallocate_buffer(_allocator: *mut iree_hal_allocator_t, buffer: *mut iree_hal_buffer_t) {
-    boundary::value_entry("iree_hal_hip_allocator_deallocate_buffer", (), || {
-        // SAFETY: IREE hands back a buffer whose last reference is gone.
-        unsafe {
-            if let Some(destroy) = (*(*buffer).resource.vtable.cast::<iree_hal_buffer_vtable_t>()).destroy {
-                destroy(buffer);
-            }
-        }
-    })
-}
-
-unsafe extern "C" fn allocator_import_buffer(
-    allocator: *mut iree_hal_allocator_t,
-    params: *const iree_hal_buffer_params_t,
-    external_buffer: *mut iree_hal_external_buffer_t,
-    release_callback: iree_hal_buffer_release_callback_t,
-    out_buffer: *mut *mut iree_hal_buffer_t,
-) -> iree_status_t {
-    boundary::status_entry("iree_hal_hip_allocator_import_buffer", || {
-        // SAFETY: IREE's allocator contract.
-        let out = unsafe { OutParam::new(out_buffer, "out_buffer", core::ptr::null_mut()) }?;
-        // SAFETY: IREE's allocator contract.
-        let allocator = unsafe { HipAllocator::from_raw(allocator) }?;
-        // SAFETY: IREE's allocator contract.
-        let params = unsafe { boundary::try_ref(params, "params") }?;
-        // SAFETY: IREE's allocator contract.
-        let external = unsafe { boundary::try_ref(external_buffer.cast_const(), "external_buffer") }?;
-        out.set(allocator.import(params, external, release_callback)?);
-        Ok(())
-    })
-}
-
-unsafe extern "C" fn allocator_export_buffer(
-    allocator: *mut iree_hal_allocator_t,
-    buffer: *mut iree_hal_buffer_t,
-    requested_type: iree_hal_external_buffer_type_t,
-    requested_flags: iree_hal_external_buffer_flags_t,
-    out_external_buffer: *mut iree_hal_external_buffer_t,
-) -> iree_status_t {
-    boundary::status_entry("iree_hal_hip_allocator_export_buffer", || {
-        // SAFETY: IREE's allocator contract.
-        unsafe { HipAllocator::from_raw(allocator) }?;
-        boundary::non_null(out_external_buffer, "out_external_buffer")?;
+    fn allocator_export_buffer(
+        _allocator: Ours<HipAllocator>,
+        buffer: Live<iree_hal_buffer_t>,
+        requested_type: iree_hal_external_buffer_type_t,
+        requested_flags: iree_hal_external_buffer_flags_t,
+        out_external_buffer: Mut<iree_hal_external_buffer_t>,
+    ) -> Status {
         if requested_type != IREE_HAL_EXTERNAL_BUFFER_TYPE_DEVICE_ALLOCATION {
             return Err(crate::status!(Unimplemented, "exporting buffers as {} is not supported by the HIP allocator", external_type_name(requested_type)));
         }
-        // SAFETY: IREE's allocator contract: a live buffer (possibly a subspan of ours).
-        let header = unsafe { boundary::try_ref(buffer.cast_const(), "buffer") }?;
-        let allocated = if header.allocated_buffer.is_null() { buffer } else { header.allocated_buffer };
-        // SAFETY: the allocated buffer of a live buffer is live.
-        let ours = unsafe { HipBuffer::from_raw(allocated) }?;
-        let base = ours.checked_device_pointer()?;
-        let pointer = base as u64 + header.byte_offset;
-        // SAFETY: checked non-null; the caller's struct.
-        unsafe {
-            out_external_buffer.write(iree_hal_external_buffer_t {
-                type_: IREE_HAL_EXTERNAL_BUFFER_TYPE_DEVICE_ALLOCATION,
-                flags: requested_flags,
-                size: header.byte_length,
-                handle: iree_hal_external_buffer_handle_t { device_allocation: iree_hal_external_buffer_device_allocation_t { ptr: pointer } },
-            })
+        // A subspan of ours exports its range of the allocated buffer.
+        let header = buffer.header();
+        let ours: &HipBuffer = buffer.allocated_buffer()?.ours("buffer")?;
+        let pointer = ours.checked_device_pointer()? as u64 + header.byte_offset;
+        *out_external_buffer = iree_hal_external_buffer_t {
+            type_: IREE_HAL_EXTERNAL_BUFFER_TYPE_DEVICE_ALLOCATION,
+            flags: requested_flags,
+            size: header.byte_length,
+            handle: iree_hal_external_buffer_handle_t { device_allocation: iree_hal_external_buffer_device_allocation_t { ptr: pointer } },
         };
         Ok(())
-    })
+    }
 }
 
 /// IREE's name for an external buffer type, for messages.
@@ -369,19 +294,6 @@ fn external_type_name(type_: iree_hal_external_buffer_type_t) -> String {
         IREE_HAL_EXTERNAL_BUFFER_TYPE_OPAQUE_FD => "OPAQUE_FD".to_owned(),
         IREE_HAL_EXTERNAL_BUFFER_TYPE_OPAQUE_WIN32 => "OPAQUE_WIN32".to_owned(),
         other => format!("external buffer type {other}"),
-    }
-}
-
-/// A caller's release callback, called once when the imported buffer dies.
-struct ReleaseCallback(iree_hal_buffer_release_callback_t);
-// SAFETY: IREE's contract lets the callback run on whichever thread releases the buffer.
-unsafe impl Send for ReleaseCallback {}
-impl ReleaseCallback {
-    fn call(self, buffer: *mut iree_hal_buffer_t) {
-        if let Some(callback) = self.0.fn_ {
-            // SAFETY: the caller's callback with its own user data, called exactly once.
-            unsafe { callback(self.0.user_data, buffer) };
-        }
     }
 }
 
@@ -425,8 +337,7 @@ impl HipAllocator {
         let device = self.device_for(params.queue_affinity)?;
         let (device_ptr, host_ptr, registration) = match external.type_ {
             IREE_HAL_EXTERNAL_BUFFER_TYPE_HOST_ALLOCATION => {
-                // SAFETY: the union member the type names.
-                let host_ptr = unsafe { external.handle.host_allocation.ptr };
+                let host_ptr = external.host_allocation_ptr().unwrap_or(core::ptr::null_mut());
                 boundary::non_null(host_ptr, "external_buffer.handle.host_allocation.ptr")?;
                 let bytes = usize::try_from(external.size).map_err(|_| crate::status!(OutOfRange, "{} bytes exceed the address space", external.size))?;
                 let _context = ContextGuard::push(&self.hip, device.context)?;
@@ -441,8 +352,7 @@ impl HipAllocator {
                 (device_ptr, host_ptr, Some(registration))
             }
             IREE_HAL_EXTERNAL_BUFFER_TYPE_DEVICE_ALLOCATION => {
-                // SAFETY: the union member the type names.
-                let pointer = unsafe { external.handle.device_allocation.ptr };
+                let pointer = external.device_allocation_ptr().unwrap_or(0);
                 if pointer == 0 {
                     return Err(crate::status!(InvalidArgument, "external_buffer.handle.device_allocation.ptr is NULL"));
                 }
@@ -452,16 +362,15 @@ impl HipAllocator {
                 return Err(crate::status!(Unimplemented, "importing {} buffers is not supported by the HIP allocator", external_type_name(other)));
             }
         };
-        let callback = ReleaseCallback(release_callback);
         let release_hook: buffer::ReleaseHook = Box::new(move |buffer, _device_ptr| {
             if let Some(registration) = registration {
                 registration.unregister();
             }
-            callback.call(buffer);
+            release_callback.call_once(buffer);
         });
         let spec = BufferSpec {
             placement: iree_hal_buffer_placement_t {
-                device: self.parent_device,
+                device: self.parent_device.get().cast(),
                 queue_affinity: if params.queue_affinity != 0 { params.queue_affinity } else { IREE_HAL_QUEUE_AFFINITY_ANY },
                 flags: 0,
                 reserved: 0,

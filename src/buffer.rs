@@ -4,11 +4,11 @@
 //! `iree_hal_buffer_initialize` would.
 
 use crate::abi::*;
-use crate::boundary;
+use crate::hal_object::{self, Address, Borrowed, Live, Ours, Retained};
 use crate::hip::HipSymbols;
 use crate::status::Result;
 use core::ffi::c_void;
-use core::sync::atomic::{AtomicI32, AtomicPtr, Ordering};
+use core::sync::atomic::{AtomicPtr, Ordering};
 use parking_lot::Mutex;
 use std::sync::Arc;
 
@@ -68,7 +68,7 @@ pub struct HipBuffer {
     /// stores (Release) when it issues the allocation and takes back when it issues the
     /// deallocation; readers load it (Acquire) at issue time.
     device_ptr: AtomicPtr<c_void>,
-    host_ptr: *mut c_void,
+    host_ptr: Address,
     hip: Arc<HipSymbols>,
     stats: SharedStatistics,
     release_hook: Mutex<Option<ReleaseHook>>,
@@ -91,9 +91,9 @@ impl HipBuffer {
     /// Wraps allocated memory in a buffer holding one reference; the buffer frees the memory
     /// when its last reference goes.
     pub fn wrap(spec: BufferSpec, hip: Arc<HipSymbols>, stats: SharedStatistics) -> *mut iree_hal_buffer_t {
-        let buffer = Box::into_raw(Box::new(HipBuffer {
+        hal_object::into_raw_buffer(Box::new(HipBuffer {
             base: iree_hal_buffer_t {
-                resource: iree_hal_resource_t { ref_count: AtomicI32::new(1), vtable: (&HIP_BUFFER_VTABLE as *const iree_hal_buffer_vtable_t).cast() },
+                resource: hal_object::resource_header::<HipBuffer>(),
                 allocated_buffer: core::ptr::null_mut(),
                 allocation_size: spec.size,
                 byte_offset: 0,
@@ -108,41 +108,17 @@ impl HipBuffer {
             },
             memory: spec.memory,
             device_ptr: AtomicPtr::new(spec.device_ptr),
-            host_ptr: spec.host_ptr,
+            host_ptr: Address(spec.host_ptr),
             hip,
             stats,
             release_hook: Mutex::new(spec.release_hook),
-        }));
-        // SAFETY: just allocated; a whole buffer is its own allocated buffer.
-        unsafe { (*buffer).base.allocated_buffer = buffer.cast() };
-        buffer.cast()
+        }))
     }
 
-    /// Whether `buffer` (non-null, live) is one of ours; a check with no error to build, for
-    /// hot paths that report failures separately.
-    ///
-    /// # Safety
-    /// `buffer` must be a live HAL buffer.
-    #[inline]
-    pub unsafe fn is_ours(buffer: *const iree_hal_buffer_t) -> bool {
-        // SAFETY: per the caller; a field read.
-        let vtable = unsafe { core::ptr::addr_of!((*buffer).resource.vtable).read() };
-        core::ptr::eq(vtable.cast::<iree_hal_buffer_vtable_t>(), &HIP_BUFFER_VTABLE)
-    }
-
-    /// Borrows one of our buffers, checking its vtable.
-    ///
-    /// # Safety
-    /// `buffer` must be NULL or a live HAL buffer.
-    #[inline]
-    pub unsafe fn from_raw<'a>(buffer: *mut iree_hal_buffer_t) -> Result<&'a HipBuffer> {
-        // SAFETY: per the caller.
-        let header = unsafe { boundary::try_ref(buffer.cast_const(), "buffer") }?;
-        if !core::ptr::eq(header.resource.vtable.cast::<iree_hal_buffer_vtable_t>(), &HIP_BUFFER_VTABLE) {
-            return Err(crate::status!(InvalidArgument, "buffer was not allocated by a HIP device of this library"));
-        }
-        // SAFETY: our vtable means our allocation.
-        Ok(unsafe { &*buffer.cast::<HipBuffer>() })
+    /// As `wrap`, owning the reference.
+    pub fn wrap_retained(spec: BufferSpec, hip: Arc<HipSymbols>, stats: SharedStatistics) -> Retained<HipBuffer> {
+        // SAFETY: just made, with its one reference.
+        unsafe { Retained::adopt_ours(HipBuffer::wrap(spec, hip, stats)) }
     }
 
     /// The device address of the buffer's first byte: NULL for a stream-ordered buffer
@@ -186,11 +162,11 @@ impl HipBuffer {
 
     /// The host address of the buffer's first byte, if the memory is host-visible.
     pub fn host_pointer(&self) -> *mut c_void {
-        self.host_ptr
+        self.host_ptr.get()
     }
 
-    fn map(&self, mapping_mode: iree_hal_mapping_mode_t, offset: u64, length: u64, mapping: *mut iree_hal_buffer_mapping_t) -> Result<()> {
-        if self.base.memory_type & IREE_HAL_MEMORY_TYPE_HOST_VISIBLE == 0 || self.host_ptr.is_null() {
+    fn map(&self, mapping_mode: iree_hal_mapping_mode_t, offset: u64, length: u64, mapping: &mut iree_hal_buffer_mapping_t) -> Result<()> {
+        if self.base.memory_type & IREE_HAL_MEMORY_TYPE_HOST_VISIBLE == 0 || self.host_ptr.get().is_null() {
             return Err(crate::status!(PermissionDenied, "buffer memory type {:#x} is not host-visible and cannot be mapped", self.base.memory_type));
         }
         let required = if mapping_mode == IREE_HAL_MAPPING_MODE_PERSISTENT {
@@ -205,12 +181,8 @@ impl HipBuffer {
         if end.is_none() {
             return Err(crate::status!(OutOfRange, "mapping [{offset}, +{length}) exceeds the allocation of {} bytes", self.base.allocation_size));
         }
-        boundary::non_null(mapping, "mapping")?;
-        // SAFETY: host memory of `allocation_size` bytes; the range is checked above; the
-        // mapping struct is the caller's.
-        unsafe {
-            (*mapping).contents = iree_byte_span_t { data: self.host_ptr.cast::<u8>().add(offset as usize), data_length: length as usize };
-        }
+        // Within the host allocation (checked above).
+        mapping.contents = iree_byte_span_t { data: self.host_ptr.get().cast::<u8>().wrapping_add(offset as usize), data_length: length as usize };
         Ok(())
     }
 }
@@ -221,7 +193,7 @@ impl Drop for HipBuffer {
         // Freeing synchronises with work still using the memory, as HIP's frees do.
         let _ = match self.memory {
             BufferMemory::Device => crate::hip_call!(&self.hip, hipFree(device_ptr)),
-            BufferMemory::Host => crate::hip_call!(&self.hip, hipHostFree(self.host_ptr)),
+            BufferMemory::Host => crate::hip_call!(&self.hip, hipHostFree(self.host_ptr.get())),
             BufferMemory::StreamOrdered | BufferMemory::External => Ok(()),
         };
         if let Some(hook) = self.release_hook.get_mut().take() {
@@ -233,101 +205,48 @@ impl Drop for HipBuffer {
     }
 }
 
+crate::hal_object!(HipBuffer { base: iree_hal_buffer_t }, HIP_BUFFER_VTABLE);
+
 static HIP_BUFFER_VTABLE: iree_hal_buffer_vtable_t = iree_hal_buffer_vtable_t {
-    recycle: Some(buffer_recycle),
-    destroy: Some(buffer_destroy),
+    // Our buffers are never pooled: recycling destroys.
+    recycle: Some(hal_object::destroy::<HipBuffer>),
+    destroy: Some(hal_object::destroy::<HipBuffer>),
     map_range: Some(buffer_map_range),
     unmap_range: Some(buffer_unmap_range),
     invalidate_range: Some(buffer_invalidate_range),
     flush_range: Some(buffer_flush_range),
 };
 
-unsafe extern "C" fn buffer_recycle(buffer: *mut iree_hal_buffer_t) {
-    // Our buffers are never pooled: recycling destroys.
-    // SAFETY: IREE's contract: called for the last reference.
-    unsafe { buffer_destroy(buffer) }
-}
+crate::hal_thunks! {
+    fn buffer_map_range(
+        buffer: Ours<HipBuffer>,
+        mapping_mode: iree_hal_mapping_mode_t,
+        _memory_access: iree_hal_memory_access_t,
+        local_byte_offset: iree_device_size_t,
+        local_byte_length: iree_device_size_t,
+        mapping: hal_object::Mut<iree_hal_buffer_mapping_t>,
+    ) -> Status {
+        buffer.map(mapping_mode, local_byte_offset, local_byte_length, mapping)
+    }
 
-unsafe extern "C" fn buffer_destroy(buffer: *mut iree_hal_buffer_t) {
-    boundary::value_entry("iree_hal_hip_buffer_destroy", (), || {
-        // SAFETY: called once, for the last reference.
-        if unsafe { HipBuffer::from_raw(buffer) }.is_ok() {
-            // SAFETY: our buffers are boxed HipBuffers.
-            drop(unsafe { Box::from_raw(buffer.cast::<HipBuffer>()) });
-        }
-    })
-}
+    /// Host memory stays mapped for the buffer's life.
+    fn buffer_unmap_range(_buffer: Live<iree_hal_buffer_t>, _offset: iree_device_size_t, _length: iree_device_size_t, _mapping: *mut iree_hal_buffer_mapping_t) -> Status {
+        Ok(())
+    }
 
-unsafe extern "C" fn buffer_map_range(
-    buffer: *mut iree_hal_buffer_t,
-    mapping_mode: iree_hal_mapping_mode_t,
-    _memory_access: iree_hal_memory_access_t,
-    local_byte_offset: iree_device_size_t,
-    local_byte_length: iree_device_size_t,
-    mapping: *mut iree_hal_buffer_mapping_t,
-) -> iree_status_t {
-    boundary::status_entry("iree_hal_hip_buffer_map_range", || {
-        // SAFETY: IREE's buffer contract.
-        unsafe { HipBuffer::from_raw(buffer) }?.map(mapping_mode, local_byte_offset, local_byte_length, mapping)
-    })
-}
+    /// HIP host memory is coherent.
+    fn buffer_invalidate_range(_buffer: Live<iree_hal_buffer_t>, _offset: iree_device_size_t, _length: iree_device_size_t) -> Status {
+        Ok(())
+    }
 
-unsafe extern "C" fn buffer_unmap_range(
-    _buffer: *mut iree_hal_buffer_t,
-    _local_byte_offset: iree_device_size_t,
-    _local_byte_length: iree_device_size_t,
-    _mapping: *mut iree_hal_buffer_mapping_t,
-) -> iree_status_t {
-    // Host memory stays mapped for the buffer's life.
-    core::ptr::null_mut()
-}
-
-unsafe extern "C" fn buffer_invalidate_range(_buffer: *mut iree_hal_buffer_t, _offset: iree_device_size_t, _length: iree_device_size_t) -> iree_status_t {
-    // HIP host memory is coherent.
-    core::ptr::null_mut()
-}
-
-unsafe extern "C" fn buffer_flush_range(_buffer: *mut iree_hal_buffer_t, _offset: iree_device_size_t, _length: iree_device_size_t) -> iree_status_t {
-    // HIP host memory is coherent.
-    core::ptr::null_mut()
+    /// HIP host memory is coherent.
+    fn buffer_flush_range(_buffer: Live<iree_hal_buffer_t>, _offset: iree_device_size_t, _length: iree_device_size_t) -> Status {
+        Ok(())
+    }
 }
 
 /// One reference to a HAL buffer of any origin, released when dropped.
-pub struct RetainedBuffer(*mut iree_hal_buffer_t);
-
-// SAFETY: HAL buffers are reference counted atomically and usable from any thread; the
-// header fields and our HipBuffer's pointers read through a reference do not change.
-unsafe impl Send for RetainedBuffer {}
-unsafe impl Sync for RetainedBuffer {}
-
-impl RetainedBuffer {
-    /// # Safety
-    /// `buffer` must be a live HAL buffer.
-    pub unsafe fn retain(buffer: *mut iree_hal_buffer_t) -> RetainedBuffer {
-        // SAFETY: per the caller.
-        unsafe { crate::hal_resource::retain(buffer) };
-        RetainedBuffer(buffer)
-    }
-
-    /// The buffer (still referenced by this value).
-    pub fn as_ptr(&self) -> *mut iree_hal_buffer_t {
-        self.0
-    }
-}
-
-impl crate::queue::Held for RetainedBuffer {
-    fn release_shared(&mut self) -> bool {
-        // SAFETY: we own one reference to a live buffer (or hold none: NULL).
-        unsafe { crate::queue::release_reference_if_shared(&mut self.0) }
-    }
-}
-
-impl Drop for RetainedBuffer {
-    fn drop(&mut self) {
-        // SAFETY: we own one reference.
-        unsafe { crate::hal_resource::release_buffer(self.0) };
-    }
-}
+pub type RetainedBuffer = Retained<iree_hal_buffer_t>;
 
 /// A byte range of a buffer on the device: its device address, with the buffer kept alive.
 pub struct DeviceRange {
@@ -342,25 +261,16 @@ pub struct DeviceRange {
 /// Where a range starts, read when the work using it is issued: a stream-ordered buffer
 /// only has memory once its queue_alloca was issued, which the queue guarantees for work
 /// that waits on that alloca's signals.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub struct DeferredAddress {
-    allocated: *const HipBuffer,
+    allocated: Retained<HipBuffer>,
     offset: u64,
 }
 
-// SAFETY: the buffer is kept alive by the operation holding the range's RetainedBuffer for
-// as long as the address may be resolved; HipBuffer's pointer is atomic.
-unsafe impl Send for DeferredAddress {}
-
 impl DeferredAddress {
     /// The range's device address now.
-    ///
-    /// # Safety
-    /// The range's buffer must still be alive (its `RetainedBuffer` not dropped).
-    pub unsafe fn resolve(self) -> Result<*mut c_void> {
-        // SAFETY: per the caller.
-        let buffer = unsafe { &*self.allocated };
-        let base = buffer.checked_device_pointer()?;
+    pub fn resolve(&self) -> Result<*mut c_void> {
+        let base = self.allocated.checked_device_pointer()?;
         Ok(base.cast::<u8>().wrapping_add(self.offset as usize).cast())
     }
 }
@@ -368,14 +278,11 @@ impl DeferredAddress {
 /// Resolves `[offset, offset + length)` of `buffer` (one of ours, or a subspan IREE's core
 /// made of one of ours) to device memory. `length` IREE_HAL_WHOLE_BUFFER (all ones) means
 /// to the end.
-///
-/// # Safety
-/// `buffer` must be NULL or a live HAL buffer.
-pub unsafe fn device_range(buffer: *mut iree_hal_buffer_t, offset: u64, length: u64, what: &str) -> Result<DeviceRange> {
-    // SAFETY: per the caller.
-    let header = unsafe { boundary::try_ref(buffer.cast_const(), what) }?;
-    // SAFETY: a live buffer's allocated buffer is live while it is.
-    let allocated = unsafe { HipBuffer::from_raw(header.allocated_buffer) }
+pub fn device_range(buffer: Borrowed<'_, iree_hal_buffer_t>, offset: u64, length: u64, what: &str) -> Result<DeviceRange> {
+    let header = buffer.header();
+    let allocated: &HipBuffer = buffer
+        .allocated_buffer()
+        .and_then(|allocated| allocated.ours("buffer"))
         .map_err(|s| s.annotate(&format!("{what} is not memory of this HIP device")))?;
     let available = header.byte_length.checked_sub(offset).ok_or_else(|| {
         crate::status!(OutOfRange, "{what}: offset {offset} is past the end of the {}-byte buffer", header.byte_length)
@@ -387,7 +294,6 @@ pub unsafe fn device_range(buffer: *mut iree_hal_buffer_t, offset: u64, length: 
     let start = header.byte_offset + offset;
     // Offsets within the allocation, checked above; NULL stays NULL-based until allocated.
     let device_ptr = allocated.device_pointer().cast::<u8>().wrapping_add(start as usize).cast();
-    let address = DeferredAddress { allocated, offset: start };
-    // SAFETY: live per the caller.
-    Ok(DeviceRange { device_ptr, length, buffer: unsafe { RetainedBuffer::retain(buffer) }, address })
+    let address = DeferredAddress { allocated: Retained::from_ours(allocated), offset: start };
+    Ok(DeviceRange { device_ptr, length, buffer: buffer.retain(), address })
 }

@@ -13,13 +13,14 @@
 
 use crate::abi::*;
 use crate::boundary;
+use crate::hal_object::{self, Borrowed};
 use crate::device::HipDevice;
 use crate::hip::context::ContextGuard;
 use crate::hip::types::*;
 use crate::hip::HipSymbols;
 use crate::hip_call;
 use crate::host_allocator::HostAllocator;
-use crate::queue::{IssueFn, SendPtr, StreamContext};
+use crate::queue::{IssueFn, StreamContext};
 use crate::status::Result;
 use core::ffi::{c_int, c_void};
 use core::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
@@ -116,6 +117,8 @@ pub struct HipFile {
 unsafe impl Send for HipFile {}
 unsafe impl Sync for HipFile {}
 
+crate::hal_object!(HipFile { resource: iree_hal_file_t }, HIP_FILE_VTABLE);
+
 static HIP_FILE_VTABLE: iree_hal_file_vtable_t = iree_hal_file_vtable_t {
     destroy: Some(file_destroy),
     allowed_access: Some(file_allowed_access),
@@ -132,14 +135,14 @@ impl HipFile {
     ///
     /// # Safety
     /// `handle` must be NULL or a live IREE io file handle.
-    pub unsafe fn import(
+    pub fn import(
         device: &HipDevice,
         queue_affinity: iree_hal_queue_affinity_t,
         access: iree_hal_memory_access_t,
-        handle: *mut iree_io_file_handle_t,
+        handle: crate::hal_object::thunk::IoFileHandleRef<'_>,
     ) -> Result<*mut iree_hal_file_t> {
-        // SAFETY: per the caller.
-        let handle = unsafe { FileHandleRef::retain(handle) }?;
+        // SAFETY: a handle live for the call.
+        let handle = unsafe { FileHandleRef::retain(handle.as_ptr()) }?;
         let fields = handle.fields();
         let mut access = access;
         if fields.access & IREE_IO_FILE_ACCESS_READ == 0 {
@@ -410,13 +413,13 @@ pub struct PreparedTransfer {
 
 fn prepare(file: &HipFile, direction: Direction, file_offset: u64, range: crate::buffer::DeviceRange) -> PreparedTransfer {
     let retained = RetainedFile::retain(file);
-    let (file_ptr, device_ptr, length) = (SendPtr(retained.0.cast()), SendPtr(range.device_ptr), range.length);
+    let (file_ptr, device_ptr, length) = (crate::hal_object::Address(retained.0.cast()), crate::hal_object::Address(range.device_ptr), range.length);
     let issue: IssueFn = Box::new(move |q: &StreamContext| {
         // SAFETY: `retained` (in keep_alive) holds the file until the operation finished.
         let file = unsafe { &*file_ptr.get().cast::<HipFile>() };
         file.transfer(q.hip, Some(q.stream), direction, file_offset, device_ptr.get(), length)
     });
-    PreparedTransfer { issue, keep_alive: vec![Box::new(retained), Box::new(range.buffer)] }
+    PreparedTransfer { issue, keep_alive: vec![Box::new(retained), range.buffer.held()] }
 }
 
 /// Checks a queue read of `[source_offset, +length)` of `source_file` into `target_buffer`
@@ -424,19 +427,17 @@ fn prepare(file: &HipFile, direction: Direction, file_offset: u64, range: crate:
 ///
 /// # Safety
 /// `source_file` and `target_buffer` must be NULL or live HAL objects.
-pub unsafe fn prepare_read(
-    source_file: *mut iree_hal_file_t,
+pub fn prepare_read(
+    source_file: Option<Borrowed<'_, iree_hal_file_t>>,
     source_offset: u64,
-    target_buffer: *mut iree_hal_buffer_t,
+    target_buffer: Option<Borrowed<'_, iree_hal_buffer_t>>,
     target_offset: iree_device_size_t,
     length: iree_device_size_t,
 ) -> Result<PreparedTransfer> {
-    // SAFETY: per the caller.
-    let file = unsafe { HipFile::from_raw(source_file) }.map_err(|s| s.annotate("source_file"))?;
+    let file: &HipFile = hal_object::required(source_file, "file").and_then(|file| file.ours("file")).map_err(|s| s.annotate("source_file"))?;
     file.require(IREE_HAL_MEMORY_ACCESS_READ, "queue_read")?;
     file.check_range(source_offset, length)?;
-    // SAFETY: per the caller.
-    let range = unsafe { crate::buffer::device_range(target_buffer, target_offset, length, "target_buffer") }?;
+    let range = crate::buffer::device_range(hal_object::required(target_buffer, "target_buffer")?, target_offset, length, "target_buffer")?;
     Ok(prepare(file, Direction::FileToDevice, source_offset, range))
 }
 
@@ -445,19 +446,17 @@ pub unsafe fn prepare_read(
 ///
 /// # Safety
 /// `source_buffer` and `target_file` must be NULL or live HAL objects.
-pub unsafe fn prepare_write(
-    source_buffer: *mut iree_hal_buffer_t,
+pub fn prepare_write(
+    source_buffer: Option<Borrowed<'_, iree_hal_buffer_t>>,
     source_offset: iree_device_size_t,
-    target_file: *mut iree_hal_file_t,
+    target_file: Option<Borrowed<'_, iree_hal_file_t>>,
     target_offset: u64,
     length: iree_device_size_t,
 ) -> Result<PreparedTransfer> {
-    // SAFETY: per the caller.
-    let file = unsafe { HipFile::from_raw(target_file) }.map_err(|s| s.annotate("target_file"))?;
+    let file: &HipFile = hal_object::required(target_file, "file").and_then(|file| file.ours("file")).map_err(|s| s.annotate("target_file"))?;
     file.require(IREE_HAL_MEMORY_ACCESS_WRITE, "queue_write")?;
     file.check_range(target_offset, length)?;
-    // SAFETY: per the caller.
-    let range = unsafe { crate::buffer::device_range(source_buffer, source_offset, length, "source_buffer") }?;
+    let range = crate::buffer::device_range(hal_object::required(source_buffer, "source_buffer")?, source_offset, length, "source_buffer")?;
     Ok(prepare(file, Direction::DeviceToFile, target_offset, range))
 }
 
@@ -522,7 +521,8 @@ unsafe fn synchronous_transfer(
     file.require(access, operation)?;
     file.check_range(file_offset, length)?;
     // SAFETY: per the caller.
-    let range = unsafe { crate::buffer::device_range(buffer, buffer_offset, length, "buffer") }?;
+    let buffer = unsafe { crate::hal_object::thunk::borrow_for_call(buffer, "buffer") }?;
+    let range = crate::buffer::device_range(buffer, buffer_offset, length, "buffer")?;
     let _context = ContextGuard::push(&file.hip, file.context)?;
     file.transfer(&file.hip, None, direction, file_offset, range.device_ptr, range.length)
 }

@@ -14,7 +14,8 @@
 //! a FAILED_PRECONDITION instead of a NULL address.
 
 use crate::abi::*;
-use crate::buffer::{BufferMemory, BufferSpec, HipBuffer, ReleaseHook, RetainedBuffer, SharedStatistics};
+use crate::buffer::{BufferMemory, BufferSpec, HipBuffer, ReleaseHook, SharedStatistics};
+use crate::hal_object::{Borrowed, Retained};
 use crate::device::PhysicalGpu;
 use crate::hip::context::ContextGuard;
 use crate::hip::types::*;
@@ -58,7 +59,7 @@ pub struct PoolUsage {
 /// A stream-ordered queue_alloca ready to submit.
 pub struct PreparedAlloca {
     /// The new buffer, with one reference for the caller.
-    pub buffer: *mut iree_hal_buffer_t,
+    pub buffer: Retained<HipBuffer>,
     /// Allocates from the pool on the queue's stream and publishes the pointer.
     pub issue: IssueFn,
     /// What the queue operation keeps alive until it completes.
@@ -157,21 +158,18 @@ impl MemoryPools {
             release_hook: Some(release_hook),
         };
         crate::buffer::record_alloc(&stats, memory_type, size);
-        let buffer = HipBuffer::wrap(spec, self.hip.clone(), stats);
-        // SAFETY: just made, one reference owned here; the operation keeps its own.
-        let kept = unsafe { RetainedBuffer::retain(buffer) };
-        let target = BufferHandle(buffer);
+        let buffer = HipBuffer::wrap_retained(spec, self.hip.clone(), stats);
+        // The operation keeps a reference of its own.
+        let target = buffer.clone();
         let pool = PoolHandle(pool);
         let issue: IssueFn = Box::new(move |q: &StreamContext| {
             let mut device_ptr: *mut c_void = core::ptr::null_mut();
             hip_call!(q.hip, hipMallocFromPoolAsync(&mut device_ptr, bytes, pool.get(), q.stream))?;
-            // SAFETY: the operation's keep-alive holds a reference until it completes.
-            let buffer = unsafe { HipBuffer::from_raw(target.get()) }?;
             // Published before the worker enqueues the signal (see the module comment).
-            buffer.publish_device_pointer(device_ptr);
+            target.publish_device_pointer(device_ptr);
             Ok(())
         });
-        Ok(PreparedAlloca { buffer, issue, keep_alive: vec![Box::new(kept)] })
+        Ok(PreparedAlloca { buffer, issue, keep_alive: Vec::new() })
     }
 
     /// Frees the memory of a stream-ordered buffer released without queue_dealloca.
@@ -192,22 +190,14 @@ impl MemoryPools {
 /// `Some` frees a stream-ordered allocation on the queue's stream once the waits are over;
 /// `None` means the buffer is not stream-ordered and the dealloca is only a barrier.
 ///
-/// # Safety
-/// `buffer` must be a live HAL buffer, kept alive by the operation until it completes.
-pub unsafe fn prepare_dealloca(buffer: *mut iree_hal_buffer_t) -> Option<IssueFn> {
-    // SAFETY: per the caller.
-    let header = unsafe { &*buffer };
-    let allocated = if header.allocated_buffer.is_null() { buffer } else { header.allocated_buffer };
-    // SAFETY: the allocated buffer of a live buffer is live.
-    let ours = unsafe { HipBuffer::from_raw(allocated) }.ok()?;
+pub fn prepare_dealloca(buffer: Borrowed<'_, iree_hal_buffer_t>) -> Option<IssueFn> {
+    let ours: &HipBuffer = buffer.allocated_buffer().ok()?.downcast()?;
     if ours.memory() != BufferMemory::StreamOrdered {
         return None;
     }
-    let target = BufferHandle(allocated);
+    let target = Retained::from_ours(ours);
     Some(Box::new(move |q: &StreamContext| {
-        // SAFETY: kept alive by the operation, checked ours above.
-        let buffer = unsafe { HipBuffer::from_raw(target.get()) }?;
-        let device_ptr = buffer.take_device_pointer();
+        let device_ptr = target.take_device_pointer();
         if device_ptr.is_null() {
             // Never allocated (its alloca failed) or already deallocated.
             return Ok(());
@@ -244,17 +234,6 @@ impl Drop for MemoryPools {
             }
             let _ = hip_call!(&self.hip, hipDevicePrimaryCtxRelease(gpu.device));
         }
-    }
-}
-
-/// A buffer handle moved into an issue step; the operation's keep-alive owns a reference.
-#[derive(Clone, Copy)]
-struct BufferHandle(*mut iree_hal_buffer_t);
-// SAFETY: HAL buffers are usable from any thread; the reference is held elsewhere.
-unsafe impl Send for BufferHandle {}
-impl BufferHandle {
-    fn get(self) -> *mut iree_hal_buffer_t {
-        self.0
     }
 }
 

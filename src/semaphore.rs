@@ -28,7 +28,6 @@ use crate::abi::*;
 use crate::boundary::{self, OutParam};
 use crate::host_allocator::HostAllocator;
 use crate::status::{Result, Status};
-use core::ptr::NonNull;
 use core::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
 use parking_lot::{Condvar, Mutex};
 use std::sync::PoisonError;
@@ -93,10 +92,7 @@ impl StateMutex {
     }
 }
 
-// SAFETY: the header's vtable pointer points at an immutable static and its ref count is
-// atomic; everything else that changes is behind the mutex.
-unsafe impl Send for Semaphore {}
-unsafe impl Sync for Semaphore {}
+crate::hal_object!(Semaphore { resource: iree_hal_semaphore_t }, SEMAPHORE_VTABLE, storage: HostAllocator);
 
 struct SemaphoreState {
     value: u64,
@@ -581,18 +577,14 @@ pub unsafe fn release(semaphore: *mut iree_hal_semaphore_t) {
 }
 
 /// An owned reference to one of our semaphores: cloning retains, dropping releases.
-pub struct SemaphoreRef(NonNull<Semaphore>);
+pub type SemaphoreRef = crate::hal_object::Retained<Semaphore>;
 
-// SAFETY: the reference count is atomic and `Semaphore` is Send + Sync.
-unsafe impl Send for SemaphoreRef {}
-unsafe impl Sync for SemaphoreRef {}
-
-impl SemaphoreRef {
+impl crate::hal_object::Retained<Semaphore> {
     /// Creates a semaphore and owns its first reference.
     pub fn create(initial_value: u64, host_allocator: iree_allocator_t) -> Result<SemaphoreRef> {
         let raw = Semaphore::create(initial_value, host_allocator)?;
-        // SAFETY: just created, non-null, and its one reference is now ours.
-        Ok(SemaphoreRef(unsafe { NonNull::new_unchecked(raw.cast()) }))
+        // SAFETY: just created, and its one reference is now ours.
+        Ok(unsafe { SemaphoreRef::adopt_ours(raw) })
     }
 
     /// Takes a new reference to the semaphore behind a C handle, checking that it is ours.
@@ -602,39 +594,7 @@ impl SemaphoreRef {
     pub unsafe fn retain_raw(semaphore: *mut iree_hal_semaphore_t) -> Result<SemaphoreRef> {
         // SAFETY: per the caller.
         let ours = unsafe { Semaphore::from_raw(semaphore) }?;
-        // SAFETY: checked live and ours.
-        unsafe { retain(semaphore) };
-        Ok(SemaphoreRef(NonNull::from(ours)))
-    }
-
-    /// Gives up this reference as a C handle (the caller must release it).
-    pub fn into_raw(self) -> *mut iree_hal_semaphore_t {
-        let raw = self.as_raw();
-        core::mem::forget(self);
-        raw
-    }
-}
-
-impl core::ops::Deref for SemaphoreRef {
-    type Target = Semaphore;
-    fn deref(&self) -> &Semaphore {
-        // SAFETY: the reference we hold keeps the semaphore alive.
-        unsafe { self.0.as_ref() }
-    }
-}
-
-impl Clone for SemaphoreRef {
-    fn clone(&self) -> SemaphoreRef {
-        // SAFETY: live while we hold our reference.
-        unsafe { retain(self.as_raw()) };
-        SemaphoreRef(self.0)
-    }
-}
-
-impl Drop for SemaphoreRef {
-    fn drop(&mut self) {
-        // SAFETY: we hold one reference.
-        unsafe { release(self.as_raw()) };
+        Ok(SemaphoreRef::from_ours(ours))
     }
 }
 
@@ -816,19 +776,37 @@ pub unsafe fn retain_semaphore_list(list: &iree_hal_semaphore_list_t) -> Result<
     Ok(retained)
 }
 
-/// `iree_hal_device_wait_semaphores` for our semaphores, from C arguments.
-///
-/// # Safety
-/// As `semaphore_list_entries`.
-pub unsafe fn wait_semaphore_list(
-    wait_mode: iree_hal_wait_mode_t,
-    list: &iree_hal_semaphore_list_t,
-    timeout: iree_timeout_t,
-) -> Result<()> {
+/// Takes a reference to every semaphore of a list (all ours), with its value.
+pub fn retain_list(list: crate::hal_object::SemaphoreListView<'_>) -> Result<Vec<(SemaphoreRef, u64)>> {
+    list.semaphores
+        .iter()
+        .zip(list.values)
+        .enumerate()
+        .map(|(index, (semaphore, &value))| {
+            let semaphore = crate::hal_object::required(*semaphore, "semaphore")
+                .and_then(|semaphore| semaphore.ours::<Semaphore>("semaphore"))
+                .map_err(|status| status.annotate(&format!("semaphore_list entry {index}")))?;
+            Ok((SemaphoreRef::from_ours(semaphore), value))
+        })
+        .collect()
+}
+
+/// `iree_hal_device_wait_semaphores` for our semaphores.
+pub fn wait_semaphore_list(wait_mode: iree_hal_wait_mode_t, list: crate::hal_object::SemaphoreListView<'_>, timeout: iree_timeout_t) -> Result<()> {
     let mode = WaitMode::from_raw(wait_mode)?;
     let deadline = Deadline::from_timeout(timeout)?;
-    // SAFETY: per the caller.
-    let entries = unsafe { semaphore_list_entries(list) }?;
+    let entries = list
+        .semaphores
+        .iter()
+        .zip(list.values)
+        .enumerate()
+        .map(|(index, (semaphore, &value))| {
+            let semaphore = crate::hal_object::required(*semaphore, "semaphore")
+                .and_then(|semaphore| semaphore.ours::<Semaphore>("semaphore"))
+                .map_err(|status| status.annotate(&format!("semaphore_list entry {index}")))?;
+            Ok((semaphore, value))
+        })
+        .collect::<Result<Vec<_>>>()?;
     wait_semaphores(mode, &entries, deadline)
 }
 

@@ -7,6 +7,7 @@ mod common;
 
 use common::*;
 use iree_hal_hip_rs::abi::*;
+use iree_hal_hip_rs::hal_object::HalObject;
 use hip_executable_pack::{Executable as PackedExecutable, Export};
 use iree_hal_hip_rs::command_buffer::HipCommandBuffer;
 use iree_hal_hip_rs::device::{HipDevice, PhysicalGpu};
@@ -477,10 +478,10 @@ fn prepared_executions_issue_on_a_queue_stream_and_keep_their_resources_alive() 
         let buffer_refs = || unsafe { (*buffer.0).resource.ref_count.load(Ordering::SeqCst) };
         let command_buffer_refs = || command_buffer.header().resource.ref_count.load(Ordering::SeqCst);
         let bindings = [binding(&buffer)];
-        let (issue, keep_alive) = unsafe { iree_hal_hip_rs::command_buffer::prepare_execution(command_buffer.0, table(&bindings)) }.unwrap();
+        let (issue, keep_alive) = unsafe { prepare_raw(command_buffer.0, table(&bindings)) }.unwrap();
         assert_eq!((buffer_refs(), command_buffer_refs()), (2, 2), "the submission holds the table's buffers and the command buffer");
         // A one-shot command buffer is submitted once.
-        let again = unsafe { iree_hal_hip_rs::command_buffer::prepare_execution(command_buffer.0, table(&bindings)) };
+        let again = unsafe { prepare_raw(command_buffer.0, table(&bindings)) };
         assert_eq!(again.err().unwrap().code(), StatusCode::FailedPrecondition);
         {
             let _context = ContextGuard::push(fixture.hip(), fixture.gpu().context).unwrap();
@@ -498,7 +499,7 @@ fn prepared_executions_issue_on_a_queue_stream_and_keep_their_resources_alive() 
 fn submissions_are_checked_before_anything_is_queued() {
     let fixture = Fixture::new(Mode::Stream);
     let prepare = |command_buffer: &CommandBuffer, bindings: &[iree_hal_buffer_binding_t]| {
-        unsafe { iree_hal_hip_rs::command_buffer::prepare_execution(command_buffer.0, table(bindings)) }.map(|_| ()).map_err(|s| (s.code(), s.to_string()))
+        unsafe { prepare_raw(command_buffer.0, table(bindings)) }.map(|_| ()).map_err(|s| (s.code(), s.to_string()))
     };
     let buffer = fixture.host_buffer(8);
     let command_buffer = fixture.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_DEFAULT, 2);
@@ -516,7 +517,7 @@ fn submissions_are_checked_before_anything_is_queued() {
     assert!(text.contains("overlap"), "{text}");
     prepare(&command_buffer, &[binding(&buffer), binding(&fixture.host_buffer(8))]).unwrap();
     // A NULL command buffer is a barrier.
-    let (issue, keep_alive) = unsafe { iree_hal_hip_rs::command_buffer::prepare_execution(core::ptr::null_mut(), table(&[])) }.unwrap();
+    let (issue, keep_alive) = unsafe { iree_hal_hip_rs::command_buffer::prepare_execution(None, &[]) }.unwrap();
     assert!(keep_alive.is_empty());
     let queue = iree_hal_hip_rs::queue::StreamContext { hip: fixture.hip(), gpu: fixture.gpu(), gpu_index: 0, stream: fixture.stream };
     issue(&queue).unwrap();
@@ -978,4 +979,17 @@ fn barriers_are_accepted_only_while_recording_in_both_modes() {
         fixture.issue(&command_buffer, &[]).unwrap();
         assert_eq!(fixture.read(&buffer), vec![2; 8], "{mode:?}: the fill after the barrier ran last");
     }
+}
+
+/// `prepare_execution` from C arguments.
+///
+/// # Safety
+/// As IREE's queue_execute contract.
+unsafe fn prepare_raw(
+    command_buffer: *mut iree_hal_command_buffer_t,
+    table: iree_hal_buffer_binding_table_t,
+) -> iree_hal_hip_rs::status::Result<(iree_hal_hip_rs::queue::IssueFn, Vec<Box<dyn iree_hal_hip_rs::queue::Held>>)> {
+    let command_buffer = unsafe { iree_hal_hip_rs::hal_object::thunk::borrow_for_call(command_buffer, "command_buffer") }?;
+    let bindings = unsafe { iree_hal_hip_rs::hal_object::Binding::from_c(&table) }?;
+    iree_hal_hip_rs::command_buffer::prepare_execution(Some(command_buffer), bindings)
 }

@@ -6,6 +6,7 @@ mod common;
 use common::*;
 use core::ffi::c_void;
 use iree_hal_hip_rs::abi::*;
+use iree_hal_hip_rs::hal_object::HalObject;
 use iree_hal_hip_rs::driver::*;
 use iree_hal_hip_rs::status::StatusCode;
 use iree_hal_hip_rs::string_builder::iree_string_builder_layout_t;

@@ -9,6 +9,7 @@ use core::ffi::c_void;
 use hip_executable_pack::flatbuffer::{finish, Field, Object, Table};
 use hip_executable_pack::{Executable, Export};
 use iree_hal_hip_rs::abi::*;
+use iree_hal_hip_rs::hal_object::HalObject;
 use iree_hal_hip_rs::device::HipDevice;
 use iree_hal_hip_rs::executable::HipExecutable;
 use iree_hal_hip_rs::hip::context::ContextGuard;

@@ -9,6 +9,7 @@ use common::*;
 use core::ffi::c_void;
 use core::sync::atomic::{AtomicUsize, Ordering};
 use iree_hal_hip_rs::abi::*;
+use iree_hal_hip_rs::hal_object::HalObject;
 use iree_hal_hip_rs::buffer::{BufferMemory, HipBuffer};
 use iree_hal_hip_rs::semaphore::Semaphore;
 use iree_hal_hip_rs::status::{Status, StatusCode};

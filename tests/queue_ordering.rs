@@ -8,6 +8,7 @@ mod common;
 
 use common::*;
 use iree_hal_hip_rs::abi::*;
+use iree_hal_hip_rs::hal_object::HalObject;
 use iree_hal_hip_rs::semaphore::Semaphore;
 use iree_hal_hip_rs::status::StatusCode;
 

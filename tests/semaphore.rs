@@ -7,6 +7,7 @@ mod common;
 use common::*;
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use iree_hal_hip_rs::abi::*;
+use iree_hal_hip_rs::hal_object::SemaphoreListView;
 use iree_hal_hip_rs::semaphore::*;
 use iree_hal_hip_rs::status::{Status, StatusCode};
 use std::sync::{mpsc, Arc, Mutex};
@@ -210,12 +211,12 @@ fn bad_arguments_are_errors_not_crashes() {
         semaphores: semaphores.as_mut_ptr(),
         payload_values: values.as_mut_ptr(),
     };
-    let err = unsafe { wait_semaphore_list(IREE_HAL_WAIT_MODE_ALL, &list, IMMEDIATE) }
+    let err = unsafe { wait_semaphore_list(IREE_HAL_WAIT_MODE_ALL, SemaphoreListView::from_c(&list).unwrap(), IMMEDIATE) }
         .err()
         .unwrap();
     assert_eq!(err.code(), StatusCode::InvalidArgument);
     assert!(err.message().contains("semaphore_list entry 1"), "{err}");
-    let err = unsafe { wait_semaphore_list(9, &list, IMMEDIATE) }
+    let err = unsafe { wait_semaphore_list(9, SemaphoreListView::from_c(&list).unwrap(), IMMEDIATE) }
         .err()
         .unwrap();
     assert!(err.message().contains("unknown wait mode 9"), "{err}");
@@ -237,7 +238,7 @@ fn references_count_and_the_last_release_destroys() {
     drop(second);
     assert_eq!(alloc.live(), 1);
     assert_eq!(third.query().unwrap(), 5);
-    let handed_to_c = third.into_raw();
+    let handed_to_c = third.into_raw_header();
     assert_eq!(refs(), 1);
     c_release(Raw(handed_to_c));
     assert_eq!(alloc.live(), 0);
@@ -555,7 +556,7 @@ fn failure_of_any_semaphore_fails_a_multi_wait_with_its_message() {
                 semaphores: semaphores.as_mut_ptr(),
                 payload_values: values.as_mut_ptr(),
             };
-            unsafe { wait_semaphore_list(mode, &list, INFINITE) }
+            unsafe { wait_semaphore_list(mode, SemaphoreListView::from_c(&list).unwrap(), INFINITE) }
                 .map_err(|e| (e.code(), e.to_string()))
         });
         std::thread::sleep(Duration::from_millis(20));

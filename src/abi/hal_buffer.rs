@@ -260,3 +260,22 @@ mod tests {
         assert_eq!(mapping_impl.is_persistent_bits, 0x8000);
     }
 }
+
+// SAFETY: IREE shares buffers between threads; the header's pointers (allocated buffer,
+// pooling allocator, placement device) are set at creation and only read afterwards.
+unsafe impl Send for iree_hal_buffer_t {}
+unsafe impl Sync for iree_hal_buffer_t {}
+
+// SAFETY: IREE's contract lets a release callback run on whichever thread releases the
+// buffer; the user data is the caller's to synchronize.
+unsafe impl Send for iree_hal_buffer_release_callback_t {}
+
+impl iree_hal_buffer_release_callback_t {
+    /// Calls the callback (if any) for `buffer`; IREE calls it once, when the buffer dies.
+    pub fn call_once(self, buffer: *mut iree_hal_buffer_t) {
+        if let Some(callback) = self.fn_ {
+            // SAFETY: the caller's callback with its own user data, called exactly once.
+            unsafe { callback(self.user_data, buffer) };
+        }
+    }
+}

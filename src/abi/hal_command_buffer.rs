@@ -496,3 +496,8 @@ mod tests {
         assert_eq!(core::mem::offset_of!(iree_hal_command_buffer_validation_state_t, binding_requirements), 16);
     }
 }
+
+// SAFETY: IREE hands command buffers between threads; the header's validation state
+// pointer is owned by the implementation, which synchronizes recording itself.
+unsafe impl Send for iree_hal_command_buffer_t {}
+unsafe impl Sync for iree_hal_command_buffer_t {}

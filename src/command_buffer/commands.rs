@@ -141,7 +141,7 @@ unsafe fn locate_valid(buffer: *mut iree_hal_buffer_t, offset: u64, length: u64)
     let header = unsafe { buffer.as_ref() }?;
     let allocated = if header.allocated_buffer.is_null() { buffer } else { header.allocated_buffer };
     // SAFETY: the allocated buffer of a live buffer is live.
-    if !unsafe { HipBuffer::is_ours(allocated) } {
+    if unsafe { crate::hal_object::downcast::<HipBuffer>(allocated) }.is_none() {
         return None;
     }
     let max_length = header.byte_length;
@@ -169,7 +169,7 @@ unsafe fn locate_failure(buffer: *mut iree_hal_buffer_t, offset: u64, length: u6
     let header = unsafe { crate::boundary::try_ref(buffer.cast_const(), what) }?;
     let allocated = if header.allocated_buffer.is_null() { buffer } else { header.allocated_buffer };
     // SAFETY: the allocated buffer of a live buffer is live.
-    if !unsafe { HipBuffer::is_ours(allocated) } {
+    if unsafe { crate::hal_object::downcast::<HipBuffer>(allocated) }.is_none() {
         return Err(crate::status!(InvalidArgument, "{what}: buffer was not allocated by a HIP device of this library"));
     }
     let (start, length) = subrange(header.byte_offset, header.byte_length, offset, length, what)?;

@@ -4,32 +4,19 @@
 //! keep the command buffer and the table's buffers alive until the stream is done.
 
 use crate::buffer::RetainedBuffer;
+use crate::hal_object::{Binding, Borrowed, Retained};
 use super::HipCommandBuffer;
 use crate::abi::*;
 use crate::queue::{Held, IssueFn, StreamContext};
 use crate::status::Result;
 use std::sync::Arc;
 
-/// One reference to a command buffer, released when dropped.
-struct RetainedCommandBuffer(*mut iree_hal_command_buffer_t);
-
-// SAFETY: HAL command buffers are atomically reference counted; ours is Sync.
-unsafe impl Send for RetainedCommandBuffer {}
-unsafe impl Sync for RetainedCommandBuffer {}
-
-impl Drop for RetainedCommandBuffer {
-    fn drop(&mut self) {
-        // SAFETY: we own the reference taken in `prepare_execution`.
-        unsafe { crate::hal_resource::release(self.0) };
-    }
-}
-
 /// A submission's command buffer and binding table, shared by the issue step and the
 /// queue's keep-alive list.
 struct Execution {
-    command_buffer: RetainedCommandBuffer,
+    command_buffer: Option<Retained<iree_hal_command_buffer_t>>,
     binding_table: Vec<iree_hal_buffer_binding_t>,
-    _table_buffers: Vec<RetainedBuffer>,
+    _table_buffers: Vec<Option<RetainedBuffer>>,
 }
 
 // SAFETY: the bindings' raw pointers name buffers retained alongside them.
@@ -40,53 +27,24 @@ unsafe impl Sync for Execution {}
 /// the queue's stream and what the queue must keep alive until that work has finished.
 /// A NULL command buffer is a barrier: nothing to issue.
 ///
-/// # Safety
-/// `command_buffer` must be NULL or a live HAL command buffer, and the table must hold
-/// `count` bindings naming live buffers (or NULL), as IREE's `queue_execute` guarantees.
-pub unsafe fn prepare_execution(
-    command_buffer: *mut iree_hal_command_buffer_t,
-    binding_table: iree_hal_buffer_binding_table_t,
-) -> Result<(IssueFn, Vec<Box<dyn Held>>)> {
-    if command_buffer.is_null() {
+pub fn prepare_execution(command_buffer: Option<Borrowed<'_, iree_hal_command_buffer_t>>, binding_table: &[Binding<'_>]) -> Result<(IssueFn, Vec<Box<dyn Held>>)> {
+    let Some(command_buffer) = command_buffer else {
         return Ok((Box::new(|_| Ok(())), Vec::new()));
-    }
-    // SAFETY: per the caller.
-    let ours = unsafe { HipCommandBuffer::from_raw(command_buffer) }?;
-    let bindings: Vec<iree_hal_buffer_binding_t> = if binding_table.count == 0 {
-        Vec::new()
-    } else {
-        crate::boundary::non_null(binding_table.bindings, "binding_table.bindings")?;
-        // SAFETY: per the caller.
-        unsafe { core::slice::from_raw_parts(binding_table.bindings, binding_table.count) }.to_vec()
     };
+    // SAFETY: live for the call.
+    let ours = unsafe { HipCommandBuffer::from_raw(command_buffer.as_ptr()) }?;
+    let bindings: Vec<iree_hal_buffer_binding_t> = binding_table.iter().map(Binding::to_raw).collect();
     ours.check_submission(&bindings)?;
-    let table_buffers = bindings
-        .iter()
-        .filter(|binding| !binding.buffer.is_null())
-        // SAFETY: per the caller, live buffers.
-        .map(|binding| unsafe { RetainedBuffer::retain(binding.buffer) })
-        .collect();
-    // SAFETY: live per the caller; released by RetainedCommandBuffer.
-    unsafe { crate::hal_resource::retain(command_buffer) };
-    let execution = Arc::new(Execution {
-        command_buffer: RetainedCommandBuffer(command_buffer),
-        binding_table: bindings,
-        _table_buffers: table_buffers,
-    });
+    let table_buffers = binding_table.iter().filter_map(|binding| binding.buffer.map(|buffer| Some(buffer.retain()))).collect();
+    let execution = Arc::new(Execution { command_buffer: Some(command_buffer.retain()), binding_table: bindings, _table_buffers: table_buffers });
     let for_issue = execution.clone();
     let issue: IssueFn = Box::new(move |queue: &StreamContext| {
+        let command_buffer = for_issue.command_buffer.as_ref().expect("held until the execution completes");
         // SAFETY: retained by `for_issue`, and checked ours above.
-        let command_buffer = unsafe { HipCommandBuffer::from_raw(for_issue.command_buffer.0) }?;
+        let command_buffer = unsafe { HipCommandBuffer::from_raw(command_buffer.as_ptr()) }?;
         command_buffer.issue(queue.hip, &queue.gpu, queue.gpu_index, queue.stream, &for_issue.binding_table)
     });
     Ok((issue, vec![Box::new(execution)]))
-}
-
-impl Held for RetainedCommandBuffer {
-    fn release_shared(&mut self) -> bool {
-        // SAFETY: we own one reference to a live command buffer (or none: NULL).
-        unsafe { crate::queue::release_reference_if_shared(&mut self.0) }
-    }
 }
 
 /// Shared with the issue step only until it ran; by completion this is the one holder.

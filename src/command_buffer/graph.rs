@@ -33,9 +33,9 @@ impl GraphKey {
                 let header = unsafe { &*binding.buffer };
                 let allocated = if header.allocated_buffer.is_null() { binding.buffer } else { header.allocated_buffer };
                 // SAFETY: as above. A foreign buffer keys by its handle; resolving fails later.
-                let base = match unsafe { crate::buffer::HipBuffer::from_raw(allocated) } {
-                    Ok(buffer) => buffer.device_pointer() as usize,
-                    Err(_) => allocated as usize,
+                let base = match unsafe { crate::hal_object::downcast::<crate::buffer::HipBuffer>(allocated) } {
+                    Some(buffer) => buffer.device_pointer() as usize,
+                    None => allocated as usize,
                 };
                 (base.wrapping_add(header.byte_offset as usize), header.byte_length, binding.offset, binding.length)
             })

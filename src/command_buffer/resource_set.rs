@@ -63,7 +63,7 @@ impl ResourceSet {
             return;
         }
         // SAFETY: per the caller.
-        self.buffers.push(unsafe { RetainedBuffer::retain(buffer) });
+        self.buffers.push(unsafe { RetainedBuffer::retain_live(buffer) });
         self.recent_buffers.remember(buffer);
     }
 

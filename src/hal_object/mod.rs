@@ -22,7 +22,7 @@ pub mod retained;
 pub mod thunk;
 
 pub use retained::Retained;
-pub use thunk::{Borrowed, Bytes, Live, Nullable, OptionalRef, Ours, OursConst, Out, Ref};
+pub use thunk::{Binding, BindingTable, Borrowed, Bytes, Live, Mut, Nullable, OptionalMut, OptionalRef, Unreferenced, Ours, OursConst, Out, Ref, SemaphoreList, SemaphoreListView};
 
 use crate::abi::*;
 use crate::host_allocator::HostAllocator;
@@ -296,4 +296,34 @@ pub fn retain_ours<T: HalObject>(object: &T) -> *mut T::Raw {
 /// The C pointer of one of our objects, without a new reference (for a borrowed result).
 pub fn as_raw<T: HalObject>(object: &T) -> *mut T::Raw {
     (object as *const T).cast_mut().cast()
+}
+
+/// A memory address held by an object that is shared between threads. Holding or copying
+/// an address is harmless; whoever dereferences it needs an `unsafe` block of their own,
+/// with the reason the memory is live.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Address(pub *mut core::ffi::c_void);
+
+// SAFETY: see above: only the value is shared.
+unsafe impl Send for Address {}
+unsafe impl Sync for Address {}
+
+impl Address {
+    /// The address (a method, so closures capture the whole `Address`).
+    pub fn get(self) -> *mut core::ffi::c_void {
+        self.0
+    }
+}
+
+/// A nullable argument that this use requires: NULL is INVALID_ARGUMENT naming it.
+pub fn required<'a, R: Resource>(object: Option<Borrowed<'a, R>>, name: &str) -> Result<Borrowed<'a, R>> {
+    object.ok_or_else(|| crate::status!(InvalidArgument, "{name} must not be NULL"))
+}
+
+/// Hands a new whole buffer to C: a whole buffer is its own allocated buffer.
+pub fn into_raw_buffer<T: HalObject<Raw = iree_hal_buffer_t>>(object: Box<T>) -> *mut iree_hal_buffer_t {
+    let buffer = into_raw(object);
+    // SAFETY: just made, not shared yet; `T` starts with the buffer header.
+    unsafe { (*buffer).allocated_buffer = buffer };
+    buffer
 }

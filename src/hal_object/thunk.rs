@@ -27,6 +27,7 @@
 use super::{HalObject, Resource, Retained};
 use crate::abi::*;
 use crate::status::Result;
+use core::ptr::NonNull;
 
 /// What borrowed arguments borrow: it lives for one call.
 pub struct CallScope(());
@@ -48,6 +49,14 @@ pub trait Arg {
     /// # Safety
     /// `c` must satisfy IREE's contract for the argument (pointers live for the call).
     unsafe fn convert<'a>(scope: &'a CallScope, c: Self::C, name: &'static str) -> Result<Self::Value<'a>>;
+
+    /// Runs for every argument before any is converted: output parameters are cleared then,
+    /// so that a caller never reads a stale value after any argument was refused.
+    ///
+    /// # Safety
+    /// As `convert`.
+    #[inline]
+    unsafe fn before_any(_c: &Self::C) {}
 }
 
 /// One of our objects, checked: NULL or another library's object is INVALID_ARGUMENT.
@@ -76,40 +85,65 @@ impl<T: HalObject> Arg for OursConst<T> {
     }
 }
 
-/// A HAL object of any origin, live for the call.
+/// A HAL object of any origin, live for the call (`'a`). Has the layout of a non-null C
+/// pointer, so C arrays of nullable objects read as `[Option<Borrowed>]`.
+#[repr(transparent)]
 pub struct Borrowed<'a, R: Resource> {
-    object: *mut R,
+    object: NonNull<R>,
     _call: core::marker::PhantomData<&'a R>,
 }
 
 impl<'a, R: Resource> Borrowed<'a, R> {
+    /// # Safety
+    /// `object` must be live for `'a`.
+    unsafe fn new(object: NonNull<R>) -> Borrowed<'a, R> {
+        Borrowed { object, _call: core::marker::PhantomData }
+    }
+
     /// A reference of our own, for keeping the object past the call.
     pub fn retain(&self) -> Retained<R> {
         // SAFETY: live for the call, non-null.
-        unsafe { Retained::retain(self.object, R::KIND) }.expect("checked non-null")
+        unsafe { Retained::retain(self.object.as_ptr(), R::KIND) }.expect("checked non-null")
     }
 
     /// The C pointer (for handing on to C, or for identity comparisons).
     pub fn as_ptr(&self) -> *mut R {
-        self.object
+        self.object.as_ptr()
     }
 
     /// The one of ours it is, or INVALID_ARGUMENT naming `name`.
     pub fn ours<T: HalObject<Raw = R>>(&self, name: &str) -> Result<&'a T> {
         // SAFETY: live for the call.
-        unsafe { super::cast::<T>(self.object, name) }
+        unsafe { super::cast::<T>(self.object.as_ptr(), name) }
     }
 
     /// The one of ours it is, if it is one.
     pub fn downcast<T: HalObject<Raw = R>>(&self) -> Option<&'a T> {
         // SAFETY: live for the call.
-        unsafe { super::downcast::<T>(self.object) }
+        unsafe { super::downcast::<T>(self.object.as_ptr()) }
     }
 
     /// The object's header fields (buffers: their range and allocated buffer).
     pub fn header(&self) -> &'a R {
         // SAFETY: live for the call; IREE's headers are plain `repr(C)` data.
-        unsafe { &*self.object }
+        unsafe { &*self.object.as_ptr() }
+    }
+}
+
+impl<R: Resource> Retained<R> {
+    /// Borrows the object for as long as this reference is borrowed.
+    pub fn borrow(&self) -> Borrowed<'_, R> {
+        // SAFETY: our reference keeps it alive while `self` is borrowed.
+        unsafe { Borrowed::new(NonNull::new(self.as_ptr()).expect("a retained object is never NULL")) }
+    }
+}
+
+impl Borrowed<'_, iree_hal_buffer_t> {
+    /// The buffer that owns the memory: the buffer itself unless it is a subspan.
+    pub fn allocated_buffer(&self) -> Result<Borrowed<'_, iree_hal_buffer_t>> {
+        let allocated = NonNull::new(self.header().allocated_buffer).ok_or_else(|| crate::status!(InvalidArgument, "buffer has no allocated buffer"))?;
+        // SAFETY: a live buffer keeps its allocated buffer alive.
+        Ok(unsafe { Borrowed::new(allocated) })
     }
 }
 
@@ -120,6 +154,44 @@ impl<R: Resource> Clone for Borrowed<'_, R> {
 }
 impl<R: Resource> Copy for Borrowed<'_, R> {}
 
+/// Borrows a HAL object for the current call (for code not yet declared through
+/// `hal_thunks!`); NULL is INVALID_ARGUMENT naming `name`.
+///
+/// # Safety
+/// `object` must be NULL or live for `'a`.
+pub unsafe fn borrow_for_call<'a, R: Resource>(object: *mut R, name: &str) -> Result<Borrowed<'a, R>> {
+    let object = NonNull::new(object).ok_or_else(|| crate::status!(InvalidArgument, "{name} must not be NULL"))?;
+    // SAFETY: per the caller.
+    Ok(unsafe { Borrowed::new(object) })
+}
+
+/// An IREE io file handle (`iree_io_file_handle_t`, not a HAL object), live for the call.
+pub struct IoFileHandle;
+
+/// The handle of an `IoFileHandle` argument.
+#[derive(Clone, Copy)]
+pub struct IoFileHandleRef<'a> {
+    handle: NonNull<iree_io_file_handle_t>,
+    _call: core::marker::PhantomData<&'a iree_io_file_handle_t>,
+}
+
+impl IoFileHandleRef<'_> {
+    /// The handle, live for the call.
+    pub fn as_ptr(&self) -> *mut iree_io_file_handle_t {
+        self.handle.as_ptr()
+    }
+}
+
+impl Arg for IoFileHandle {
+    type C = *mut iree_io_file_handle_t;
+    type Value<'a> = IoFileHandleRef<'a>;
+
+    unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, name: &'static str) -> Result<IoFileHandleRef<'a>> {
+        let handle = NonNull::new(c).ok_or_else(|| crate::status!(InvalidArgument, "{name} must not be NULL"))?;
+        Ok(IoFileHandleRef { handle, _call: core::marker::PhantomData })
+    }
+}
+
 /// A HAL object of any origin that must not be NULL.
 pub struct Live<R>(core::marker::PhantomData<R>);
 
@@ -128,10 +200,9 @@ impl<R: Resource> Arg for Live<R> {
     type Value<'a> = Borrowed<'a, R>;
 
     unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, name: &'static str) -> Result<Borrowed<'a, R>> {
-        if c.is_null() {
-            return Err(crate::status!(InvalidArgument, "{name} must not be NULL"));
-        }
-        Ok(Borrowed { object: c, _call: core::marker::PhantomData })
+        let object = NonNull::new(c).ok_or_else(|| crate::status!(InvalidArgument, "{name} must not be NULL"))?;
+        // SAFETY: live for the call per the caller.
+        Ok(unsafe { Borrowed::new(object) })
     }
 }
 
@@ -143,7 +214,8 @@ impl<R: Resource> Arg for Nullable<R> {
     type Value<'a> = Option<Borrowed<'a, R>>;
 
     unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, _: &'static str) -> Result<Option<Borrowed<'a, R>>> {
-        Ok((!c.is_null()).then_some(Borrowed { object: c, _call: core::marker::PhantomData }))
+        // SAFETY: live for the call per the caller.
+        Ok(NonNull::new(c).map(|object| unsafe { Borrowed::new(object) }))
     }
 }
 
@@ -157,6 +229,66 @@ impl<T: 'static> Arg for Ref<T> {
     unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, name: &'static str) -> Result<&'a T> {
         // SAFETY: per the caller.
         unsafe { crate::boundary::try_ref(c, name) }
+    }
+}
+
+/// A pointer to a C struct the body fills in; must not be NULL.
+pub struct Mut<T>(core::marker::PhantomData<T>);
+
+impl<T: 'static> Arg for Mut<T> {
+    type C = *mut T;
+    type Value<'a> = &'a mut T;
+
+    unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, name: &'static str) -> Result<&'a mut T> {
+        crate::boundary::non_null(c, name)?;
+        // SAFETY: per the caller, writable and not aliased for the call.
+        Ok(unsafe { &mut *c })
+    }
+}
+
+/// A pointer to a C value the body may fill in, or NULL.
+pub struct OptionalMut<T>(core::marker::PhantomData<T>);
+
+impl<T: 'static> Arg for OptionalMut<T> {
+    type C = *mut T;
+    type Value<'a> = Option<&'a mut T>;
+
+    unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, _: &'static str) -> Result<Option<&'a mut T>> {
+        // SAFETY: per the caller, writable and not aliased for the call when non-null.
+        Ok(unsafe { c.as_mut() })
+    }
+}
+
+/// A HAL object IREE hands back with no references left (a pooling allocator's
+/// `deallocate_buffer`): the body may only destroy it.
+pub struct Unreferenced<R>(core::marker::PhantomData<R>);
+
+/// The object of an `Unreferenced` argument.
+pub struct UnreferencedObject<'a, R: Resource> {
+    object: NonNull<R>,
+    _call: core::marker::PhantomData<&'a R>,
+}
+
+impl UnreferencedObject<'_, iree_hal_buffer_t> {
+    /// Destroys the buffer through its own vtable.
+    pub fn destroy(self) {
+        let buffer = self.object.as_ptr();
+        // SAFETY: IREE's contract: a live buffer nobody references any more.
+        unsafe {
+            if let Some(destroy) = (*(*buffer).resource.vtable.cast::<iree_hal_buffer_vtable_t>()).destroy {
+                destroy(buffer);
+            }
+        }
+    }
+}
+
+impl<R: Resource> Arg for Unreferenced<R> {
+    type C = *mut R;
+    type Value<'a> = UnreferencedObject<'a, R>;
+
+    unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, name: &'static str) -> Result<UnreferencedObject<'a, R>> {
+        let object = NonNull::new(c).ok_or_else(|| crate::status!(InvalidArgument, "{name} must not be NULL"))?;
+        Ok(UnreferencedObject { object, _call: core::marker::PhantomData })
     }
 }
 
@@ -215,9 +347,109 @@ impl<V: Cleared> Arg for Out<V> {
     type C = *mut V;
     type Value<'a> = crate::boundary::OutParam<V>;
 
+    unsafe fn before_any(c: &*mut V) {
+        if !c.is_null() {
+            // SAFETY: per the caller, a writable output slot.
+            unsafe { c.write(V::cleared()) };
+        }
+    }
+
     unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, name: &'static str) -> Result<crate::boundary::OutParam<V>> {
         // SAFETY: per the caller.
         unsafe { crate::boundary::OutParam::new(c, name, V::cleared()) }
+    }
+}
+
+/// A semaphore list (`iree_hal_semaphore_list_t`), entries live for the call.
+pub struct SemaphoreList;
+
+/// The entries of a semaphore list.
+#[derive(Clone, Copy)]
+pub struct SemaphoreListView<'a> {
+    /// NULL entries are `None` (and rejected by whoever takes them).
+    pub semaphores: &'a [Option<Borrowed<'a, iree_hal_semaphore_t>>],
+    pub values: &'a [u64],
+}
+
+impl<'a> SemaphoreListView<'a> {
+    /// Reads a C list (for callers outside `hal_thunks!` too).
+    ///
+    /// # Safety
+    /// As IREE's contract for semaphore list arguments: entries live for `'a`.
+    pub unsafe fn from_c(c: &iree_hal_semaphore_list_t) -> Result<SemaphoreListView<'a>> {
+        if c.count == 0 {
+            return Ok(SemaphoreListView { semaphores: &[], values: &[] });
+        }
+        crate::boundary::non_null(c.semaphores, "semaphore_list.semaphores")?;
+        crate::boundary::non_null(c.payload_values, "semaphore_list.payload_values")?;
+        // SAFETY: per the caller both arrays hold `count` entries, each NULL or a live
+        // semaphore; `Option<Borrowed>` has the layout of a nullable pointer.
+        unsafe {
+            Ok(SemaphoreListView {
+                semaphores: core::slice::from_raw_parts(c.semaphores.cast::<Option<Borrowed<'a, iree_hal_semaphore_t>>>(), c.count),
+                values: core::slice::from_raw_parts(c.payload_values, c.count),
+            })
+        }
+    }
+}
+
+impl Arg for SemaphoreList {
+    type C = iree_hal_semaphore_list_t;
+    type Value<'a> = SemaphoreListView<'a>;
+
+    unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, _: &'static str) -> Result<SemaphoreListView<'a>> {
+        // SAFETY: per the caller.
+        unsafe { SemaphoreListView::from_c(&c) }
+    }
+}
+
+/// A binding table (`iree_hal_buffer_binding_table_t`), buffers live for the call.
+pub struct BindingTable;
+
+/// One binding of a table: `iree_hal_buffer_binding_t` with its buffer borrowed.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct Binding<'a> {
+    pub buffer: Option<Borrowed<'a, iree_hal_buffer_t>>,
+    pub offset: iree_device_size_t,
+    pub length: iree_device_size_t,
+}
+
+impl<'a> Binding<'a> {
+    /// Reads a C binding table (for callers outside `hal_thunks!` too).
+    ///
+    /// # Safety
+    /// As IREE's contract for binding tables: `count` bindings of NULL or live buffers, for `'a`.
+    pub unsafe fn from_c(c: &iree_hal_buffer_binding_table_t) -> Result<&'a [Binding<'a>]> {
+        if c.count == 0 {
+            return Ok(&[]);
+        }
+        crate::boundary::non_null(c.bindings, "binding_table.bindings")?;
+        // SAFETY: per the caller; same layout.
+        Ok(unsafe { core::slice::from_raw_parts(c.bindings.cast::<Binding<'a>>(), c.count) })
+    }
+
+    /// The C binding (for tables kept past the call next to retained buffers).
+    pub fn to_raw(&self) -> iree_hal_buffer_binding_t {
+        iree_hal_buffer_binding_t {
+            buffer: self.buffer.map_or(core::ptr::null_mut(), |buffer| buffer.as_ptr()),
+            offset: self.offset,
+            length: self.length,
+        }
+    }
+}
+
+const _: () = assert!(core::mem::size_of::<Binding>() == core::mem::size_of::<iree_hal_buffer_binding_t>());
+const _: () = assert!(core::mem::offset_of!(Binding, offset) == core::mem::offset_of!(iree_hal_buffer_binding_t, offset));
+const _: () = assert!(core::mem::offset_of!(Binding, length) == core::mem::offset_of!(iree_hal_buffer_binding_t, length));
+
+impl Arg for BindingTable {
+    type C = iree_hal_buffer_binding_table_t;
+    type Value<'a> = &'a [Binding<'a>];
+
+    unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, _: &'static str) -> Result<&'a [Binding<'a>]> {
+        // SAFETY: per the caller.
+        unsafe { Binding::from_c(&c) }
     }
 }
 
@@ -249,6 +481,8 @@ plain_args!(
     iree_loop_t,
     iree_hal_collective_op_t,
     iree_hal_label_color_t,
+    iree_hal_buffer_release_callback_t,
+    iree_string_view_t,
 );
 
 /// Raw pointers pass unchanged (using one still needs an `unsafe` block of the caller).
@@ -280,8 +514,11 @@ pub mod joint {
     ///
     /// # Safety
     /// A non-null `data` must hold `offset + length` readable bytes for the call.
-    pub unsafe fn host_bytes_at<'a>(_: &'a CallScope, data: *const c_void, offset: usize, length: u64, name: &str) -> Result<&'a [u8]> {
-        let length = usize::try_from(length).map_err(|_| crate::status!(OutOfRange, "{name}: {length} bytes do not fit in host memory"))?;
+    pub unsafe fn host_bytes_at<'a>(_: &CallScope, data: *const c_void, offset: usize, length: u64, name: &str) -> Result<&'a [u8]> {
+        if length > isize::MAX as u64 {
+            return Err(crate::status!(OutOfRange, "{name}: {length} bytes of host data cannot be addressed"));
+        }
+        let length = length as usize;
         if length == 0 {
             return Ok(&[]);
         }
@@ -297,6 +534,59 @@ pub mod joint {
     pub unsafe fn host_bytes<'a>(scope: &'a CallScope, data: *const c_void, length: usize, name: &str) -> Result<&'a [u8]> {
         // SAFETY: per the caller.
         unsafe { host_bytes_at(scope, data, 0, length as u64, name) }
+    }
+
+    /// Host data C promises at `data + offset` for `length` bytes, read only once the body
+    /// has checked `length` against its destination.
+    pub struct HostSource<'a> {
+        data: *const c_void,
+        offset: usize,
+        length: u64,
+        _call: core::marker::PhantomData<&'a [u8]>,
+    }
+
+    impl<'a> HostSource<'a> {
+        /// The bytes.
+        pub fn bytes(&self) -> Result<&'a [u8]> {
+            if self.length > isize::MAX as u64 {
+                return Err(crate::status!(OutOfRange, "{} bytes of host data cannot be addressed", self.length));
+            }
+            // SAFETY: IREE's contract for the argument (see `host_source`).
+            unsafe { host_bytes_at(&CallScope::new(), self.data, self.offset, self.length, "source") }
+        }
+    }
+
+    /// # Safety
+    /// A non-null `data` must hold `offset + length` readable bytes for the call.
+    pub unsafe fn host_source<'a>(_: &'a CallScope, data: *const c_void, offset: usize, length: u64, _name: &str) -> Result<HostSource<'a>> {
+        Ok(HostSource { data, offset, length, _call: core::marker::PhantomData })
+    }
+
+    /// An array of `capacity` elements C provides for results.
+    pub struct OutArray<'a, T> {
+        data: *mut T,
+        capacity: usize,
+        name: &'a str,
+    }
+
+    impl<T: Copy> OutArray<'_, T> {
+        /// Copies `values` in: OUT_OF_RANGE (IREE's answer that tells the caller to ask again
+        /// with the count it was given) when they do not fit.
+        pub fn fill_from(&self, values: &[T]) -> Result<()> {
+            if self.capacity < values.len() {
+                return Err(crate::status::Status::from_code(crate::status::StatusCode::OutOfRange));
+            }
+            crate::boundary::non_null(self.data, self.name)?;
+            // SAFETY: per `out_array`'s caller, `capacity` >= len writable elements.
+            unsafe { core::ptr::copy_nonoverlapping(values.as_ptr(), self.data, values.len()) };
+            Ok(())
+        }
+    }
+
+    /// # Safety
+    /// A non-null `data` must hold `capacity` writable elements for the call.
+    pub unsafe fn out_array<'a, T>(_: &'a CallScope, data: *mut T, capacity: usize, name: &'static str) -> Result<OutArray<'a, T>> {
+        Ok(OutArray { data, capacity, name })
     }
 
     /// `count` key/value pairs.
@@ -330,6 +620,10 @@ macro_rules! hal_thunks {
             $crate::boundary::status_entry(concat!("iree_hal_hip_", stringify!($name)), || {
                 let scope = $crate::hal_object::thunk::CallScope::new();
                 let scope = &scope;
+                $(
+                    // SAFETY: IREE's contract for the vtable entry.
+                    unsafe { <$kind as $crate::hal_object::thunk::Arg>::before_any(&$arg) };
+                )*
                 $($(
                     // SAFETY: IREE's contract for the vtable entry.
                     let $joined = unsafe { $crate::hal_object::thunk::joint::$join(scope, $($part,)* stringify!($joined)) }?;
@@ -358,6 +652,10 @@ macro_rules! hal_thunks {
                 let scope = $crate::hal_object::thunk::CallScope::new();
                 let scope = &scope;
                 let value = (|| -> $crate::status::Result<$ret> {
+                    $(
+                        // SAFETY: IREE's contract for the vtable entry.
+                        unsafe { <$kind as $crate::hal_object::thunk::Arg>::before_any(&$arg) };
+                    )*
                     $($(
                         // SAFETY: IREE's contract for the vtable entry.
                         let $joined = unsafe { $crate::hal_object::thunk::joint::$join(scope, $($part,)* stringify!($joined)) }?;

@@ -754,17 +754,7 @@ impl Drop for Queue {
 
 /// A raw pointer moved into an issue closure; the memory it points at is kept alive by the
 /// operation's `keep_alive` until the stream has finished with it.
-#[derive(Clone, Copy)]
-pub struct SendPtr(pub *mut c_void);
-// SAFETY: see above; the pointee's lifetime is managed by the operation.
-unsafe impl Send for SendPtr {}
-
-impl SendPtr {
-    /// The pointer (a method, so closures capture the whole `SendPtr`).
-    pub fn get(self) -> *mut c_void {
-        self.0
-    }
-}
+pub type SendPtr = crate::hal_object::Address;
 
 /// A fill pattern of 1, 2 or 4 bytes, widened to what hipMemsetD{8,16,32}Async take.
 #[derive(Clone, Copy, Debug)]
@@ -778,15 +768,12 @@ pub enum FillPattern {
 ///
 /// # Safety
 /// `pattern` must point at `length` readable bytes.
-pub unsafe fn fill_pattern(pattern: *const c_void, length: usize) -> Result<FillPattern> {
-    // SAFETY: per the caller (unaligned reads: the pattern has no alignment guarantee).
-    unsafe {
-        match length {
-            1 => Ok(FillPattern::U8(*pattern.cast::<u8>())),
-            2 => Ok(FillPattern::U16(pattern.cast::<u16>().read_unaligned())),
-            4 => Ok(FillPattern::U32(pattern.cast::<u32>().read_unaligned())),
-            _ => Err(crate::status!(InvalidArgument, "fill pattern length {length} is not 1, 2 or 4 bytes")),
-        }
+pub fn fill_pattern(pattern: &[u8]) -> Result<FillPattern> {
+    match *pattern {
+        [a] => Ok(FillPattern::U8(a)),
+        [a, b] => Ok(FillPattern::U16(u16::from_ne_bytes([a, b]))),
+        [a, b, c, d] => Ok(FillPattern::U32(u32::from_ne_bytes([a, b, c, d]))),
+        _ => Err(crate::status!(InvalidArgument, "fill pattern length {} is not 1, 2 or 4 bytes", pattern.len())),
     }
 }
 
