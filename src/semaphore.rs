@@ -25,10 +25,11 @@
 //! the vtable: the core's wait source calls `query` and `wait`.
 
 use crate::abi::*;
-use crate::boundary::{self, OutParam};
+use crate::hal_object::thunk::OwnedStatus;
+use crate::hal_object::{Ours, Out};
 use crate::host_allocator::HostAllocator;
 use crate::status::{Result, Status};
-use core::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicUsize, Ordering};
 use parking_lot::{Condvar, Mutex};
 use std::sync::PoisonError;
 use crate::queue::SignalProgress;
@@ -240,23 +241,8 @@ impl Semaphore {
             ));
         }
         let host_allocator = HostAllocator(host_allocator);
-        let memory = host_allocator
-            .allocate_zeroed(core::mem::size_of::<Semaphore>())?
-            .cast::<Semaphore>();
-        if memory.align_offset(core::mem::align_of::<Semaphore>()) != 0 {
-            // SAFETY: just allocated from this allocator and unused.
-            unsafe { host_allocator.free(memory.cast()) };
-            return Err(crate::status!(
-                Internal,
-                "host allocator returned memory not aligned to {} bytes",
-                core::mem::align_of::<Semaphore>()
-            ));
-        }
         let semaphore = Semaphore {
-            resource: iree_hal_resource_t {
-                ref_count: AtomicI32::new(1),
-                vtable: (&SEMAPHORE_VTABLE as *const iree_hal_semaphore_vtable_t).cast(),
-            },
+            resource: crate::hal_object::resource_header::<Semaphore>(),
             host_allocator,
             state: StateMutex(std::sync::Mutex::new(SemaphoreState {
                 value: initial_value,
@@ -269,30 +255,9 @@ impl Semaphore {
             })),
             changed: std::sync::Condvar::new(),
         };
-        // SAFETY: `memory` is fresh, large enough and aligned for a `Semaphore`.
-        unsafe { memory.write(semaphore) };
+        let raw = crate::hal_object::into_raw_in(semaphore, host_allocator)?;
         LIVE_SEMAPHORES.fetch_add(1, Ordering::SeqCst);
-        Ok(memory.cast())
-    }
-
-    /// Borrows the semaphore behind a C handle, checking that it is one of ours.
-    ///
-    /// # Safety
-    /// `semaphore` must be NULL or a live HAL semaphore, alive for the returned lifetime.
-    pub unsafe fn from_raw<'a>(semaphore: *mut iree_hal_semaphore_t) -> Result<&'a Semaphore> {
-        // SAFETY: per the caller, a non-null semaphore starts with a resource header.
-        let header = unsafe { boundary::try_ref(semaphore.cast_const(), "semaphore") }?;
-        if !core::ptr::eq(
-            header.resource.vtable.cast::<iree_hal_semaphore_vtable_t>(),
-            &SEMAPHORE_VTABLE,
-        ) {
-            return Err(crate::status!(
-                InvalidArgument,
-                "semaphore {semaphore:p} is not a semaphore of this HIP driver (foreign semaphores cannot be waited on or signalled by it)"
-            ));
-        }
-        // SAFETY: our vtable means our allocation, whose first field is this header.
-        Ok(unsafe { &*semaphore.cast::<Semaphore>() })
+        Ok(raw)
     }
 
     /// The C handle of this semaphore.
@@ -498,18 +463,6 @@ impl Semaphore {
         self.state.lock().timepoints.len()
     }
 
-    /// Drops the object and returns its memory.
-    ///
-    /// # Safety
-    /// `semaphore` must be ours, with no references left.
-    unsafe fn destroy(semaphore: *mut Semaphore) {
-        // SAFETY: per the caller, nothing else uses the semaphore.
-        unsafe {
-            let host_allocator = (*semaphore).host_allocator;
-            core::ptr::drop_in_place(semaphore);
-            host_allocator.free(semaphore.cast());
-        }
-    }
 }
 
 impl Drop for Semaphore {
@@ -541,10 +494,8 @@ impl Drop for Semaphore {
 /// # Safety
 /// `semaphore` must be NULL or a live HAL semaphore.
 pub unsafe fn retain(semaphore: *mut iree_hal_semaphore_t) {
-    if !semaphore.is_null() {
-        // SAFETY: per the caller.
-        unsafe { &(*semaphore).resource.ref_count }.fetch_add(1, Ordering::Relaxed);
-    }
+    // SAFETY: per the caller.
+    unsafe { crate::hal_resource::retain(semaphore) }
 }
 
 /// Drops a reference to any HAL semaphore (NULL is ignored), destroying it through its
@@ -553,27 +504,8 @@ pub unsafe fn retain(semaphore: *mut iree_hal_semaphore_t) {
 /// # Safety
 /// `semaphore` must be NULL or a live HAL semaphore on which the caller holds a reference.
 pub unsafe fn release(semaphore: *mut iree_hal_semaphore_t) {
-    if semaphore.is_null() {
-        return;
-    }
-    // SAFETY: per the caller the object is live; after the last reference nothing else
-    // touches it, and its vtable's destroy frees it.
-    unsafe {
-        if (*semaphore)
-            .resource
-            .ref_count
-            .fetch_sub(1, Ordering::AcqRel)
-            == 1
-        {
-            let vtable = (*semaphore)
-                .resource
-                .vtable
-                .cast::<iree_hal_semaphore_vtable_t>();
-            if let Some(destroy) = (*vtable).destroy {
-                destroy(semaphore);
-            }
-        }
-    }
+    // SAFETY: per the caller.
+    unsafe { crate::hal_resource::release(semaphore) }
 }
 
 /// An owned reference to one of our semaphores: cloning retains, dropping releases.
@@ -593,8 +525,7 @@ impl crate::hal_object::Retained<Semaphore> {
     /// `semaphore` must be NULL or a live HAL semaphore.
     pub unsafe fn retain_raw(semaphore: *mut iree_hal_semaphore_t) -> Result<SemaphoreRef> {
         // SAFETY: per the caller.
-        let ours = unsafe { Semaphore::from_raw(semaphore) }?;
-        Ok(SemaphoreRef::from_ours(ours))
+        unsafe { SemaphoreRef::retain_ours(semaphore, "semaphore") }
     }
 }
 
@@ -728,54 +659,6 @@ pub fn wait_semaphores(
     outcome
 }
 
-/// Reads an `iree_hal_semaphore_list_t` of our semaphores.
-///
-/// # Safety
-/// A non-empty list must point at `count` live semaphores and `count` values, alive for the
-/// returned lifetime.
-pub unsafe fn semaphore_list_entries<'a>(
-    list: &iree_hal_semaphore_list_t,
-) -> Result<Vec<(&'a Semaphore, u64)>> {
-    if list.count == 0 {
-        return Ok(Vec::new());
-    }
-    boundary::non_null(list.semaphores, "semaphore_list.semaphores")?;
-    boundary::non_null(list.payload_values, "semaphore_list.payload_values")?;
-    (0..list.count)
-        .map(|index| {
-            // SAFETY: per the caller, both arrays hold `count` entries.
-            let (semaphore, value) =
-                unsafe { (*list.semaphores.add(index), *list.payload_values.add(index)) };
-            // SAFETY: per the caller.
-            let semaphore = unsafe { Semaphore::from_raw(semaphore) }
-                .map_err(|status| status.annotate(&format!("semaphore_list entry {index}")))?;
-            Ok((semaphore, value))
-        })
-        .collect()
-}
-
-/// Takes a reference to every semaphore of an `iree_hal_semaphore_list_t` of ours, with its
-/// value (one allocation; none for an empty list).
-///
-/// # Safety
-/// As `semaphore_list_entries` (the references taken keep the semaphores alive after).
-pub unsafe fn retain_semaphore_list(list: &iree_hal_semaphore_list_t) -> Result<Vec<(SemaphoreRef, u64)>> {
-    if list.count == 0 {
-        return Ok(Vec::new());
-    }
-    boundary::non_null(list.semaphores, "semaphore_list.semaphores")?;
-    boundary::non_null(list.payload_values, "semaphore_list.payload_values")?;
-    let mut retained = Vec::with_capacity(list.count);
-    for index in 0..list.count {
-        // SAFETY: per the caller, both arrays hold `count` entries.
-        let (semaphore, value) = unsafe { (*list.semaphores.add(index), *list.payload_values.add(index)) };
-        // SAFETY: per the caller, a live HAL semaphore (checked to be ours).
-        let semaphore = unsafe { SemaphoreRef::retain_raw(semaphore) }.map_err(|status| status.annotate(&format!("semaphore_list entry {index}")))?;
-        retained.push((semaphore, value));
-    }
-    Ok(retained)
-}
-
 /// Takes a reference to every semaphore of a list (all ours), with its value.
 pub fn retain_list(list: crate::hal_object::SemaphoreListView<'_>) -> Result<Vec<(SemaphoreRef, u64)>> {
     list.semaphores
@@ -815,32 +698,15 @@ pub fn wait_semaphore_list(wait_mode: iree_hal_wait_mode_t, list: crate::hal_obj
 //===----------------------------------------------------------------------===//
 
 static SEMAPHORE_VTABLE: iree_hal_semaphore_vtable_t = iree_hal_semaphore_vtable_t {
-    destroy: Some(semaphore_destroy),
+    destroy: Some(crate::hal_object::destroy::<Semaphore>),
     query: Some(semaphore_query),
     signal: Some(semaphore_signal),
     fail: Some(semaphore_fail),
     wait: Some(semaphore_wait),
 };
 
-unsafe extern "C" fn semaphore_destroy(semaphore: *mut iree_hal_semaphore_t) {
-    boundary::value_entry("iree_hal_hip_semaphore_destroy", (), || {
-        // SAFETY: IREE calls destroy once, when the last reference goes.
-        if unsafe { Semaphore::from_raw(semaphore) }.is_ok() {
-            // SAFETY: ours, and no references are left.
-            unsafe { Semaphore::destroy(semaphore.cast()) };
-        }
-    })
-}
-
-unsafe extern "C" fn semaphore_query(
-    semaphore: *mut iree_hal_semaphore_t,
-    out_value: *mut u64,
-) -> iree_status_t {
-    boundary::status_entry("iree_hal_hip_semaphore_query", || {
-        // SAFETY: per IREE's semaphore contract.
-        let out_value = unsafe { OutParam::new(out_value, "out_value", 0) }?;
-        // SAFETY: per IREE's semaphore contract.
-        let semaphore = unsafe { Semaphore::from_raw(semaphore) }?;
+crate::hal_thunks! {
+    fn semaphore_query(semaphore: Ours<Semaphore>, out_value: Out<u64>) -> Status {
         match semaphore.query() {
             Ok(value) => {
                 out_value.set(value);
@@ -852,40 +718,19 @@ unsafe extern "C" fn semaphore_query(
                 Err(failure)
             }
         }
-    })
-}
+    }
 
-unsafe extern "C" fn semaphore_signal(
-    semaphore: *mut iree_hal_semaphore_t,
-    new_value: u64,
-) -> iree_status_t {
-    boundary::status_entry("iree_hal_hip_semaphore_signal", || {
-        // SAFETY: per IREE's semaphore contract.
-        unsafe { Semaphore::from_raw(semaphore) }?.signal(new_value)
-    })
-}
+    fn semaphore_signal(semaphore: Ours<Semaphore>, new_value: u64) -> Status {
+        semaphore.signal(new_value)
+    }
 
-unsafe extern "C" fn semaphore_fail(semaphore: *mut iree_hal_semaphore_t, status: iree_status_t) {
-    // SAFETY: `fail` takes ownership of `status` whatever happens next.
-    let failure = unsafe { Status::from_raw(status) }
-        .err()
-        .unwrap_or_else(|| crate::status!(Internal, "semaphore failed with an OK status"));
-    boundary::value_entry("iree_hal_hip_semaphore_fail", (), move || {
-        // SAFETY: per IREE's semaphore contract.
-        if let Ok(semaphore) = unsafe { Semaphore::from_raw(semaphore) } {
-            semaphore.fail(failure);
-        }
-    })
-}
+    /// The status is ours whatever happens (freed when the semaphore is refused).
+    fn semaphore_fail(semaphore: Ours<Semaphore>, status: OwnedStatus) -> () [fallback: ()] {
+        let failure = status.err().unwrap_or_else(|| crate::status!(Internal, "semaphore failed with an OK status"));
+        semaphore.fail(failure);
+    }
 
-unsafe extern "C" fn semaphore_wait(
-    semaphore: *mut iree_hal_semaphore_t,
-    value: u64,
-    timeout: iree_timeout_t,
-) -> iree_status_t {
-    boundary::status_entry("iree_hal_hip_semaphore_wait", || {
-        // SAFETY: per IREE's semaphore contract.
-        let semaphore = unsafe { Semaphore::from_raw(semaphore) }?;
+    fn semaphore_wait(semaphore: Ours<Semaphore>, value: u64, timeout: iree_timeout_t) -> Status {
         semaphore.wait(value, Deadline::from_timeout(timeout)?)
-    })
+    }
 }

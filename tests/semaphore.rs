@@ -7,7 +7,7 @@ mod common;
 use common::*;
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use iree_hal_hip_rs::abi::*;
-use iree_hal_hip_rs::hal_object::SemaphoreListView;
+use iree_hal_hip_rs::hal_object::{HalObject, SemaphoreListView};
 use iree_hal_hip_rs::semaphore::*;
 use iree_hal_hip_rs::status::{Status, StatusCode};
 use std::sync::{mpsc, Arc, Mutex};
@@ -201,7 +201,7 @@ fn bad_arguments_are_errors_not_crashes() {
     let err = unsafe { Semaphore::from_raw(&mut foreign) }.err().unwrap();
     assert_eq!(err.code(), StatusCode::InvalidArgument);
     assert!(
-        err.message().contains("not a semaphore of this HIP driver"),
+        err.message().contains("is not a HIP semaphore of this library"),
         "{err}"
     );
     let mut semaphores = [semaphore.0, &mut foreign as *mut _];

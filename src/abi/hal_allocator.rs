@@ -185,12 +185,12 @@ impl iree_hal_external_buffer_t {
     /// The host pointer of a HOST_ALLOCATION buffer (None for other types).
     pub fn host_allocation_ptr(&self) -> Option<*mut c_void> {
         // SAFETY: the union member the type names.
-        (self.type_ == IREE_HAL_EXTERNAL_BUFFER_TYPE_HOST_ALLOCATION).then(|| unsafe { self.handle.host_allocation.ptr })
+        if self.type_ == IREE_HAL_EXTERNAL_BUFFER_TYPE_HOST_ALLOCATION { Some(unsafe { self.handle.host_allocation.ptr }) } else { None }
     }
 
     /// The device address of a DEVICE_ALLOCATION buffer (None for other types).
     pub fn device_allocation_ptr(&self) -> Option<u64> {
         // SAFETY: the union member the type names.
-        (self.type_ == IREE_HAL_EXTERNAL_BUFFER_TYPE_DEVICE_ALLOCATION).then(|| unsafe { self.handle.device_allocation.ptr })
+        if self.type_ == IREE_HAL_EXTERNAL_BUFFER_TYPE_DEVICE_ALLOCATION { Some(unsafe { self.handle.device_allocation.ptr }) } else { None }
     }
 }

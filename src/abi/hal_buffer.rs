@@ -272,6 +272,8 @@ unsafe impl Send for iree_hal_buffer_release_callback_t {}
 
 impl iree_hal_buffer_release_callback_t {
     /// Calls the callback (if any) for `buffer`; IREE calls it once, when the buffer dies.
+    /// The buffer pointer is handed to the callback, not dereferenced here.
+    #[allow(clippy::not_unsafe_ptr_arg_deref)]
     pub fn call_once(self, buffer: *mut iree_hal_buffer_t) {
         if let Some(callback) = self.fn_ {
             // SAFETY: the caller's callback with its own user data, called exactly once.

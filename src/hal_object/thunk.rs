@@ -453,6 +453,20 @@ impl Arg for BindingTable {
     }
 }
 
+/// A status C hands over (`iree_hal_semaphore_fail`): owned from the start of the call,
+/// freed if the call is refused.
+pub struct OwnedStatus;
+
+impl Arg for OwnedStatus {
+    type C = iree_status_t;
+    type Value<'a> = Result<()>;
+
+    unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, _: &'static str) -> Result<Result<()>> {
+        // SAFETY: per the caller, a status whose ownership passes to us.
+        Ok(unsafe { crate::status::Status::from_raw(c) })
+    }
+}
+
 /// Plain values C passes by value and the body gets unchanged.
 macro_rules! plain_args {
     ($($t:ty),* $(,)?) => {$(
@@ -628,10 +642,13 @@ macro_rules! hal_thunks {
                     // SAFETY: IREE's contract for the vtable entry.
                     let $joined = unsafe { $crate::hal_object::thunk::joint::$join(scope, $($part,)* stringify!($joined)) }?;
                 )+)?
+                // Every argument is converted (taking over what C hands over) before the first
+                // refusal is reported.
                 $(
                     // SAFETY: IREE's contract for the vtable entry.
-                    let $arg = unsafe { <$kind as $crate::hal_object::thunk::Arg>::convert(scope, $arg, stringify!($arg)) }?;
+                    let $arg = unsafe { <$kind as $crate::hal_object::thunk::Arg>::convert(scope, $arg, stringify!($arg)) };
                 )*
+                $( let $arg = $arg?; )*
                 $body
             })
         }
@@ -662,8 +679,9 @@ macro_rules! hal_thunks {
                     )+)?
                     $(
                         // SAFETY: IREE's contract for the vtable entry.
-                        let $arg = unsafe { <$kind as $crate::hal_object::thunk::Arg>::convert(scope, $arg, stringify!($arg)) }?;
+                        let $arg = unsafe { <$kind as $crate::hal_object::thunk::Arg>::convert(scope, $arg, stringify!($arg)) };
                     )*
+                    $( let $arg = $arg?; )*
                     Ok($body)
                 })();
                 value.unwrap_or_else(|_| fallback())
