@@ -21,7 +21,7 @@ pub struct HipExecutableCache {
     gpus: Vec<Gpu>,
 }
 
-// SAFETY: the GPU handles are plain identifiers; nothing is mutated after creation.
+// SAFETY: the header's vtable pointer is to a static; nothing is mutated after creation.
 unsafe impl Send for HipExecutableCache {}
 unsafe impl Sync for HipExecutableCache {}
 

@@ -54,10 +54,6 @@ struct InstantiatedGraph {
     _arguments: KernelArgumentTable,
 }
 
-// SAFETY: the argument blocks are only read by the graph's kernels.
-unsafe impl Send for InstantiatedGraph {}
-unsafe impl Sync for InstantiatedGraph {}
-
 /// The instantiated graphs of one command buffer.
 #[derive(Default)]
 pub(crate) struct GraphCache {

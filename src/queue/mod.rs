@@ -134,6 +134,9 @@ fn waiting_for(name: &str, value: u64) -> String {
 /// What the submitting threads, the worker, timepoints and completion callbacks share.
 pub struct QueueShared {
     hip: Arc<HipSymbols>,
+    /// A clone of the device's: under IREE's contract the device outlives what uses its
+    /// queues, so this is not the last reference, whose release would call HIP wherever
+    /// the shared state goes (possibly a timepoint).
     gpu: Gpu,
     gpu_index: usize,
     /// The `Queue`'s stream, which it destroys once nothing issues onto it any more.
