@@ -6,25 +6,14 @@ use crate::abi::*;
 use crate::boundary;
 use crate::hal_object::{self, Live, Mut, Ours, OursConst, Out, Ref, Retained};
 use crate::buffer::{self, BufferMemory, BufferSpec, HipBuffer, SharedStatistics};
-use crate::hip::context::ContextGuard;
+use crate::hip::gpu::Gpu;
 use crate::hip::types::*;
 use crate::hip::HipSymbols;
-use crate::hip_call;
+use crate::{hip_call, hip_value};
 use crate::host_allocator::HostAllocator;
 use crate::status::Result;
 use core::ffi::c_void;
 use std::sync::Arc;
-
-/// One GPU the allocator can place memory on.
-#[derive(Debug, Clone, Copy)]
-pub struct AllocatorDevice {
-    pub device: hipDevice_t,
-    pub context: hipCtx_t,
-}
-
-// SAFETY: a HIP context handle may be made current on any thread.
-unsafe impl Send for AllocatorDevice {}
-unsafe impl Sync for AllocatorDevice {}
 
 /// Our allocator. C sees the resource header at its start.
 #[repr(C)]
@@ -34,7 +23,7 @@ pub struct HipAllocator {
     hip: Arc<HipSymbols>,
     /// Recorded in buffer placements, not retained (the device owns the allocator).
     parent_device: hal_object::Address,
-    devices: Vec<AllocatorDevice>,
+    devices: Vec<Gpu>,
     concurrent_managed_access: bool,
     stats: SharedStatistics,
 }
@@ -47,12 +36,11 @@ impl HipAllocator {
     pub fn create(
         hip: Arc<HipSymbols>,
         parent_device: *mut iree_hal_device_t,
-        devices: Vec<AllocatorDevice>,
+        devices: Vec<Gpu>,
         host_allocator: HostAllocator,
     ) -> Result<Retained<iree_hal_allocator_t>> {
         let first = devices.first().ok_or_else(|| crate::status!(InvalidArgument, "an allocator needs at least one device"))?;
-        let mut concurrent: core::ffi::c_int = 0;
-        hip_call!(&hip, hipDeviceGetAttribute(&mut concurrent, hipDeviceAttributeConcurrentManagedAccess, first.device))?;
+        let concurrent = hip_value!(&hip, hipDeviceGetAttribute(hipDeviceAttributeConcurrentManagedAccess, first.device()))?;
         let allocator = Box::new(HipAllocator {
             resource: iree_hal_allocator_t { resource: hal_object::resource_header::<HipAllocator>() },
             host_allocator,
@@ -111,14 +99,13 @@ impl HipAllocator {
         compatibility
     }
 
-    fn device_for(&self, queue_affinity: iree_hal_queue_affinity_t) -> Result<AllocatorDevice> {
+    fn device_for(&self, queue_affinity: iree_hal_queue_affinity_t) -> Result<&Gpu> {
         if queue_affinity == 0 || queue_affinity == IREE_HAL_QUEUE_AFFINITY_ANY {
-            return Ok(self.devices[0]);
+            return Ok(&self.devices[0]);
         }
         let index = queue_affinity.trailing_zeros() as usize;
         self.devices
             .get(index)
-            .copied()
             .ok_or_else(|| crate::status!(InvalidArgument, "queue affinity {queue_affinity:#x} names no device of this allocator ({} devices)", self.devices.len()))
     }
 
@@ -130,28 +117,29 @@ impl HipAllocator {
         }
         let device = self.device_for(params.queue_affinity)?;
         let size = usize::try_from(allocation_size).map_err(|_| crate::status!(OutOfRange, "allocation of {allocation_size} bytes exceeds the address space"))?;
-        let _context = ContextGuard::push(&self.hip, device.context)?;
-        let mut device_ptr: *mut c_void = core::ptr::null_mut();
+        let _context = device.make_current()?;
         let mut host_ptr: *mut c_void = core::ptr::null_mut();
-        let memory = if params_used.type_ & IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL == IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL {
-            if params_used.type_ & IREE_HAL_MEMORY_TYPE_HOST_VISIBLE != 0 {
-                hip_call!(&self.hip, hipMallocManaged(&mut device_ptr, size, hipMemAttachGlobal))?;
-                host_ptr = device_ptr;
+        let (memory, device_ptr) = if params_used.type_ & IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL == IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL {
+            let device_ptr = if params_used.type_ & IREE_HAL_MEMORY_TYPE_HOST_VISIBLE != 0 {
+                host_ptr = hip_value!(&self.hip, hipMallocManaged(size, hipMemAttachGlobal))?;
+                host_ptr
             } else {
-                hip_call!(&self.hip, hipMalloc(&mut device_ptr, size))?;
-            }
-            BufferMemory::Device
+                hip_value!(&self.hip, hipMalloc(size))?
+            };
+            (BufferMemory::Device, device_ptr)
         } else {
             let mut flags = hipHostMallocMapped;
             if params_used.type_ & IREE_HAL_MEMORY_TYPE_HOST_CACHED == 0 {
                 flags |= hipHostMallocWriteCombined;
             }
-            hip_call!(&self.hip, hipHostMalloc(&mut host_ptr, size, flags))?;
-            if let Err(status) = hip_call!(&self.hip, hipHostGetDevicePointer(&mut device_ptr, host_ptr, 0)) {
-                let _ = hip_call!(&self.hip, hipHostFree(host_ptr));
-                return Err(status);
+            host_ptr = hip_value!(&self.hip, hipHostMalloc(size, flags))?;
+            match hip_value!(&self.hip, hipHostGetDevicePointer(host_ptr, 0)) {
+                Ok(device_ptr) => (BufferMemory::Host, device_ptr),
+                Err(status) => {
+                    crate::hip::error::record_release("host allocation", hip_call!(&self.hip, hipHostFree(host_ptr)));
+                    return Err(status);
+                }
             }
-            BufferMemory::Host
         };
         buffer::record_alloc(&self.stats, params_used.type_, allocation_size);
         let placement = iree_hal_buffer_placement_t {
@@ -299,16 +287,17 @@ fn external_type_name(type_: iree_hal_external_buffer_type_t) -> String {
 
 /// A registered host range, unregistered when its buffer dies.
 struct HostRegistration {
-    hip: Arc<HipSymbols>,
-    context: hipCtx_t,
+    gpu: Gpu,
     host_ptr: *mut c_void,
 }
 // SAFETY: HIP handles and the registered address may be used from any thread.
 unsafe impl Send for HostRegistration {}
 impl HostRegistration {
     fn unregister(self) {
-        if let Ok(_context) = ContextGuard::push(&self.hip, self.context) {
-            let _ = hip_call!(&self.hip, hipHostUnregister(self.host_ptr));
+        let hip = self.gpu.hip();
+        match self.gpu.make_current() {
+            Ok(_context) => crate::hip::error::record_release("host registration", hip_call!(hip, hipHostUnregister(self.host_ptr))),
+            Err(status) => crate::hip::error::record_release_failure("host registration", &status),
         }
     }
 }
@@ -340,15 +329,17 @@ impl HipAllocator {
                 let host_ptr = external.host_allocation_ptr().unwrap_or(core::ptr::null_mut());
                 boundary::non_null(host_ptr, "external_buffer.handle.host_allocation.ptr")?;
                 let bytes = usize::try_from(external.size).map_err(|_| crate::status!(OutOfRange, "{} bytes exceed the address space", external.size))?;
-                let _context = ContextGuard::push(&self.hip, device.context)?;
+                let _context = device.make_current()?;
                 hip_call!(&self.hip, hipHostRegister(host_ptr, bytes, hipHostRegisterMapped))?;
-                let registration = HostRegistration { hip: self.hip.clone(), context: device.context, host_ptr };
-                let mut device_ptr: *mut c_void = core::ptr::null_mut();
-                if let Err(status) = hip_call!(&self.hip, hipHostGetDevicePointer(&mut device_ptr, host_ptr, 0)) {
-                    drop(_context);
-                    registration.unregister();
-                    return Err(status);
-                }
+                let registration = HostRegistration { gpu: device.clone(), host_ptr };
+                let device_ptr = match hip_value!(&self.hip, hipHostGetDevicePointer(host_ptr, 0)) {
+                    Ok(device_ptr) => device_ptr,
+                    Err(status) => {
+                        drop(_context);
+                        registration.unregister();
+                        return Err(status);
+                    }
+                };
                 (device_ptr, host_ptr, Some(registration))
             }
             IREE_HAL_EXTERNAL_BUFFER_TYPE_DEVICE_ALLOCATION => {

@@ -191,11 +191,12 @@ impl Drop for HipBuffer {
     fn drop(&mut self) {
         let device_ptr = *self.device_ptr.get_mut();
         // Freeing synchronises with work still using the memory, as HIP's frees do.
-        let _ = match self.memory {
+        let freed = match self.memory {
             BufferMemory::Device => crate::hip_call!(&self.hip, hipFree(device_ptr)),
             BufferMemory::Host => crate::hip_call!(&self.hip, hipHostFree(self.host_ptr.get())),
             BufferMemory::StreamOrdered | BufferMemory::External => Ok(()),
         };
+        crate::hip::error::record_release("buffer", freed);
         if let Some(hook) = self.release_hook.get_mut().take() {
             hook((self as *mut HipBuffer).cast(), device_ptr);
         }

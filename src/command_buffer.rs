@@ -38,8 +38,7 @@ mod vtable;
 
 use crate::abi::*;
 use crate::boundary;
-use crate::device::PhysicalGpu;
-use crate::hip::context::ContextGuard;
+use crate::hip::gpu::Gpu;
 use crate::hip::types::hipStream_t;
 use crate::hip::HipSymbols;
 use crate::status::Result;
@@ -101,14 +100,14 @@ pub struct HipCommandBuffer {
 }
 
 /// The queue stream an inline command buffer issues onto as it records.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub struct InlineTarget {
-    pub gpu: PhysicalGpu,
+    pub gpu: Gpu,
     pub gpu_index: usize,
     pub stream: hipStream_t,
 }
 
-// SAFETY: HIP streams and contexts may be used from any thread.
+// SAFETY: HIP streams may be used from any thread.
 unsafe impl Send for InlineTarget {}
 unsafe impl Sync for InlineTarget {}
 
@@ -234,7 +233,7 @@ impl HipCommandBuffer {
     pub fn issue(
         &self,
         hip: &HipSymbols,
-        gpu: &PhysicalGpu,
+        gpu: &Gpu,
         gpu_index: usize,
         stream: hipStream_t,
         binding_table: &[iree_hal_buffer_binding_t],
@@ -251,12 +250,12 @@ impl HipCommandBuffer {
             // Already on its stream, command by command, as it was recorded.
             return Ok(());
         }
-        let _context = ContextGuard::push(hip, gpu.context)?;
+        let current = gpu.make_current()?;
         let commands = recorder.list.commands();
         let has_indirect = commands.iter().any(|c| matches!(c, Command::Dispatch(d) if matches!(d.workgroups, Workgroups::Indirect(_))));
         if self.execution_mode == IREE_HAL_HIP_COMMAND_BUFFER_MODE_GRAPH && !has_indirect && !waits_outside(commands) {
             let Recorder { list, graphs, .. } = &mut *recorder;
-            graphs.launch(hip, gpu.context, gpu_index, stream, list, binding_table)
+            graphs.launch(&current, gpu_index, stream, list, binding_table)
         } else {
             stream::issue(hip, gpu_index, stream, &recorder.list, 0..recorder.list.commands().len(), binding_table)
         }
@@ -335,11 +334,11 @@ impl HipCommandBuffer {
             ));
         }
         list.push(command);
-        if let Some(target) = self.inline {
+        if let Some(target) = &self.inline {
             // Inline: onto the queue's stream now; kept afterwards for the references it
             // holds (the stream may still be using them).
             let last = list.commands().len() - 1;
-            let issued = ContextGuard::push(&self.hip, target.gpu.context)
+            let issued = target.gpu.make_current()
                 .and_then(|_context| stream::issue(&self.hip, target.gpu_index, target.stream, list, last..last + 1, &[]));
             if let Err(status) = issued {
                 list.pop();
@@ -616,17 +615,18 @@ enum DispatchWorkgroups {
 
 impl Drop for HipCommandBuffer {
     fn drop(&mut self) {
-        let hip = self.hip.clone();
-        if let Some(target) = self.inline {
+        if let Some(target) = &self.inline {
             // Work recorded inline may still read what the commands hold (update data,
             // buffers): let the stream pass it before they are released.
             if !self.recorder.get_mut().list.is_empty() {
-                if let Ok(_context) = ContextGuard::push(&hip, target.gpu.context) {
-                    let _ = crate::hip_call!(&hip, hipStreamSynchronize(target.stream));
+                let kind = "inline command buffer";
+                match target.gpu.make_current() {
+                    Ok(_context) => crate::hip::error::record_release(kind, crate::hip_call!(&self.hip, hipStreamSynchronize(target.stream))),
+                    Err(status) => crate::hip::error::record_release_failure(kind, &status),
                 }
             }
         }
-        self.recorder.get_mut().graphs.clear(&hip);
+        self.recorder.get_mut().graphs.clear();
         // The commands' references are released here; their storage goes to the next
         // command buffer.
         core::mem::take(&mut self.recorder.get_mut().list).recycle();

@@ -9,15 +9,14 @@
 //! missing RCCL is UNAVAILABLE) and then returns UNIMPLEMENTED.
 
 use crate::abi::*;
-use crate::allocator::{AllocatorDevice, HipAllocator};
+use crate::allocator::HipAllocator;
 use crate::boundary;
 use crate::hal_object::foreign::AllocatorCalls;
 use crate::hal_object::{self, BindingTable, Bytes, Live, Nullable, Ours, Out, Retained, SemaphoreList, SemaphoreListView};
 use crate::driver::DeviceRequest;
-use crate::hip::context::ContextGuard;
+use crate::hip::gpu::Gpu;
 use crate::hip::types::*;
 use crate::hip::HipSymbols;
-use crate::hip_call;
 use crate::host_allocator::HostAllocator;
 use crate::queue::{Operation, Queue};
 use crate::semaphore::Semaphore;
@@ -29,24 +28,13 @@ use std::sync::Arc;
 /// The identifier IREE's C driver gives its devices.
 const DEVICE_ID: &str = "hip";
 
-/// One GPU of the logical device.
-#[derive(Debug, Clone, Copy)]
-pub struct PhysicalGpu {
-    pub device: hipDevice_t,
-    pub context: hipCtx_t,
-}
-
-// SAFETY: a HIP context handle may be made current on any thread.
-unsafe impl Send for PhysicalGpu {}
-unsafe impl Sync for PhysicalGpu {}
-
 /// Our device. C sees the resource header at its start.
 #[repr(C)]
 pub struct HipDevice {
     resource: iree_hal_resource_t,
     host_allocator: HostAllocator,
     hip: Arc<HipSymbols>,
-    gpus: Vec<PhysicalGpu>,
+    gpus: Vec<Gpu>,
     params: iree_hal_hip_device_params_t,
     /// Replaced through the vtable; the device holds a reference to each.
     device_allocator: Mutex<Option<Retained<iree_hal_allocator_t>>>,
@@ -60,40 +48,14 @@ pub struct HipDevice {
 impl HipDevice {
     /// Creates a device over the requested GPUs.
     pub fn create(hip: Arc<HipSymbols>, request: DeviceRequest, host_allocator: HostAllocator) -> Result<*mut iree_hal_device_t> {
-        let mut gpus: Vec<PhysicalGpu> = Vec::with_capacity(request.devices.len());
-        let release_all = |hip: &HipSymbols, gpus: &[PhysicalGpu]| {
-            for gpu in gpus {
-                let _ = hip_call!(hip, hipDevicePrimaryCtxRelease(gpu.device));
-            }
-        };
-        for physical in &request.devices {
-            let mut context: hipCtx_t = core::ptr::null_mut();
-            if let Err(status) = hip_call!(&hip, hipDevicePrimaryCtxRetain(&mut context, physical.device)) {
-                release_all(&hip, &gpus);
-                return Err(status);
-            }
-            gpus.push(PhysicalGpu { device: physical.device, context });
-        }
-        enable_peer_access(&hip, &gpus);
+        // On a failure below, what was made so far is released as it drops (queues first).
+        let gpus = request.devices.iter().map(|physical| Gpu::retain(&hip, physical.device)).collect::<Result<Vec<Gpu>>>()?;
+        enable_peer_access(&gpus);
         let mut queues = Vec::with_capacity(gpus.len());
         for (index, gpu) in gpus.iter().enumerate() {
-            match Queue::create(hip.clone(), *gpu, index) {
-                Ok(queue) => queues.push(queue),
-                Err(status) => {
-                    drop(queues);
-                    release_all(&hip, &gpus);
-                    return Err(status);
-                }
-            }
+            queues.push(Queue::create(hip.clone(), gpu.clone(), index)?);
         }
-        let memory_pools = match crate::memory_pools::MemoryPools::create(&hip, &gpus, &request.params) {
-            Ok(pools) => pools,
-            Err(status) => {
-                drop(queues);
-                release_all(&hip, &gpus);
-                return Err(status);
-            }
-        };
+        let memory_pools = crate::memory_pools::MemoryPools::create(&hip, &gpus, &request.params)?;
         let device = hal_object::into_raw(Box::new(HipDevice {
             resource: hal_object::resource_header::<HipDevice>(),
             host_allocator,
@@ -105,11 +67,10 @@ impl HipDevice {
             queues,
             memory_pools,
         }));
-        let allocator_devices = gpus.iter().map(|g| AllocatorDevice { device: g.device, context: g.context }).collect();
         // Released (destroying the device) if the allocator cannot be made.
         // SAFETY: just made, with its one reference.
         let owned = unsafe { Retained::<HipDevice>::adopt_ours(device) };
-        let allocator = HipAllocator::create(hip, device, allocator_devices, host_allocator)?;
+        let allocator = HipAllocator::create(hip, device, gpus, host_allocator)?;
         *owned.device_allocator.lock() = Some(allocator);
         Ok(owned.into_raw_header())
     }
@@ -120,7 +81,7 @@ impl HipDevice {
     }
 
     /// The GPUs of this logical device, in queue order.
-    pub fn gpus(&self) -> &[PhysicalGpu] {
+    pub fn gpus(&self) -> &[Gpu] {
         &self.gpus
     }
 
@@ -165,7 +126,7 @@ impl HipDevice {
     /// Where an inline command buffer for `queue_affinity` records to: that queue's stream.
     fn inline_target(&self, queue_affinity: iree_hal_queue_affinity_t) -> Result<crate::command_buffer::InlineTarget> {
         let gpu_index = self.queue_index(queue_affinity)?;
-        Ok(crate::command_buffer::InlineTarget { gpu: self.gpus[gpu_index], gpu_index, stream: self.queues[gpu_index].stream() })
+        Ok(crate::command_buffer::InlineTarget { gpu: self.gpus[gpu_index].clone(), gpu_index, stream: self.queues[gpu_index].stream() })
     }
 
     /// Submits `issue` on the affinity's queue after `waits`, signalling `signals` when done.
@@ -227,18 +188,18 @@ fn matches_pattern(value: &[u8], pattern: &[u8]) -> bool {
 }
 
 /// Lets every GPU of the logical device reach every other's memory where HIP allows it.
-fn enable_peer_access(hip: &HipSymbols, gpus: &[PhysicalGpu]) {
+/// Best effort, unlike IREE's C driver (which fails the device): a GPU that cannot reach a
+/// peer still works on its own, so a failure is only reported.
+fn enable_peer_access(gpus: &[Gpu]) {
     for a in gpus {
         for b in gpus {
-            if a.device == b.device {
+            if a.device() == b.device() || !a.can_access_peer(b).unwrap_or(false) {
                 continue;
             }
-            let mut can: core::ffi::c_int = 0;
-            if hip_call!(hip, hipDeviceCanAccessPeer(&mut can, a.device, b.device)).is_ok() && can != 0 {
-                if let Ok(_context) = ContextGuard::push(hip, a.context) {
-                    // Already-enabled peers answer an error that changes nothing.
-                    let _ = hip_call!(hip, hipDeviceEnablePeerAccess(b.device, 0));
-                }
+            if let Err(status) = a.enable_peer_access(b) {
+                use std::io::Write;
+                // Nothing else to do if stderr fails.
+                let _ = writeln!(std::io::stderr(), "iree-hal-hip: HIP device {} cannot reach HIP device {}'s memory: {status}", a.device(), b.device());
             }
         }
     }
@@ -252,14 +213,12 @@ impl Drop for HipDevice {
             queue.stop_worker();
         }
         for queue in &self.queues {
-            let _ = queue.synchronize();
+            crate::hip::error::record_release("queue", queue.synchronize());
         }
         self.queues.clear();
         self.device_allocator.get_mut().take();
         self.channel_provider.get_mut().take();
-        for gpu in &self.gpus {
-            let _ = hip_call!(&self.hip, hipDevicePrimaryCtxRelease(gpu.device));
-        }
+        // The GPUs' primary contexts are released as the last holder of each goes.
     }
 }
 

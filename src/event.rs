@@ -17,9 +17,9 @@
 
 use crate::abi::*;
 use crate::hal_object;
-use crate::device::PhysicalGpu;
-use crate::hip::context::ContextGuard;
-use crate::hip::types::{hipCtx_t, hipEvent_t, hipStream_t};
+use crate::hip::gpu::Gpu;
+use crate::hip::handles::Event;
+use crate::hip::types::{hipEvent_t, hipStream_t};
 use crate::hip::HipSymbols;
 use crate::hip_call;
 use crate::status::Result;
@@ -40,12 +40,6 @@ pub fn live_event_count() -> usize {
 
 static HIP_EVENT_VTABLE: iree_hal_event_vtable_t = iree_hal_event_vtable_t { destroy: Some(hal_object::destroy::<HipEvent>) };
 
-/// The HIP event of one GPU, with the context it was created in.
-struct GpuEvent {
-    context: hipCtx_t,
-    event: hipEvent_t,
-}
-
 /// What the host knows about the signals issued so far.
 #[derive(Default)]
 struct SignalState {
@@ -60,22 +54,17 @@ pub struct HipEvent {
     base: iree_hal_event_t,
     hip: Arc<HipSymbols>,
     /// One per GPU of the device, in queue order.
-    gpu_events: Vec<GpuEvent>,
+    gpu_events: Vec<Event>,
     /// Held across each HIP record or wait call so that the GPU chosen for a wait and
     /// the HIP event's state agree.
     state: Mutex<SignalState>,
 }
 
-// SAFETY: HIP event and context handles may be used from any thread; the mutable state is
-// behind a mutex.
-unsafe impl Send for GpuEvent {}
-unsafe impl Sync for GpuEvent {}
-
 crate::hal_object!(HipEvent { base: iree_hal_event_t }, HIP_EVENT_VTABLE);
 
 impl HipEvent {
     /// Creates an event with one reference, holding a HIP event on every GPU of `gpus`.
-    pub fn create(hip: Arc<HipSymbols>, gpus: &[PhysicalGpu]) -> Result<*mut iree_hal_event_t> {
+    pub fn create(hip: Arc<HipSymbols>, gpus: &[Gpu]) -> Result<*mut iree_hal_event_t> {
         // Built first so that a failure half way destroys what was created (Drop).
         let mut event = Box::new(HipEvent {
             base: iree_hal_event_t { resource: hal_object::resource_header::<HipEvent>() },
@@ -85,11 +74,7 @@ impl HipEvent {
         });
         LIVE_EVENTS.fetch_add(1, Ordering::SeqCst);
         for gpu in gpus {
-            let hip = event.hip.clone();
-            let _context = ContextGuard::push(&hip, gpu.context)?;
-            let mut handle: hipEvent_t = core::ptr::null_mut();
-            hip_call!(&hip, hipEventCreateWithFlags(&mut handle, HIP_EVENT_DISABLE_TIMING))?;
-            event.gpu_events.push(GpuEvent { context: gpu.context, event: handle });
+            event.gpu_events.push(gpu.make_current()?.create_event(HIP_EVENT_DISABLE_TIMING)?);
         }
         Ok(hal_object::into_raw(event))
     }
@@ -102,11 +87,11 @@ impl HipEvent {
 
     /// The HIP event on GPU `gpu_index` (for diagnostics and tests).
     pub fn hip_event(&self, gpu_index: usize) -> Option<hipEvent_t> {
-        self.gpu_events.get(gpu_index).map(|gpu| gpu.event)
+        self.gpu_events.get(gpu_index).map(Event::raw)
     }
 
     fn gpu_event(&self, gpu_index: usize) -> Result<hipEvent_t> {
-        self.gpu_events.get(gpu_index).map(|gpu| gpu.event).ok_or_else(|| {
+        self.gpu_events.get(gpu_index).map(Event::raw).ok_or_else(|| {
             crate::status!(
                 InvalidArgument,
                 "event belongs to a device with {} GPUs and cannot be used on GPU {gpu_index}",
@@ -154,12 +139,8 @@ impl HipEvent {
 
 impl Drop for HipEvent {
     fn drop(&mut self) {
-        for gpu in self.gpu_events.drain(..) {
-            // Best effort: a failure here cannot be reported and leaks one HIP event.
-            if let Ok(_context) = ContextGuard::push(&self.hip, gpu.context) {
-                let _ = hip_call!(&self.hip, hipEventDestroy(gpu.event));
-            }
-        }
+        // Destroyed (each in its context) before the event counts as gone.
+        self.gpu_events.clear();
         LIVE_EVENTS.fetch_sub(1, Ordering::SeqCst);
     }
 }

@@ -16,14 +16,14 @@
 
 use crate::abi::*;
 use crate::boundary;
-use crate::device::PhysicalGpu;
 use crate::executable_format::{self, BindingFlags, DeviceLimits, HipExecutableDef};
-use crate::hip::context::ContextGuard;
+use crate::hip::gpu::Gpu;
+use crate::hip::handles::{Current, Module};
 use crate::hip::types::*;
 use crate::hip::HipSymbols;
 use crate::hip_call;
 use crate::status::Result;
-use core::ffi::{c_int, c_uint, c_void, CStr};
+use core::ffi::{c_int, c_void, CStr};
 use core::sync::atomic::AtomicI32;
 use std::ffi::CString;
 use std::sync::Arc;
@@ -80,9 +80,10 @@ impl ExportInfo {
 pub struct HipExecutable {
     resource: iree_hal_resource_t,
     hip: Arc<HipSymbols>,
-    gpus: Vec<PhysicalGpu>,
-    /// Per GPU, the modules loaded there so far (all of them once creation succeeds).
-    modules: Vec<Vec<hipModule_t>>,
+    gpus: Vec<Gpu>,
+    /// Per GPU, the modules loaded there so far (all of them once creation succeeds),
+    /// unloaded as they drop.
+    modules: Vec<Vec<Module>>,
     exports: Vec<ExportInfo>,
 }
 
@@ -93,7 +94,7 @@ unsafe impl Sync for HipExecutable {}
 
 impl HipExecutable {
     /// Verifies `params` and loads the executable on every GPU in `gpus`.
-    pub fn create(hip: Arc<HipSymbols>, gpus: &[PhysicalGpu], params: &iree_hal_executable_params_t) -> Result<*mut iree_hal_executable_t> {
+    pub fn create(hip: Arc<HipSymbols>, gpus: &[Gpu], params: &iree_hal_executable_params_t) -> Result<*mut iree_hal_executable_t> {
         if gpus.is_empty() {
             return Err(crate::status!(InvalidArgument, "an executable needs at least one GPU to load on"));
         }
@@ -111,8 +112,8 @@ impl HipExecutable {
         let data = unsafe { executable_data(params.executable_data) }?;
         let def = executable_format::parse(data)?;
         for (index, gpu) in gpus.iter().enumerate() {
-            let limits = query_limits(&hip, gpu.device)?;
-            executable_format::check_limits(&def, &limits).map_err(|status| status.annotate(&format!("on GPU {index} (HIP device {})", gpu.device)))?;
+            let limits = query_limits(&hip, gpu.device())?;
+            executable_format::check_limits(&def, &limits).map_err(|status| status.annotate(&format!("on GPU {index} (HIP device {})", gpu.device())))?;
         }
 
         let mut executable = Box::new(HipExecutable {
@@ -147,17 +148,17 @@ impl HipExecutable {
     /// Loads every module on GPU `gpu_index` and looks up every export's kernel there.
     fn load_on_gpu(&mut self, gpu_index: usize, def: &HipExecutableDef<'_>) -> Result<()> {
         let hip = self.hip.clone();
-        let gpu = self.gpus[gpu_index];
-        let on_gpu = |status: crate::status::Status| status.annotate(&format!("loading on GPU {gpu_index} (HIP device {})", gpu.device));
-        let _context = ContextGuard::push(&hip, gpu.context).map_err(on_gpu)?;
+        let gpu = self.gpus[gpu_index].clone();
+        let on_gpu = |status: crate::status::Status| status.annotate(&format!("loading on GPU {gpu_index} (HIP device {})", gpu.device()));
+        let current = gpu.make_current().map_err(on_gpu)?;
         self.modules.push(Vec::with_capacity(def.modules.len()));
         for (module_index, module) in def.modules.iter().enumerate() {
-            let loaded = load_module(&hip, module.image)
+            let loaded = load_module(&current, module.image)
                 .map_err(|status| on_gpu(status.annotate(&format!("module {module_index} is {}", describe_code_object(module.image)))))?;
             self.modules[gpu_index].push(loaded);
         }
         for (export_index, export) in def.exports.iter().enumerate() {
-            let module = self.modules[gpu_index][export.module_ordinal as usize];
+            let module = self.modules[gpu_index][export.module_ordinal as usize].raw();
             let function = lookup_function(&hip, module, export.kernel_name, export.block_shared_memory_size).map_err(|status| {
                 on_gpu(status.annotate(&format!(
                     "export {export_index} (kernel `{}` in module {})",
@@ -231,24 +232,8 @@ impl HipExecutable {
     }
 
     /// The modules loaded on GPU `gpu_index`, in module ordinal order.
-    pub fn modules(&self, gpu_index: usize) -> &[hipModule_t] {
+    pub fn modules(&self, gpu_index: usize) -> &[Module] {
         self.modules.get(gpu_index).map_or(&[], Vec::as_slice)
-    }
-}
-
-impl Drop for HipExecutable {
-    fn drop(&mut self) {
-        for (gpu, modules) in self.gpus.iter().zip(&self.modules) {
-            if modules.is_empty() {
-                continue;
-            }
-            // Without the context the unload would go to whichever device is current;
-            // if it cannot be pushed, leaking the modules is the safe choice.
-            let Ok(_context) = ContextGuard::push(&self.hip, gpu.context) else { continue };
-            for &module in modules {
-                let _ = hip_call!(&self.hip, hipModuleUnload(module));
-            }
-        }
     }
 }
 
@@ -328,28 +313,20 @@ fn describe_code_object(image: &[u8]) -> String {
 /// Loads one code object on the current context. `image` is followed by a NUL byte in the
 /// verified buffer (flatbuffer strings are terminated), as HIP's loaders expect of data
 /// they size themselves.
-fn load_module(hip: &HipSymbols, image: &[u8]) -> Result<hipModule_t> {
+/// Loads a module image in the `current` context.
+fn load_module(current: &Current<'_>, image: &[u8]) -> Result<Module> {
     let mut error_log = vec![0u8; JIT_ERROR_LOG_BYTES];
     let mut options: [hipJitOption; 2] = [hipJitOptionErrorLogBuffer, hipJitOptionErrorLogBufferSizeBytes];
     // HIP reads the size option's value from the pointer slot itself.
     let mut values: [*mut c_void; 2] = [error_log.as_mut_ptr().cast(), JIT_ERROR_LOG_BYTES as *mut c_void];
-    let mut module: hipModule_t = core::ptr::null_mut();
-    let loaded = hip_call!(
-        hip,
-        hipModuleLoadDataEx(&mut module, image.as_ptr().cast(), options.len() as c_uint, options.as_mut_ptr(), values.as_mut_ptr())
-    );
-    if let Err(status) = loaded {
+    current.load_module(image, &mut options, &mut values).map_err(|status| {
         let mut status = status.annotate("mismatched target chip? missing/wrong bitcode directory?");
         let log_length = error_log.iter().position(|&b| b == 0).unwrap_or(error_log.len());
         if log_length > 0 {
             status = status.annotate(&String::from_utf8_lossy(&error_log[..log_length]));
         }
-        return Err(status);
-    }
-    if module.is_null() {
-        return Err(crate::status!(Internal, "hipModuleLoadDataEx succeeded but returned no module"));
-    }
-    Ok(module)
+        status
+    })
 }
 
 /// Looks up `name` in `module` (on the current context) and allows it the dynamic shared

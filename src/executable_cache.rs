@@ -5,8 +5,9 @@
 
 use crate::abi::*;
 use crate::boundary::{self, OutParam};
-use crate::device::{HipDevice, PhysicalGpu};
+use crate::device::HipDevice;
 use crate::executable::{self, HipExecutable};
+use crate::hip::gpu::Gpu;
 use crate::hip::HipSymbols;
 use crate::status::Result;
 use core::sync::atomic::AtomicI32;
@@ -17,10 +18,10 @@ use std::sync::Arc;
 pub struct HipExecutableCache {
     resource: iree_hal_resource_t,
     hip: Arc<HipSymbols>,
-    gpus: Vec<PhysicalGpu>,
+    gpus: Vec<Gpu>,
 }
 
-// SAFETY: the GPU handles are plain identifiers; nothing is mutated after creation.
+// SAFETY: the header's vtable pointer is to a static; nothing is mutated after creation.
 unsafe impl Send for HipExecutableCache {}
 unsafe impl Sync for HipExecutableCache {}
 

@@ -15,7 +15,6 @@ use crate::abi::*;
 use crate::boundary;
 use crate::hal_object::{self, Borrowed};
 use crate::device::HipDevice;
-use crate::hip::context::ContextGuard;
 use crate::hip::types::*;
 use crate::hip::HipSymbols;
 use crate::hip_call;
@@ -106,14 +105,14 @@ pub struct HipFile {
     storage: Storage,
     chunk_size: usize,
     hip: Arc<HipSymbols>,
-    /// The context synchronous reads and writes run in (the importing queue's GPU).
-    context: hipCtx_t,
+    /// The GPU whose context synchronous reads and writes run in (the importing queue's).
+    gpu: crate::hip::gpu::Gpu,
     /// Keeps the memory or descriptor alive; dropped last.
     _handle: FileHandleRef,
 }
 
 // SAFETY: the storage pointer and descriptor are owned by the retained handle and only
-// used for transfers the caller orders; the context handle may be used from any thread.
+// used for transfers the caller orders.
 unsafe impl Send for HipFile {}
 unsafe impl Sync for HipFile {}
 
@@ -171,7 +170,7 @@ impl HipFile {
                 return Err(crate::status!(Unimplemented, "file handles of type {other} cannot be imported (host allocations and file descriptors can)"));
             }
         };
-        let gpu = *gpu_for(device, queue_affinity)?;
+        let gpu = gpu_for(device, queue_affinity)?.clone();
         let chunk_size = match device.params().file_transfer_chunk_size {
             0 => FALLBACK_CHUNK_SIZE,
             size => usize::try_from(size).unwrap_or(usize::MAX),
@@ -183,7 +182,7 @@ impl HipFile {
             storage,
             chunk_size,
             hip: device.hip().clone(),
-            context: gpu.context,
+            gpu,
             _handle: handle,
         });
         LIVE_FILES.fetch_add(1, Ordering::SeqCst);
@@ -288,7 +287,7 @@ enum Direction {
 
 /// The GPU an affinity selects, the way the device picks a queue: its lowest set bit, ANY
 /// meaning the first.
-fn gpu_for(device: &HipDevice, queue_affinity: iree_hal_queue_affinity_t) -> Result<&crate::device::PhysicalGpu> {
+fn gpu_for(device: &HipDevice, queue_affinity: iree_hal_queue_affinity_t) -> Result<&crate::hip::gpu::Gpu> {
     let index = if queue_affinity == IREE_HAL_QUEUE_AFFINITY_ANY || queue_affinity == 0 { 0 } else { queue_affinity.trailing_zeros() as usize };
     device.gpus().get(index).ok_or_else(|| crate::status!(InvalidArgument, "queue affinity {queue_affinity:#x} names no GPU of this device"))
 }
@@ -523,7 +522,7 @@ unsafe fn synchronous_transfer(
     // SAFETY: per the caller.
     let buffer = unsafe { crate::hal_object::thunk::borrow_for_call(buffer, "buffer") }?;
     let range = crate::buffer::device_range(buffer, buffer_offset, length, "buffer")?;
-    let _context = ContextGuard::push(&file.hip, file.context)?;
+    let _context = file.gpu.make_current()?;
     file.transfer(&file.hip, None, direction, file_offset, range.device_ptr, range.length)
 }
 

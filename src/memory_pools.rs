@@ -16,23 +16,22 @@
 use crate::abi::*;
 use crate::buffer::{BufferMemory, BufferSpec, HipBuffer, ReleaseHook, SharedStatistics};
 use crate::hal_object::{Borrowed, Retained};
-use crate::device::PhysicalGpu;
-use crate::hip::context::ContextGuard;
+use crate::hip::gpu::Gpu;
+use crate::hip::handles::{Current, MemPool};
 use crate::hip::types::*;
 use crate::hip::HipSymbols;
-use crate::hip_call;
+use crate::{hip_call, hip_value};
 use crate::queue::{IssueFn, StreamContext};
 use crate::status::Result;
 use core::ffi::c_void;
 use std::sync::Arc;
 
-/// The pools of one GPU, with a retained reference to its primary context so frees of
-/// buffers that outlive the device still have a context to run in.
+/// The pools of one GPU, with a reference to its primary context so frees of buffers that
+/// outlive the device still have a context to run in.
 struct GpuPools {
-    device: hipDevice_t,
-    context: hipCtx_t,
-    device_local: hipMemPool_t,
-    other: hipMemPool_t,
+    gpu: Gpu,
+    device_local: MemPool,
+    other: MemPool,
 }
 
 /// Every GPU's pools, shared by the device and the stream-ordered buffers it made.
@@ -41,11 +40,6 @@ pub struct MemoryPools {
     gpus: Vec<GpuPools>,
     params: iree_hal_hip_memory_pooling_params_t,
 }
-
-// SAFETY: HIP pool and context handles may be used from any thread; the set of pools is
-// fixed after creation.
-unsafe impl Send for MemoryPools {}
-unsafe impl Sync for MemoryPools {}
 
 /// Current usage of one pool, as HIP reports it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,31 +63,23 @@ pub struct PreparedAlloca {
 impl MemoryPools {
     /// Creates the pools when the parameters ask for asynchronous allocations and every GPU
     /// reports memory pool support; `None` means queue allocations stay synchronous.
-    pub fn create(hip: &Arc<HipSymbols>, gpus: &[PhysicalGpu], params: &iree_hal_hip_device_params_t) -> Result<Option<Arc<MemoryPools>>> {
+    pub fn create(hip: &Arc<HipSymbols>, gpus: &[Gpu], params: &iree_hal_hip_device_params_t) -> Result<Option<Arc<MemoryPools>>> {
         if !params.async_allocations {
             return Ok(None);
         }
         for gpu in gpus {
-            let mut supported: core::ffi::c_int = 0;
-            hip_call!(hip, hipDeviceGetAttribute(&mut supported, hipDeviceAttributeMemoryPoolsSupported, gpu.device))?;
-            if supported == 0 {
+            if hip_value!(hip, hipDeviceGetAttribute(hipDeviceAttributeMemoryPoolsSupported, gpu.device()))? == 0 {
                 return Ok(None);
             }
         }
+        // On a failure the pools made so far are destroyed as they drop.
         let mut pools = MemoryPools { hip: hip.clone(), gpus: Vec::with_capacity(gpus.len()), params: params.memory_pools };
         for gpu in gpus {
-            // Pushed onto `pools` piece by piece so a failure drops (and frees) what exists.
-            let mut context: hipCtx_t = core::ptr::null_mut();
-            hip_call!(hip, hipDevicePrimaryCtxRetain(&mut context, gpu.device))?;
-            let mut entry = GpuPools { device: gpu.device, context, device_local: core::ptr::null_mut(), other: core::ptr::null_mut() };
-            let created = (|| -> Result<()> {
-                let _context = ContextGuard::push(hip, context)?;
-                entry.device_local = create_pool(hip, gpu.device, params.memory_pools.device_local.release_threshold)?;
-                entry.other = create_pool(hip, gpu.device, params.memory_pools.other.release_threshold)?;
-                Ok(())
-            })();
-            pools.gpus.push(entry);
-            created?;
+            let current = gpu.make_current()?;
+            let device_local = create_pool(&current, gpu.device(), params.memory_pools.device_local.release_threshold)?;
+            let other = create_pool(&current, gpu.device(), params.memory_pools.other.release_threshold)?;
+            drop(current);
+            pools.gpus.push(GpuPools { gpu: gpu.clone(), device_local, other });
         }
         Ok(Some(Arc::new(pools)))
     }
@@ -101,7 +87,7 @@ impl MemoryPools {
     /// The pool a buffer of `memory_type` comes from on GPU `gpu_index`.
     fn pool_for(&self, gpu_index: usize, memory_type: iree_hal_memory_type_t) -> Result<hipMemPool_t> {
         let gpu = self.gpus.get(gpu_index).ok_or_else(|| crate::status!(InvalidArgument, "GPU {gpu_index} has no memory pools"))?;
-        Ok(if memory_type & IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL == IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL { gpu.device_local } else { gpu.other })
+        Ok(if memory_type & IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL == IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL { gpu.device_local.raw() } else { gpu.other.raw() })
     }
 
     /// Usage of GPU `gpu_index`'s pool for `memory_type`.
@@ -117,9 +103,9 @@ impl MemoryPools {
     /// caller synchronizes the queues first so frees still in flight have landed.
     pub fn trim(&self) -> Result<()> {
         for gpu in &self.gpus {
-            let _context = ContextGuard::push(&self.hip, gpu.context)?;
-            hip_call!(&self.hip, hipMemPoolTrimTo(gpu.device_local, self.params.device_local.minimum_capacity as usize))?;
-            hip_call!(&self.hip, hipMemPoolTrimTo(gpu.other, self.params.other.minimum_capacity as usize))?;
+            let _context = gpu.gpu.make_current()?;
+            hip_call!(&self.hip, hipMemPoolTrimTo(gpu.device_local.raw(), self.params.device_local.minimum_capacity as usize))?;
+            hip_call!(&self.hip, hipMemPoolTrimTo(gpu.other.raw(), self.params.other.minimum_capacity as usize))?;
         }
         Ok(())
     }
@@ -163,8 +149,7 @@ impl MemoryPools {
         let target = buffer.clone();
         let pool = PoolHandle(pool);
         let issue: IssueFn = Box::new(move |q: &StreamContext| {
-            let mut device_ptr: *mut c_void = core::ptr::null_mut();
-            hip_call!(q.hip, hipMallocFromPoolAsync(&mut device_ptr, bytes, pool.get(), q.stream))?;
+            let device_ptr = hip_value!(q.hip, hipMallocFromPoolAsync(bytes, pool.get(), q.stream))?;
             // Published before the worker enqueues the signal (see the module comment).
             target.publish_device_pointer(device_ptr);
             Ok(())
@@ -178,9 +163,11 @@ impl MemoryPools {
         if device_ptr.is_null() {
             return;
         }
+        let kind = "stream-ordered allocation";
         if let Some(gpu) = self.gpus.get(gpu_index) {
-            if let Ok(_context) = ContextGuard::push(&self.hip, gpu.context) {
-                let _ = hip_call!(&self.hip, hipFree(device_ptr));
+            match gpu.gpu.make_current() {
+                Ok(_context) => crate::hip::error::record_release(kind, hip_call!(&self.hip, hipFree(device_ptr))),
+                Err(status) => crate::hip::error::record_release_failure(kind, &status),
             }
         }
     }
@@ -206,35 +193,17 @@ pub fn prepare_dealloca(buffer: Borrowed<'_, iree_hal_buffer_t>) -> Option<Issue
     }))
 }
 
-fn create_pool(hip: &HipSymbols, device: hipDevice_t, release_threshold: u64) -> Result<hipMemPool_t> {
+/// A pool on `device`, whose context is `current`; a failure after creating it destroys it.
+fn create_pool(current: &Current<'_>, device: hipDevice_t, release_threshold: u64) -> Result<MemPool> {
     // SAFETY: a plain C struct for which all zeroes is a valid value.
     let mut properties: hipMemPoolProps = unsafe { core::mem::zeroed() };
     properties.allocType = hipMemAllocationTypePinned;
     properties.handleTypes = hipMemHandleTypeNone;
     properties.location = hipMemLocation { type_: hipMemLocationTypeDevice, id: device };
-    let mut pool: hipMemPool_t = core::ptr::null_mut();
-    hip_call!(hip, hipMemPoolCreate(&mut pool, &properties))?;
+    let pool = current.create_mem_pool(&properties)?;
     let mut threshold = release_threshold;
-    if let Err(status) = hip_call!(hip, hipMemPoolSetAttribute(pool, hipMemPoolAttrReleaseThreshold, (&mut threshold as *mut u64).cast())) {
-        let _ = hip_call!(hip, hipMemPoolDestroy(pool));
-        return Err(status);
-    }
+    hip_call!(current.hip(), hipMemPoolSetAttribute(pool.raw(), hipMemPoolAttrReleaseThreshold, (&mut threshold as *mut u64).cast()))?;
     Ok(pool)
-}
-
-impl Drop for MemoryPools {
-    fn drop(&mut self) {
-        for gpu in &self.gpus {
-            if let Ok(_context) = ContextGuard::push(&self.hip, gpu.context) {
-                for pool in [gpu.device_local, gpu.other] {
-                    if !pool.is_null() {
-                        let _ = hip_call!(&self.hip, hipMemPoolDestroy(pool));
-                    }
-                }
-            }
-            let _ = hip_call!(&self.hip, hipDevicePrimaryCtxRelease(gpu.device));
-        }
-    }
 }
 
 #[derive(Clone, Copy)]

@@ -10,7 +10,8 @@ use iree_hal_hip_rs::abi::*;
 use iree_hal_hip_rs::hal_object::HalObject;
 use hip_executable_pack::{Executable as PackedExecutable, Export};
 use iree_hal_hip_rs::command_buffer::HipCommandBuffer;
-use iree_hal_hip_rs::device::{HipDevice, PhysicalGpu};
+use iree_hal_hip_rs::device::HipDevice;
+use iree_hal_hip_rs::hip::gpu::Gpu;
 use iree_hal_hip_rs::hip::context::ContextGuard;
 use iree_hal_hip_rs::hip::types::*;
 use iree_hal_hip_rs::hip::HipSymbols;
@@ -55,7 +56,7 @@ impl Fixture {
         let mut fixture = Fixture { driver, device, stream: core::ptr::null_mut() };
         let mut stream: hipStream_t = core::ptr::null_mut();
         {
-            let _context = ContextGuard::push(fixture.hip(), fixture.gpu().context).unwrap();
+            let _context = ContextGuard::push(fixture.hip(), fixture.gpu().context()).unwrap();
             hip_call!(fixture.hip(), hipStreamCreateWithFlags(&mut stream, hipStreamNonBlocking)).unwrap();
         }
         fixture.stream = stream;
@@ -70,8 +71,8 @@ impl Fixture {
         self.hip_device().hip()
     }
 
-    fn gpu(&self) -> PhysicalGpu {
-        self.hip_device().gpus()[0]
+    fn gpu(&self) -> Gpu {
+        self.hip_device().gpus()[0].clone()
     }
 
     fn device_vtable(&self) -> &iree_hal_device_vtable_t {
@@ -112,13 +113,13 @@ impl Fixture {
     fn read(&self, buffer: &Buffer) -> Vec<u8> {
         let size = unsafe { (*buffer.0).byte_length } as usize;
         let mut bytes = vec![0u8; size];
-        let _context = ContextGuard::push(self.hip(), self.gpu().context).unwrap();
+        let _context = ContextGuard::push(self.hip(), self.gpu().context()).unwrap();
         hip_call!(self.hip(), hipMemcpy(bytes.as_mut_ptr().cast(), self.device_pointer(buffer).cast(), size, hipMemcpyDeviceToHost)).unwrap();
         bytes
     }
 
     fn write(&self, buffer: &Buffer, offset: usize, bytes: &[u8]) {
-        let _context = ContextGuard::push(self.hip(), self.gpu().context).unwrap();
+        let _context = ContextGuard::push(self.hip(), self.gpu().context()).unwrap();
         let dst = self.device_pointer(buffer).wrapping_add(offset);
         hip_call!(self.hip(), hipMemcpy(dst.cast(), bytes.as_ptr().cast(), bytes.len(), hipMemcpyHostToDevice)).unwrap();
     }
@@ -142,7 +143,7 @@ impl Fixture {
     fn issue(&self, command_buffer: &CommandBuffer, table: &[iree_hal_buffer_binding_t]) -> Result<(), (StatusCode, String)> {
         let ours = unsafe { HipCommandBuffer::from_raw(command_buffer.0) }.unwrap();
         ours.issue(self.hip(), &self.gpu(), 0, self.stream, table).map_err(|s| (s.code(), s.to_string()))?;
-        let _context = ContextGuard::push(self.hip(), self.gpu().context).unwrap();
+        let _context = ContextGuard::push(self.hip(), self.gpu().context()).unwrap();
         hip_call!(self.hip(), hipStreamSynchronize(self.stream)).unwrap();
         Ok(())
     }
@@ -151,7 +152,7 @@ impl Fixture {
 impl Drop for Fixture {
     fn drop(&mut self) {
         {
-            let _context = ContextGuard::push(self.hip(), self.gpu().context).unwrap();
+            let _context = ContextGuard::push(self.hip(), self.gpu().context()).unwrap();
             hip_call!(self.hip(), hipStreamDestroy(self.stream)).unwrap();
         }
         unsafe { iree_hal_hip_rs::hal_resource::release(self.device) };
@@ -484,8 +485,8 @@ fn prepared_executions_issue_on_a_queue_stream_and_keep_their_resources_alive() 
         let again = unsafe { prepare_raw(command_buffer.0, table(&bindings)) };
         assert_eq!(again.err().unwrap().code(), StatusCode::FailedPrecondition);
         {
-            let _context = ContextGuard::push(fixture.hip(), fixture.gpu().context).unwrap();
-            let queue = iree_hal_hip_rs::queue::StreamContext { hip: fixture.hip(), gpu: fixture.gpu(), gpu_index: 0, stream: fixture.stream };
+            let _context = ContextGuard::push(fixture.hip(), fixture.gpu().context()).unwrap();
+            let queue = iree_hal_hip_rs::queue::StreamContext { hip: fixture.hip(), gpu: &fixture.gpu(), gpu_index: 0, stream: fixture.stream };
             issue(&queue).unwrap();
             hip_call!(fixture.hip(), hipStreamSynchronize(fixture.stream)).unwrap();
         }
@@ -519,7 +520,7 @@ fn submissions_are_checked_before_anything_is_queued() {
     // A NULL command buffer is a barrier.
     let (issue, keep_alive) = unsafe { iree_hal_hip_rs::command_buffer::prepare_execution(None, &[]) }.unwrap();
     assert!(keep_alive.is_empty());
-    let queue = iree_hal_hip_rs::queue::StreamContext { hip: fixture.hip(), gpu: fixture.gpu(), gpu_index: 0, stream: fixture.stream };
+    let queue = iree_hal_hip_rs::queue::StreamContext { hip: fixture.hip(), gpu: &fixture.gpu(), gpu_index: 0, stream: fixture.stream };
     issue(&queue).unwrap();
 }
 

@@ -69,7 +69,7 @@ fn create_by_path(driver: *mut iree_hal_driver_t, path: &'static str, params: &[
         assert!(device.is_null());
         return Err(err);
     }
-    let gpus = unsafe { iree_hal_hip_rs::device::HipDevice::from_raw(device) }.unwrap().gpus().iter().map(|g| g.device as usize).collect();
+    let gpus = unsafe { iree_hal_hip_rs::device::HipDevice::from_raw(device) }.unwrap().gpus().iter().map(|g| g.device() as usize).collect();
     unsafe { iree_hal_hip_rs::hal_resource::release(device) };
     Ok(gpus)
 }
@@ -328,7 +328,7 @@ fn registered_factory_child() {
     assert_ok(unsafe { iree_hal_create_device(registry, sv("hip://?queue_count=2&command_buffer_mode=graph"), ALLOCATOR.as_iree(), &mut device) });
     let hip_device = unsafe { iree_hal_hip_rs::device::HipDevice::from_raw(device) }.unwrap();
     assert_eq!(hip_device.gpus().len(), 1);
-    assert_eq!(hip_device.gpus()[0].device, 1);
+    assert_eq!(hip_device.gpus()[0].device(), 1);
     assert_eq!(hip_device.params().queue_count, 2);
     assert_eq!(hip_device.params().command_buffer_mode, IREE_HAL_HIP_COMMAND_BUFFER_MODE_GRAPH);
     unsafe { iree_hal_hip_rs::hal_resource::release(device) };

@@ -273,12 +273,12 @@ fn the_cts_executables_load_with_their_exports() {
 fn dispatch(fixture: &Fixture, executable: &HipExecutable, ordinal: u32, gpu_index: usize, bindings: &mut [&mut [u8]], constants: &[u32]) {
     let device = fixture.hip_device();
     let hip = device.hip();
-    let gpu = device.gpus()[gpu_index];
+    let gpu = &device.gpus()[gpu_index];
     let export = executable.export(ordinal).unwrap();
     assert_eq!(bindings.len(), export.binding_count());
     assert_eq!(constants.len(), export.constant_count as usize);
     let function = executable.function(ordinal, gpu_index).unwrap();
-    let _context = ContextGuard::push(hip, gpu.context).unwrap();
+    let _context = ContextGuard::push(hip, gpu.context()).unwrap();
     let mut device_pointers: Vec<*mut c_void> = vec![core::ptr::null_mut(); bindings.len()];
     for (pointer, contents) in device_pointers.iter_mut().zip(bindings.iter()) {
         hip_call!(hip, hipMalloc(pointer, contents.len())).unwrap();
@@ -334,7 +334,7 @@ fn a_multi_gpu_device_loads_on_every_gpu() {
     assert_eq!(executable.gpu_count(), 2);
     assert_eq!(executable.modules(0).len(), 1);
     assert_eq!(executable.modules(1).len(), 1);
-    assert_ne!(executable.modules(0)[0], executable.modules(1)[0], "one module per GPU");
+    assert_ne!(executable.modules(0)[0].raw(), executable.modules(1)[0].raw(), "one module per GPU");
     assert_ne!(executable.function(0, 0).unwrap(), executable.function(0, 1).unwrap());
     assert!(mapped_code_object_lines() > before, "the code object is mapped");
     // Queue affinities pick the GPU by their lowest queue, as in IREE's C driver.

@@ -42,7 +42,7 @@ pub fn prepare_execution(command_buffer: Option<Borrowed<'_, iree_hal_command_bu
         let command_buffer = for_issue.command_buffer.as_ref().expect("held until the execution completes");
         // SAFETY: retained by `for_issue`, and checked ours above.
         let command_buffer = unsafe { HipCommandBuffer::from_raw(command_buffer.as_ptr()) }?;
-        command_buffer.issue(queue.hip, &queue.gpu, queue.gpu_index, queue.stream, &for_issue.binding_table)
+        command_buffer.issue(queue.hip, queue.gpu, queue.gpu_index, queue.stream, &for_issue.binding_table)
     });
     Ok((issue, vec![Box::new(execution)]))
 }

@@ -6,6 +6,7 @@ use super::commands::*;
 use super::kernels::KernelArgumentTable;
 use super::stream::{plan, Grid, Plan, Step};
 use crate::abi::*;
+use crate::hip::handles::{Current, Graph, GraphExec};
 use crate::hip::types::*;
 use crate::hip::HipSymbols;
 use crate::hip_call;
@@ -44,19 +45,14 @@ impl GraphKey {
     }
 }
 
-/// An instantiated graph and what its nodes point into.
+/// An instantiated graph (destroyed in the context of the GPU it was built for) and what
+/// its nodes point into.
 struct InstantiatedGraph {
     key: GraphKey,
-    exec: hipGraphExec_t,
-    /// The context of the GPU it was built for, current while it is destroyed.
-    context: hipCtx_t,
+    exec: GraphExec,
     /// Kernel argument blocks the kernel nodes were given.
     _arguments: KernelArgumentTable,
 }
-
-// SAFETY: a graph exec handle may be launched and destroyed from any thread.
-unsafe impl Send for InstantiatedGraph {}
-unsafe impl Sync for InstantiatedGraph {}
 
 /// The instantiated graphs of one command buffer.
 #[derive(Default)]
@@ -65,32 +61,32 @@ pub(crate) struct GraphCache {
 }
 
 impl GraphCache {
-    /// Launches the graph of `commands` for this binding table on `stream`, building it
-    /// first if needed. The GPU's context must be current.
+    /// Launches the graph of `commands` for this binding table on `stream` of the GPU
+    /// whose context is `current`, building it first if needed.
     pub(crate) fn launch(
         &mut self,
-        hip: &HipSymbols,
-        gpu_context: hipCtx_t,
+        current: &Current<'_>,
         gpu_index: usize,
         stream: hipStream_t,
         list: &CommandList,
         binding_table: &[iree_hal_buffer_binding_t],
     ) -> Result<()> {
+        let hip = current.hip();
         let key = GraphKey::new(gpu_index, binding_table);
         let index = match self.graphs.iter().position(|graph| graph.key == key) {
             Some(index) => index,
             None => {
-                let (exec, arguments) = build(hip, gpu_context, gpu_index, list, binding_table)?;
+                let (exec, arguments) = build(current, gpu_index, list, binding_table)?;
                 if self.graphs.len() == GRAPH_CACHE_CAPACITY {
                     // The oldest graph may still run on this stream: let it finish first.
                     hip_call!(hip, hipStreamSynchronize(stream))?;
-                    destroy(hip, self.graphs.remove(0));
+                    self.graphs.remove(0);
                 }
-                self.graphs.push(InstantiatedGraph { key, exec, context: gpu_context, _arguments: arguments });
+                self.graphs.push(InstantiatedGraph { key, exec, _arguments: arguments });
                 self.graphs.len() - 1
             }
         };
-        hip_call!(hip, hipGraphLaunch(self.graphs[index].exec, stream))?;
+        hip_call!(hip, hipGraphLaunch(self.graphs[index].exec.raw(), stream))?;
         for command in list.commands() {
             if let Command::SignalEvent(event) = command {
                 event.note_graph_signal(gpu_index);
@@ -100,27 +96,8 @@ impl GraphCache {
     }
 
     /// Destroys every instantiated graph.
-    pub(crate) fn clear(&mut self, hip: &HipSymbols) {
-        for graph in self.graphs.drain(..) {
-            destroy(hip, graph);
-        }
-    }
-}
-
-fn destroy(hip: &HipSymbols, graph: InstantiatedGraph) {
-    let _context = crate::hip::context::ContextGuard::push(hip, graph.context);
-    let _ = hip_call!(hip, hipGraphExecDestroy(graph.exec));
-}
-
-/// Destroys a graph under construction however building ends.
-struct GraphGuard<'a> {
-    hip: &'a HipSymbols,
-    graph: hipGraph_t,
-}
-
-impl Drop for GraphGuard<'_> {
-    fn drop(&mut self) {
-        let _ = hip_call!(self.hip, hipGraphDestroy(self.graph));
+    pub(crate) fn clear(&mut self) {
+        self.graphs.clear();
     }
 }
 
@@ -149,17 +126,14 @@ fn missing_memcpy_node(hip: &HipSymbols, what: &str) -> crate::status::Status {
     )
 }
 
-fn build(
-    hip: &HipSymbols,
-    gpu_context: hipCtx_t,
-    gpu_index: usize,
-    list: &CommandList,
-    binding_table: &[iree_hal_buffer_binding_t],
-) -> Result<(hipGraphExec_t, KernelArgumentTable)> {
+/// Builds and instantiates the graph of `list` for the GPU whose context is `current`. The
+/// graph itself is destroyed however building ends; the instantiated graph is returned.
+fn build(current: &Current<'_>, gpu_index: usize, list: &CommandList, binding_table: &[iree_hal_buffer_binding_t]) -> Result<(GraphExec, KernelArgumentTable)> {
+    let hip: &HipSymbols = current.hip();
+    let gpu_context = current.context().raw();
     let Plan { steps, mut arguments } = plan(gpu_index, list, 0..list.commands().len(), binding_table)?;
-    let mut graph: hipGraph_t = core::ptr::null_mut();
-    hip_call!(hip, hipGraphCreate(&mut graph, 0))?;
-    let guard = GraphGuard { hip, graph };
+    let owned_graph = Graph::create(current.hip())?;
+    let graph = owned_graph.raw();
     let mut chain = NodeChain { barrier: None, since_barrier: Vec::new() };
     for step in steps {
         let mut node: hipGraphNode_t = core::ptr::null_mut();
@@ -263,10 +237,7 @@ fn build(
         let mut node: hipGraphNode_t = core::ptr::null_mut();
         hip_call!(hip, hipGraphAddEmptyNode(&mut node, graph, core::ptr::null(), 0))?;
     }
-    let mut exec: hipGraphExec_t = core::ptr::null_mut();
-    let mut error_node: hipGraphNode_t = core::ptr::null_mut();
-    hip_call!(hip, hipGraphInstantiate(&mut exec, graph, &mut error_node, core::ptr::null_mut(), 0))?;
-    drop(guard);
+    let exec = current.instantiate(&owned_graph)?;
     Ok((exec, arguments))
 }
 

@@ -22,7 +22,6 @@ impl<'a> ContextGuard<'a> {
 
 impl Drop for ContextGuard<'_> {
     fn drop(&mut self) {
-        let mut popped: hipCtx_t = core::ptr::null_mut();
-        let _ = crate::hip_call!(self.hip, hipCtxPopCurrent(&mut popped));
+        super::error::record_release("current context", crate::hip_value!(self.hip, hipCtxPopCurrent()).map(|_popped: hipCtx_t| ()));
     }
 }

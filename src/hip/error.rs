@@ -7,6 +7,7 @@ use super::symbols::HipSymbols;
 use super::types::hipError_t;
 use crate::status::{SourceLocation, Status, StatusCode};
 use core::ffi::CStr;
+use core::sync::atomic::{AtomicUsize, Ordering};
 
 /// The IREE status code for a HIP error name.
 pub fn status_code_for(name: &str) -> StatusCode {
@@ -90,6 +91,53 @@ macro_rules! hip_call {
         let error = unsafe { (symbols.$function)($($arg),*) };
         symbols.check(error, stringify!($function), $crate::here!())
     }};
+}
+
+/// Calls a HIP function whose first argument is where it writes what it produces, and
+/// returns that value: `hip_value!(symbols, hipDeviceGet(0))` is a `Result<hipDevice_t>`.
+/// The output starts zeroed (a valid value of every C type HIP writes) and is read only
+/// when the call succeeds. As for `hip_call!`, callers hold the other arguments to the
+/// call's contract.
+#[macro_export]
+macro_rules! hip_value {
+    ($symbols:expr, $function:ident ( $($arg:expr),* $(,)? )) => {{
+        let symbols: &$crate::hip::HipSymbols = $symbols;
+        let mut value = ::core::mem::MaybeUninit::zeroed();
+        // SAFETY: the table's signature for this function is HIP's, its first parameter a
+        // pointer to the output, which `value` holds; the other arguments are checked by
+        // the caller to satisfy the call's contract.
+        let error = unsafe { (symbols.$function)(value.as_mut_ptr(), $($arg),*) };
+        symbols.check(error, stringify!($function), $crate::here!())
+            // SAFETY: zeroed storage of a C type HIP writes: valid written or not.
+            .map(|()| unsafe { value.assume_init() })
+    }};
+}
+
+/// Releases (destroy, unload, free, context pop) that failed in this process.
+static RELEASE_FAILURES: AtomicUsize = AtomicUsize::new(0);
+
+/// How many releases of HIP handles or memory have failed in this process so far; each
+/// also printed one line on stderr.
+pub fn release_failures() -> usize {
+    RELEASE_FAILURES.load(Ordering::SeqCst)
+}
+
+/// Records the outcome of releasing a `kind` ("event", "stream", ...): a release runs where
+/// nobody can be told (a `Drop`), so a failure is printed on stderr (the status names the
+/// HIP call and HIP's error) and counted instead of being lost.
+pub fn record_release(kind: &str, result: crate::status::Result<()>) {
+    if let Err(status) = result {
+        record_release_failure(kind, &status);
+    }
+}
+
+/// Records a release of a `kind` that failed, or could not be attempted, with `status`.
+#[cold]
+pub fn record_release_failure(kind: &str, status: &Status) {
+    RELEASE_FAILURES.fetch_add(1, Ordering::SeqCst);
+    use std::io::Write;
+    // Nothing else can be done if stderr itself fails; a panic here would abort a Drop.
+    let _ = writeln!(std::io::stderr(), "iree-hal-hip: {kind} release failed: {status}");
 }
 
 #[cfg(test)]

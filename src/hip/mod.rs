@@ -1,9 +1,12 @@
 //! HIP, reached only at run time: the types (bindgen over the real HIP headers), the table
-//! of every function IREE v3.3.0 loads (`symbols`), HIP errors as IREE statuses (`error`),
-//! and RCCL, loaded only when a channel needs it (`rccl`).
+//! of every function IREE v3.3.0 loads (`symbols`), HIP errors as IREE statuses and the
+//! call macros (`error`), owning handles released on drop (`handles`), a device's GPU with
+//! its primary context (`gpu`), and RCCL, loaded only when a channel needs it (`rccl`).
 
 pub mod context;
 pub mod error;
+pub mod gpu;
+pub mod handles;
 pub mod library;
 pub mod rccl;
 pub mod symbols;

@@ -25,8 +25,9 @@
 mod held;
 mod progress;
 
-use crate::device::PhysicalGpu;
-use crate::hip::context::ContextGuard;
+use crate::hip::error::record_release;
+use crate::hip::gpu::Gpu;
+use crate::hip::handles::{Current, Event, Stream};
 use crate::hip::types::{hipEvent_t, hipStreamNonBlocking, hipStream_t};
 use crate::hip::HipSymbols;
 use crate::hip_call;
@@ -50,7 +51,7 @@ pub type IssueFn = Box<dyn FnOnce(&StreamContext) -> Result<()> + Send>;
 /// GPU's context already current.
 pub struct StreamContext<'a> {
     pub hip: &'a HipSymbols,
-    pub gpu: PhysicalGpu,
+    pub gpu: &'a Gpu,
     pub gpu_index: usize,
     pub stream: hipStream_t,
 }
@@ -133,8 +134,12 @@ fn waiting_for(name: &str, value: u64) -> String {
 /// What the submitting threads, the worker, timepoints and completion callbacks share.
 pub struct QueueShared {
     hip: Arc<HipSymbols>,
-    gpu: PhysicalGpu,
+    /// A clone of the device's: under IREE's contract the device outlives what uses its
+    /// queues, so this is not the last reference, whose release would call HIP wherever
+    /// the shared state goes (possibly a timepoint).
+    gpu: Gpu,
     gpu_index: usize,
+    /// The `Queue`'s stream, which it destroys once nothing issues onto it any more.
     stream: hipStream_t,
     fifo: Mutex<Fifo>,
     /// Wakes the worker (only notified while it waits).
@@ -172,7 +177,7 @@ struct Fifo {
 }
 
 struct FreeEvents {
-    events: Vec<hipEvent_t>,
+    events: Vec<Event>,
     /// The queue destroyed its events; one coming back later is left alone (it can only be
     /// an operation that outlived its device).
     closed: bool,
@@ -190,19 +195,28 @@ impl Drop for IssuingClaim<'_> {
 
 /// A HIP event recorded on a queue's stream; back to the queue's free list when dropped.
 pub struct QueueEvent {
-    raw: hipEvent_t,
+    /// Always `Some` until dropped.
+    event: Option<Event>,
     queue: Arc<QueueShared>,
 }
 
-// SAFETY: an opaque HIP handle, usable from any thread.
-unsafe impl Send for QueueEvent {}
-unsafe impl Sync for QueueEvent {}
+impl QueueEvent {
+    fn raw(&self) -> hipEvent_t {
+        self.event.as_ref().map_or(core::ptr::null_mut(), Event::raw)
+    }
+}
 
 impl Drop for QueueEvent {
     fn drop(&mut self) {
+        let Some(event) = self.event.take() else { return };
         let mut free = self.queue.free_events.lock();
         if !free.closed {
-            free.events.push(self.raw);
+            free.events.push(event);
+        } else {
+            // Only an operation that outlived its device gets here, possibly in a host
+            // callback or a timepoint, where destroying the event (or releasing the last
+            // reference to its context) would call HIP: it is left alive for good.
+            core::mem::forget(event);
         }
     }
 }
@@ -306,7 +320,7 @@ impl QueueShared {
     /// Issues operations in order, then one completion callback behind them all, then (if
     /// waits on other queues need one) an event. Runs with `issuing` claimed.
     fn issue_batch(self: &Arc<Self>, batch: impl Iterator<Item = ReadyOperation>, released: &mut Vec<Arc<PendingOperation>>) {
-        let context = match ContextGuard::push(&self.hip, self.gpu.context) {
+        let context = match self.gpu.make_current() {
             Ok(context) => context,
             Err(status) => {
                 for ready in batch {
@@ -316,7 +330,7 @@ impl QueueShared {
                 return;
             }
         };
-        let stream = StreamContext { hip: &self.hip, gpu: self.gpu, gpu_index: self.gpu_index, stream: self.stream };
+        let stream = StreamContext { hip: &self.hip, gpu: &self.gpu, gpu_index: self.gpu_index, stream: self.stream };
         let mut issued = Vec::with_capacity(batch.size_hint().0);
         let mut progresses = Vec::new();
         for ready in batch {
@@ -352,19 +366,19 @@ impl QueueShared {
             }
             return;
         }
-        self.mark_issued(progresses, released);
+        self.mark_issued(&context, progresses, released);
         drop(context);
     }
 
     /// Tells the progress of every operation just issued, with an event behind them when
-    /// waits on other queues need one.
-    fn mark_issued(self: &Arc<Self>, progresses: Vec<Arc<SignalProgress>>, released: &mut Vec<Arc<PendingOperation>>) {
+    /// waits on other queues need one. `current` is this queue's GPU context.
+    fn mark_issued(self: &Arc<Self>, current: &Current<'_>, progresses: Vec<Arc<SignalProgress>>, released: &mut Vec<Arc<PendingOperation>>) {
         if progresses.is_empty() {
             return;
         }
         let mut event = None;
         if self.records_events.load(Ordering::Relaxed) || progresses.iter().any(|p| p.wants_event()) {
-            event = self.record_event().ok();
+            event = self.record_event(current).ok();
         }
         let mut late = Vec::new();
         for progress in progresses {
@@ -375,27 +389,24 @@ impl QueueShared {
         if !late.is_empty() {
             // A wait from another queue asked for an event meanwhile: one recorded now is
             // still behind these operations. If recording fails, the waiters fail with why.
-            let event = self.record_event().ok();
+            let event = self.record_event(current).ok();
             for progress in late {
                 progress.mark_issued(event.as_ref(), true, released);
             }
         }
     }
 
-    /// Records an event (from the free list, or a new one) on the stream. The GPU's context
-    /// must be current.
-    fn record_event(self: &Arc<Self>) -> Result<Arc<QueueEvent>> {
+    /// Records an event (from the free list, or a new one) on the stream; `current` is the
+    /// GPU's context.
+    fn record_event(self: &Arc<Self>, current: &Current<'_>) -> Result<Arc<QueueEvent>> {
         let reused = self.free_events.lock().events.pop();
-        let raw = match reused {
-            Some(raw) => raw,
-            None => {
-                let mut raw: hipEvent_t = core::ptr::null_mut();
-                hip_call!(&self.hip, hipEventCreateWithFlags(&mut raw, HIP_EVENT_DISABLE_TIMING))?;
-                raw
-            }
+        let event = match reused {
+            Some(event) => event,
+            None => current.create_event(HIP_EVENT_DISABLE_TIMING)?,
         };
+        let raw = event.raw();
         // Back to the free list if recording fails.
-        let event = Arc::new(QueueEvent { raw, queue: self.clone() });
+        let event = Arc::new(QueueEvent { event: Some(event), queue: self.clone() });
         hip_call!(&self.hip, hipEventRecord(raw, self.stream))?;
         Ok(event)
     }
@@ -411,7 +422,7 @@ fn order_and_issue(stream: &StreamContext, name: &str, device_waits: &[DeviceWai
         let Some(signaller) = &wait.other_queue else { continue };
         let event = signaller.event_to_wait().map_err(|status| status.annotate(&waiting_for(name, wait.value)))?;
         if let Some(event) = event {
-            hip_call!(stream.hip, hipStreamWaitEvent(stream.stream, event.raw, 0)).map_err(|status| status.annotate(&format!("while issuing {name}")))?;
+            hip_call!(stream.hip, hipStreamWaitEvent(stream.stream, event.raw(), 0)).map_err(|status| status.annotate(&format!("while issuing {name}")))?;
         }
     }
     issue(stream).map_err(|status| status.annotate(&format!("while issuing {name}")))
@@ -523,21 +534,19 @@ unsafe extern "C" fn complete_batch(user_data: *mut c_void) {
 pub struct Queue {
     shared: Arc<QueueShared>,
     worker: Option<std::thread::JoinHandle<()>>,
+    /// Destroyed after everything issued onto it finished (dropped after `drop` ran).
+    stream: Stream,
 }
 
 impl Queue {
     /// Creates the GPU's stream and worker.
-    pub fn create(hip: Arc<HipSymbols>, gpu: PhysicalGpu, gpu_index: usize) -> Result<Queue> {
-        let mut stream: hipStream_t = core::ptr::null_mut();
-        {
-            let _context = ContextGuard::push(&hip, gpu.context)?;
-            hip_call!(&hip, hipStreamCreateWithFlags(&mut stream, hipStreamNonBlocking))?;
-        }
+    pub fn create(hip: Arc<HipSymbols>, gpu: Gpu, gpu_index: usize) -> Result<Queue> {
+        let stream = gpu.make_current()?.create_stream(hipStreamNonBlocking)?;
         let shared = Arc::new(QueueShared {
             hip,
             gpu,
             gpu_index,
-            stream,
+            stream: stream.raw(),
             fifo: Mutex::new(Fifo { ready: VecDeque::new(), releases: Vec::new(), completed: VecDeque::new(), issuing: false, worker_waiting: false, stopping: false }),
             worker_wake: Condvar::new(),
             free_events: Mutex::new(FreeEvents { events: Vec::new(), closed: false }),
@@ -547,13 +556,9 @@ impl Queue {
         let worker_shared = shared.clone();
         let worker = std::thread::Builder::new().name(format!("iree-hip-queue-{gpu_index}")).spawn(move || run_worker(&worker_shared));
         match worker {
-            Ok(worker) => Ok(Queue { shared, worker: Some(worker) }),
-            Err(e) => {
-                if let Ok(_context) = ContextGuard::push(&shared.hip, gpu.context) {
-                    let _ = hip_call!(&shared.hip, hipStreamDestroy(stream));
-                }
-                Err(crate::status!(ResourceExhausted, "cannot start the queue worker thread: {e}"))
-            }
+            Ok(worker) => Ok(Queue { shared, worker: Some(worker), stream }),
+            // The stream is destroyed as it drops.
+            Err(e) => Err(crate::status!(ResourceExhausted, "cannot start the queue worker thread: {e}")),
         }
     }
 
@@ -643,13 +648,13 @@ impl Queue {
 
     /// The queue's HIP stream (for work issued outside the worker: inline command buffers).
     pub fn stream(&self) -> hipStream_t {
-        self.shared.stream
+        self.stream.raw()
     }
 
     /// Blocks until everything issued so far has finished on the stream.
     pub fn synchronize(&self) -> Result<()> {
-        let _context = ContextGuard::push(&self.shared.hip, self.shared.gpu.context)?;
-        hip_call!(&self.shared.hip, hipStreamSynchronize(self.shared.stream))
+        let _context = self.shared.gpu.make_current()?;
+        hip_call!(&self.shared.hip, hipStreamSynchronize(self.stream.raw()))
     }
 
     /// Lets the worker issue every operation already ready, then stops it; operations that
@@ -725,12 +730,12 @@ impl Drop for Queue {
     fn drop(&mut self) {
         // Issue what is ready and stop the worker, let the stream finish (its completions
         // leave their releases and deferred completions in the queue), finish those here,
-        // then destroy the events and the stream.
+        // then destroy the events, and the stream as it drops after this.
         self.stop_worker();
         let shared = &self.shared;
-        let context = ContextGuard::push(&shared.hip, shared.gpu.context);
-        if context.is_ok() {
-            let _ = hip_call!(&shared.hip, hipStreamSynchronize(shared.stream));
+        match shared.gpu.make_current() {
+            Ok(_context) => record_release("stream", hip_call!(&shared.hip, hipStreamSynchronize(shared.stream))),
+            Err(status) => crate::hip::error::record_release_failure("stream", &status),
         }
         let (releases, mut completed) = {
             let mut fifo = shared.fifo.lock();
@@ -743,12 +748,7 @@ impl Drop for Queue {
             free.closed = true;
             core::mem::take(&mut free.events)
         };
-        if context.is_ok() {
-            for event in events {
-                let _ = hip_call!(&shared.hip, hipEventDestroy(event));
-            }
-            let _ = hip_call!(&shared.hip, hipStreamDestroy(shared.stream));
-        }
+        drop(events);
     }
 }
 

@@ -246,6 +246,11 @@ pub fn software_hip_library() -> std::path::PathBuf {
 /// Runs the ignored test `name` of this test binary in a child process with `env` set, so
 /// that settings read once per process (by the software device or the driver) are fresh.
 pub fn run_in_child(name: &str, env: &[(&str, String)]) {
+    run_in_child_with_output(name, env);
+}
+
+/// `run_in_child`, returning what the child printed (stdout, then stderr).
+pub fn run_in_child_with_output(name: &str, env: &[(&str, String)]) -> String {
     let exe = std::env::current_exe().unwrap();
     let output = std::process::Command::new(exe)
         .args(["--ignored", "--exact", name, "--nocapture", "--test-threads=1"])
@@ -254,6 +259,7 @@ pub fn run_in_child(name: &str, env: &[(&str, String)]) {
         .unwrap();
     let text = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
     assert!(output.status.success() && text.contains("1 passed"), "child test {name} failed:\n{text}");
+    text
 }
 
 /// Waits up to 5 s for `condition`: queues release what an operation used on their worker

@@ -1,0 +1,60 @@
+//! One GPU of a logical device: its HIP device ordinal and a retained reference to its
+//! primary context. Clones share the reference, which is released when the last clone
+//! goes, so whatever outlives the device (an event, a pool's buffers) still has a context
+//! to release its handles in.
+
+use super::handles::{Current, PrimaryContext};
+use super::types::{hipCtx_t, hipDevice_t, hipErrorPeerAccessAlreadyEnabled};
+use super::HipSymbols;
+use crate::status::Result;
+use std::sync::Arc;
+
+#[derive(Clone, Debug)]
+pub struct Gpu {
+    context: Arc<PrimaryContext>,
+}
+
+impl Gpu {
+    /// The GPU with HIP device ordinal `device`, retaining its primary context.
+    pub fn retain(hip: &Arc<HipSymbols>, device: hipDevice_t) -> Result<Gpu> {
+        Ok(Gpu { context: Arc::new(PrimaryContext::retain(hip, device)?) })
+    }
+
+    /// The HIP device ordinal.
+    pub fn device(&self) -> hipDevice_t {
+        self.context.device()
+    }
+
+    /// The primary context handle.
+    pub fn context(&self) -> hipCtx_t {
+        self.context.raw()
+    }
+
+    /// The HIP runtime.
+    pub fn hip(&self) -> &Arc<HipSymbols> {
+        self.context.hip()
+    }
+
+    /// Makes the GPU's context current on this thread until the result is dropped.
+    pub fn make_current(&self) -> Result<Current<'_>> {
+        self.context.make_current()
+    }
+
+    /// Whether this GPU can reach `peer`'s memory (hipDeviceCanAccessPeer).
+    pub fn can_access_peer(&self, peer: &Gpu) -> Result<bool> {
+        crate::hip_value!(self.hip(), hipDeviceCanAccessPeer(self.device(), peer.device())).map(|can| can != 0)
+    }
+
+    /// Lets this GPU reach `peer`'s memory (hipDeviceEnablePeerAccess).
+    pub fn enable_peer_access(&self, peer: &Gpu) -> Result<()> {
+        let _current = self.make_current()?;
+        let hip = self.hip();
+        // SAFETY: plain values; the call applies to the current context, made ours above.
+        let error = unsafe { (hip.hipDeviceEnablePeerAccess)(peer.device(), 0) };
+        if error == hipErrorPeerAccessAlreadyEnabled {
+            // Another device of this process enabled it first: what we asked for holds.
+            return Ok(());
+        }
+        hip.check(error, "hipDeviceEnablePeerAccess", crate::here!())
+    }
+}
