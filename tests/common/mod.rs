@@ -101,6 +101,9 @@ pub struct FakeFactory {
     pub infos: Vec<iree_hal_driver_info_t>,
     pub tag: &'static str,
     pub creates: AtomicUsize,
+    /// Drivers of this factory alive now (tests in one binary run in parallel, so a
+    /// process-wide count would see other tests' drivers).
+    pub live: AtomicI32,
 }
 
 // Factories are shared across threads in the stress test; they are immutable but for counters.
@@ -125,6 +128,7 @@ impl FakeFactory {
                 .collect(),
             tag,
             creates: AtomicUsize::new(0),
+            live: AtomicI32::new(0),
         }));
         boxed.factory.self_ = boxed as *mut FakeFactory as *mut c_void;
         boxed
@@ -151,12 +155,12 @@ unsafe extern "C" fn fake_enumerate(
 #[repr(C)]
 pub struct FakeDriver {
     pub base: iree_hal_driver_t,
+    pub factory: &'static FakeFactory,
     pub tag: &'static str,
     pub last_path: String,
     pub last_params: Vec<(String, String)>,
 }
 
-pub static FAKE_DRIVERS_LIVE: AtomicI32 = AtomicI32::new(0);
 
 static FAKE_DRIVER_VTABLE: iree_hal_driver_vtable_t = iree_hal_driver_vtable_t {
     destroy: Some(fake_driver_destroy),
@@ -172,9 +176,9 @@ unsafe extern "C" fn fake_try_create(
     _a: iree_allocator_t,
     out: *mut *mut iree_hal_driver_t,
 ) -> iree_status_t {
-    let this = unsafe { &*(self_ as *const FakeFactory) };
+    let this: &'static FakeFactory = unsafe { &*(self_ as *const FakeFactory) };
     this.creates.fetch_add(1, Ordering::SeqCst);
-    FAKE_DRIVERS_LIVE.fetch_add(1, Ordering::SeqCst);
+    this.live.fetch_add(1, Ordering::SeqCst);
     let driver = Box::new(FakeDriver {
         base: iree_hal_driver_t {
             resource: iree_hal_resource_t {
@@ -182,6 +186,7 @@ unsafe extern "C" fn fake_try_create(
                 vtable: &FAKE_DRIVER_VTABLE as *const _ as *const c_void,
             },
         },
+        factory: this,
         tag: this.tag,
         last_path: String::new(),
         last_params: Vec::new(),
@@ -191,8 +196,9 @@ unsafe extern "C" fn fake_try_create(
 }
 
 unsafe extern "C" fn fake_driver_destroy(driver: *mut iree_hal_driver_t) {
-    drop(unsafe { Box::from_raw(driver.cast::<FakeDriver>()) });
-    FAKE_DRIVERS_LIVE.fetch_sub(1, Ordering::SeqCst);
+    let driver = unsafe { Box::from_raw(driver.cast::<FakeDriver>()) };
+    driver.factory.live.fetch_sub(1, Ordering::SeqCst);
+    drop(driver);
 }
 
 /// The "device" a fake driver makes is a leaked record of the request: (tag, path, params).
