@@ -1983,7 +1983,7 @@ extern "C" {
 
 /*
  Initialises `out_options` to IREE v3.3.0's defaults: device index 0, no search paths
- (the system loader finds libamdhip64.so).
+ (the system loader finds libamdhip64.so). NULL is ignored.
 
  # Safety
  `out_options` must be NULL or writable.
@@ -1991,7 +1991,7 @@ extern "C" {
 void iree_hal_hip_driver_options_initialize(struct iree_hal_hip_driver_options_t *out_options);
 
 /*
- Initialises `out_params` to IREE v3.3.0's defaults.
+ Initialises `out_params` to IREE v3.3.0's defaults. NULL is ignored.
 
  # Safety
  `out_params` must be NULL or writable.

@@ -69,3 +69,32 @@ impl HostAllocator {
         }
     }
 }
+
+impl HostAllocator {
+    /// The list `query_available_devices` returns: one allocation holding the infos, then
+    /// every path and name, sized exactly (the caller frees it with this allocator).
+    /// `(device id, path, name)` per device; an empty list is `(0, NULL)`.
+    pub fn device_info_list(&self, devices: &[(iree_hal_device_id_t, String, String)]) -> Result<(usize, *mut iree_hal_device_info_t)> {
+        if devices.is_empty() {
+            return Ok((0, ptr::null_mut()));
+        }
+        let infos_size = core::mem::size_of_val(devices) / core::mem::size_of::<(iree_hal_device_id_t, String, String)>() * core::mem::size_of::<iree_hal_device_info_t>();
+        let strings: usize = devices.iter().map(|(_, path, name)| path.len() + name.len()).sum();
+        let memory = self.allocate_zeroed(infos_size + strings)?;
+        // SAFETY: `memory` holds the infos followed by exactly `strings` bytes of text.
+        unsafe {
+            let mut text = memory.add(infos_size);
+            let mut place = |s: &str| {
+                ptr::copy_nonoverlapping(s.as_ptr(), text, s.len());
+                let view = iree_string_view_t { data: text.cast(), size: s.len() };
+                text = text.add(s.len());
+                view
+            };
+            for (i, (device_id, path, name)) in devices.iter().enumerate() {
+                let info = iree_hal_device_info_t { device_id: *device_id, path: place(path), name: place(name) };
+                memory.cast::<iree_hal_device_info_t>().add(i).write(info);
+            }
+        }
+        Ok((devices.len(), memory.cast()))
+    }
+}

@@ -23,6 +23,7 @@ pub mod executable;
 pub mod executable_cache;
 /// cbindgen:ignore
 pub mod executable_format;
+pub mod exports;
 pub mod file;
 pub mod hal_object;
 pub mod hal_resource;

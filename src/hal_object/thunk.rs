@@ -467,6 +467,52 @@ impl Arg for OwnedStatus {
     }
 }
 
+/// A caller's `iree_string_builder_t`, borrowed for the call.
+pub struct Builder;
+
+impl Arg for Builder {
+    type C = *mut iree_string_builder_t;
+    type Value<'a> = crate::string_builder::StringBuilder<'a>;
+
+    unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, _: &'static str) -> Result<crate::string_builder::StringBuilder<'a>> {
+        // SAFETY: per the caller, a valid builder nobody else uses during the call.
+        unsafe { crate::string_builder::StringBuilder::from_raw(c) }
+    }
+}
+
+/// `iree_hal_hip_driver_options_t`, read: its search paths copied.
+pub struct DriverOptions;
+
+/// The contents of driver options.
+pub struct DriverOptionsValue {
+    pub default_device_index: i32,
+    pub search_paths: Vec<String>,
+}
+
+impl Arg for DriverOptions {
+    type C = *const iree_hal_hip_driver_options_t;
+    type Value<'a> = DriverOptionsValue;
+
+    unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, name: &'static str) -> Result<DriverOptionsValue> {
+        // SAFETY: per the caller.
+        let options = unsafe { crate::boundary::try_ref(c, name) }?;
+        let count = options.hip_lib_search_path_count;
+        let views: &[iree_string_view_t] = if count == 0 {
+            &[]
+        } else {
+            crate::boundary::non_null(options.hip_lib_search_paths, "options->hip_lib_search_paths")?;
+            // SAFETY: per the caller, `count` views.
+            unsafe { core::slice::from_raw_parts(options.hip_lib_search_paths, count) }
+        };
+        let search_paths = views
+            .iter()
+            // SAFETY: per the caller, each view is readable.
+            .map(|view| unsafe { crate::boundary::view_bytes(*view, "hip_lib_search_paths entry") }.map(|bytes| String::from_utf8_lossy(bytes).into_owned()))
+            .collect::<Result<Vec<String>>>()?;
+        Ok(DriverOptionsValue { default_device_index: options.default_device_index, search_paths })
+    }
+}
+
 /// Plain values C passes by value and the body gets unchanged.
 macro_rules! plain_args {
     ($($t:ty),* $(,)?) => {$(
@@ -603,18 +649,88 @@ pub mod joint {
         Ok(OutArray { data, capacity, name })
     }
 
-    /// `count` key/value pairs.
+    /// `count` key/value pairs, copied (lossy UTF-8, as IREE's views may hold any bytes).
     ///
     /// # Safety
     /// A non-null `pairs` must hold `count` pairs whose views are valid for the call.
-    pub unsafe fn string_pairs<'a>(_: &'a CallScope, count: usize, pairs: *const iree_string_pair_t, name: &str) -> Result<&'a [iree_string_pair_t]> {
+    pub unsafe fn string_pairs(_: &CallScope, count: usize, pairs: *const iree_string_pair_t, name: &str) -> Result<Vec<(String, String)>> {
         if count == 0 {
-            return Ok(&[]);
+            return Ok(Vec::new());
         }
         crate::boundary::non_null(pairs, name)?;
         // SAFETY: per the caller.
-        Ok(unsafe { core::slice::from_raw_parts(pairs, count) })
+        let pairs = unsafe { core::slice::from_raw_parts(pairs, count) };
+        pairs
+            .iter()
+            .map(|pair| {
+                // SAFETY: per the caller, each view is valid.
+                let (key, value) = unsafe { (crate::boundary::view_bytes(pair.key, "param key")?, crate::boundary::view_bytes(pair.value, "param value")?) };
+                Ok((String::from_utf8_lossy(key).into_owned(), String::from_utf8_lossy(value).into_owned()))
+            })
+            .collect()
     }
+}
+
+/// The body of an entry point: converts the C arguments by their kinds, runs `$body` and
+/// returns its status (`-> Status`) or value (`-> T [fallback: F]`), catching panics.
+/// `hal_thunks!` uses it for vtables; exported C functions (which cbindgen must see written
+/// out) call it directly.
+#[macro_export]
+macro_rules! hal_entry {
+    (
+        $name:expr; ( $($arg:ident : $kind:ty),* ) -> Status
+        $(where $($joined:ident = $join:ident ( $($part:ident),* )),+ )?
+        $body:block
+    ) => {
+        $crate::boundary::status_entry($name, || {
+            let scope = $crate::hal_object::thunk::CallScope::new();
+            let scope = &scope;
+            $(
+                // SAFETY: IREE's contract for the entry point.
+                unsafe { <$kind as $crate::hal_object::thunk::Arg>::before_any(&$arg) };
+            )*
+            $($(
+                // SAFETY: IREE's contract for the entry point.
+                let $joined = unsafe { $crate::hal_object::thunk::joint::$join(scope, $($part,)* stringify!($joined)) }?;
+            )+)?
+            // Every argument is converted (taking over what C hands over) before the first
+            // refusal is reported.
+            $(
+                // SAFETY: IREE's contract for the entry point.
+                let $arg = unsafe { <$kind as $crate::hal_object::thunk::Arg>::convert(scope, $arg, stringify!($arg)) };
+            )*
+            $( #[allow(unused_variables)] let $arg = $arg?; )*
+            $body
+        })
+    };
+    (
+        $name:expr; ( $($arg:ident : $kind:ty),* ) -> $ret:ty [fallback: $fallback:expr]
+        $(where $($joined:ident = $join:ident ( $($part:ident),* )),+ )?
+        $body:block
+    ) => {{
+        let fallback = || -> $ret { $fallback };
+        $crate::boundary::value_entry($name, fallback(), || {
+            let scope = $crate::hal_object::thunk::CallScope::new();
+            let scope = &scope;
+            let value = (|| -> $crate::status::Result<$ret> {
+                $(
+                    // SAFETY: IREE's contract for the entry point.
+                    unsafe { <$kind as $crate::hal_object::thunk::Arg>::before_any(&$arg) };
+                )*
+                $($(
+                    // SAFETY: IREE's contract for the entry point.
+                    let $joined = unsafe { $crate::hal_object::thunk::joint::$join(scope, $($part,)* stringify!($joined)) }?;
+                )+)?
+                $(
+                    // SAFETY: IREE's contract for the entry point.
+                    let $arg = unsafe { <$kind as $crate::hal_object::thunk::Arg>::convert(scope, $arg, stringify!($arg)) };
+                )*
+                $( #[allow(unused_variables)] let $arg = $arg?; )*
+                Ok($body)
+            })();
+            value.unwrap_or_else(|_| fallback())
+        })
+    }};
 }
 
 /// Writes vtable thunks from safe bodies; see the module documentation.
@@ -631,26 +747,7 @@ macro_rules! hal_thunks {
         $(#[$meta])*
         #[allow(clippy::too_many_arguments, unused_variables)]
         unsafe extern "C" fn $name($($arg: <$kind as $crate::hal_object::thunk::Arg>::C),*) -> $crate::abi::iree_status_t {
-            $crate::boundary::status_entry(concat!("iree_hal_hip_", stringify!($name)), || {
-                let scope = $crate::hal_object::thunk::CallScope::new();
-                let scope = &scope;
-                $(
-                    // SAFETY: IREE's contract for the vtable entry.
-                    unsafe { <$kind as $crate::hal_object::thunk::Arg>::before_any(&$arg) };
-                )*
-                $($(
-                    // SAFETY: IREE's contract for the vtable entry.
-                    let $joined = unsafe { $crate::hal_object::thunk::joint::$join(scope, $($part,)* stringify!($joined)) }?;
-                )+)?
-                // Every argument is converted (taking over what C hands over) before the first
-                // refusal is reported.
-                $(
-                    // SAFETY: IREE's contract for the vtable entry.
-                    let $arg = unsafe { <$kind as $crate::hal_object::thunk::Arg>::convert(scope, $arg, stringify!($arg)) };
-                )*
-                $( let $arg = $arg?; )*
-                $body
-            })
+            $crate::hal_entry!(concat!("iree_hal_hip_", stringify!($name)); ($($arg : $kind),*) -> Status $(where $($joined = $join($($part),*)),+)? $body)
         }
         $crate::hal_thunks!($($rest)*);
     };
@@ -664,28 +761,7 @@ macro_rules! hal_thunks {
         $(#[$meta])*
         #[allow(clippy::too_many_arguments, unused_variables)]
         unsafe extern "C" fn $name($($arg: <$kind as $crate::hal_object::thunk::Arg>::C),*) -> $ret {
-            let fallback = || -> $ret { $fallback };
-            $crate::boundary::value_entry(concat!("iree_hal_hip_", stringify!($name)), fallback(), || {
-                let scope = $crate::hal_object::thunk::CallScope::new();
-                let scope = &scope;
-                let value = (|| -> $crate::status::Result<$ret> {
-                    $(
-                        // SAFETY: IREE's contract for the vtable entry.
-                        unsafe { <$kind as $crate::hal_object::thunk::Arg>::before_any(&$arg) };
-                    )*
-                    $($(
-                        // SAFETY: IREE's contract for the vtable entry.
-                        let $joined = unsafe { $crate::hal_object::thunk::joint::$join(scope, $($part,)* stringify!($joined)) }?;
-                    )+)?
-                    $(
-                        // SAFETY: IREE's contract for the vtable entry.
-                        let $arg = unsafe { <$kind as $crate::hal_object::thunk::Arg>::convert(scope, $arg, stringify!($arg)) };
-                    )*
-                    $( let $arg = $arg?; )*
-                    Ok($body)
-                })();
-                value.unwrap_or_else(|_| fallback())
-            })
+            $crate::hal_entry!(concat!("iree_hal_hip_", stringify!($name)); ($($arg : $kind),*) -> $ret [fallback: $fallback] $(where $($joined = $join($($part),*)),+)? $body)
         }
         $crate::hal_thunks!($($rest)*);
     };

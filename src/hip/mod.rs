@@ -79,3 +79,17 @@ pub mod types {
 }
 
 pub use symbols::HipSymbols;
+
+impl HipSymbols {
+    /// `hipGetDeviceProperties` (optional: the dump of device properties needs it).
+    pub fn device_properties(&self, device: types::hipDevice_t) -> crate::status::Result<types::hipDeviceProp_tR0000> {
+        let get_properties = self.hipGetDeviceProperties.ok_or_else(|| {
+            crate::status!(Unavailable, "hipGetDeviceProperties is missing from {}; device properties cannot be dumped", self.library_path.display())
+        })?;
+        let mut properties = types::hipDeviceProp_tR0000::default();
+        // SAFETY: the optional symbol's signature is HIP's; `properties` is the R0000 layout.
+        let error = unsafe { get_properties(&mut properties, device) };
+        self.check(error, "hipGetDeviceProperties", crate::here!())?;
+        Ok(properties)
+    }
+}
