@@ -105,18 +105,9 @@ impl HipDevice {
         self.memory_pools.as_ref()
     }
 
-    /// The queue an affinity selects: its lowest set bit, ANY meaning the first.
+    /// The queue (and GPU) an affinity selects, by the one rule for every call.
     fn queue_index(&self, queue_affinity: iree_hal_queue_affinity_t) -> Result<usize> {
-        let index = if queue_affinity == IREE_HAL_QUEUE_AFFINITY_ANY || queue_affinity == 0 {
-            0
-        } else {
-            queue_affinity.trailing_zeros() as usize
-        };
-        if index < self.queues.len() {
-            Ok(index)
-        } else {
-            Err(crate::status!(InvalidArgument, "queue affinity {queue_affinity:#x} names no queue of this device ({} queues)", self.queues.len()))
-        }
+        crate::argument_rules::gpu_for_affinity(queue_affinity, self.queues.len())
     }
 
     fn queue_for(&self, queue_affinity: iree_hal_queue_affinity_t) -> Result<&Queue> {
