@@ -3,7 +3,7 @@
 //! address range once the binding table of a submission is known.
 
 use crate::abi::*;
-use crate::argument_rules::BufferWindow;
+use crate::argument_rules::{BufferWindow, FillPattern};
 use super::resource_set::ResourceSet;
 use crate::buffer::HipBuffer;
 use crate::event::HipEvent;
@@ -211,8 +211,8 @@ pub(crate) struct Dispatch {
 /// update data) live in the command list's shared arrays, named by spans, so recording a
 /// command allocates nothing of its own.
 pub(crate) enum Command {
-    /// Writes `pattern` (its low `pattern_length` bytes, 1, 2 or 4) over the range.
-    Fill { target: BufferRef, pattern: u32, pattern_length: u8 },
+    /// Writes the pattern over the range.
+    Fill { target: BufferRef, pattern: FillPattern },
     /// Copies bytes captured at record time (`CommandList::update_data`) into the range.
     Update { target: BufferRef, data: Span },
     Copy { source: BufferRef, target: BufferRef },
@@ -426,8 +426,9 @@ impl Command {
         let what = self.name();
         let is_slot = |r: &BufferRef| matches!(r.source, BufferSource::Slot(_));
         match self {
-            Command::Fill { target, pattern_length, .. } if is_slot(target) => {
-                check_fill_alignment(&target.locate(binding_table, what)?, *pattern_length, what)
+            Command::Fill { target, pattern } if is_slot(target) => {
+                let range = target.locate(binding_table, what)?;
+                crate::argument_rules::fill_pattern(what, pattern.bytes(), range.allocation_offset, range.length).map(drop)
             }
             Command::Update { target, data } if is_slot(target) => {
                 let range = target.locate(binding_table, what)?;
@@ -452,42 +453,4 @@ impl Command {
             _ => Ok(()),
         }
     }
-}
-
-/// Whether `value` is a multiple of a fill pattern's length (1, 2 or 4 bytes: a power of
-/// two, so a mask does what a division would, and fills are recorded by the thousand).
-#[inline]
-pub(crate) fn aligned_to_pattern(value: u64, pattern_length: u64) -> bool {
-    debug_assert!(pattern_length.is_power_of_two());
-    value & (pattern_length - 1) == 0
-}
-
-/// Checks a fill range located at record time against the pattern's alignment rules: its
-/// offset in the allocation stands in for the device address, not known yet (allocations
-/// are aligned for any pattern; `check_fill_alignment` checks the address when issued).
-#[inline]
-pub(crate) fn check_fill_offset(range: &DeviceRange, pattern_length: u8, what: &str) -> Result<()> {
-    check_fill_range(range, range.allocation_offset, pattern_length, what)
-}
-
-/// Checks a resolved fill range against the pattern's alignment rules.
-pub(crate) fn check_fill_alignment(range: &DeviceRange, pattern_length: u8, what: &str) -> Result<()> {
-    // Located but unresolved ranges have no address yet: their allocation's base is aligned.
-    let address = if range.pointer.is_null() { range.allocation_offset } else { range.pointer as usize as u64 };
-    check_fill_range(range, address, pattern_length, what)
-}
-
-/// The range's length and `address` (of its first byte) must be multiples of the pattern.
-#[inline]
-fn check_fill_range(range: &DeviceRange, address: u64, pattern_length: u8, what: &str) -> Result<()> {
-    let pattern_length = u64::from(pattern_length);
-    if !aligned_to_pattern(range.length, pattern_length) || !aligned_to_pattern(address, pattern_length) {
-        return Err(crate::status!(
-            InvalidArgument,
-            "{what}: range (offset {} in its allocation, length {}) is not aligned to the {pattern_length}-byte pattern",
-            range.allocation_offset,
-            range.length
-        ));
-    }
-    Ok(())
 }
