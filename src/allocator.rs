@@ -100,13 +100,7 @@ impl HipAllocator {
     }
 
     fn device_for(&self, queue_affinity: iree_hal_queue_affinity_t) -> Result<&Gpu> {
-        if queue_affinity == 0 || queue_affinity == IREE_HAL_QUEUE_AFFINITY_ANY {
-            return Ok(&self.devices[0]);
-        }
-        let index = queue_affinity.trailing_zeros() as usize;
-        self.devices
-            .get(index)
-            .ok_or_else(|| crate::status!(InvalidArgument, "queue affinity {queue_affinity:#x} names no device of this allocator ({} devices)", self.devices.len()))
+        Ok(&self.devices[crate::argument_rules::gpu_for_affinity(queue_affinity, self.devices.len())?])
     }
 
     fn allocate(&self, params: &iree_hal_buffer_params_t, mut allocation_size: u64) -> Result<*mut iree_hal_buffer_t> {

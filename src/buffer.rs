@@ -4,6 +4,7 @@
 //! `iree_hal_buffer_initialize` would.
 
 use crate::abi::*;
+use crate::argument_rules::{AllocationRange, BufferWindow};
 use crate::hal_object::{self, Address, Borrowed, Live, Ours, Retained};
 use crate::hip::HipSymbols;
 use crate::status::Result;
@@ -254,6 +255,8 @@ pub struct DeviceRange {
     /// The address when resolved: NULL for a stream-ordered buffer not allocated yet. Queue
     /// operations resolve `address` again when they are issued.
     pub device_ptr: *mut c_void,
+    /// Offset of the range's first byte in its allocation.
+    pub start: u64,
     pub length: u64,
     pub buffer: RetainedBuffer,
     pub address: DeferredAddress,
@@ -285,16 +288,10 @@ pub fn device_range(buffer: Borrowed<'_, iree_hal_buffer_t>, offset: u64, length
         .allocated_buffer()
         .and_then(|allocated| allocated.ours("buffer"))
         .map_err(|s| s.annotate(&format!("{what} is not memory of this HIP device")))?;
-    let available = header.byte_length.checked_sub(offset).ok_or_else(|| {
-        crate::status!(OutOfRange, "{what}: offset {offset} is past the end of the {}-byte buffer", header.byte_length)
-    })?;
-    let length = if length == u64::MAX { available } else { length };
-    if length > available {
-        return Err(crate::status!(OutOfRange, "{what}: range [{offset}, +{length}) exceeds the {}-byte buffer", header.byte_length));
-    }
-    let start = header.byte_offset + offset;
-    // Offsets within the allocation, checked above; NULL stays NULL-based until allocated.
+    let window = BufferWindow { allocation_size: allocated.base.allocation_size, byte_offset: header.byte_offset, byte_length: header.byte_length };
+    let AllocationRange { start, length } = crate::argument_rules::buffer_range(what, window, offset, length)?;
+    // Within the allocation, checked above; NULL stays NULL-based until allocated.
     let device_ptr = allocated.device_pointer().cast::<u8>().wrapping_add(start as usize).cast();
     let address = DeferredAddress { allocated: Retained::from_ours(allocated), offset: start };
-    Ok(DeviceRange { device_ptr, length, buffer: buffer.retain(), address })
+    Ok(DeviceRange { device_ptr, start, length, buffer: buffer.retain(), address })
 }

@@ -423,36 +423,24 @@ impl HipCommandBuffer {
     fn fill_buffer(&self, target_ref: &iree_hal_buffer_ref_t, pattern: &[u8]) -> Result<()> {
         let what = "fill_buffer";
         self.record(what, IREE_HAL_COMMAND_CATEGORY_TRANSFER, |list| {
-            let pattern_length = pattern.len();
-            if !matches!(pattern_length, 1 | 2 | 4) {
-                return Err(crate::status!(InvalidArgument, "{what}: pattern length {pattern_length} is not 1, 2 or 4 bytes"));
-            }
+            // IREE: a zero-length fill is a no-op, not validated further.
             if target_ref.length == 0 {
                 return Ok(None);
             }
-            let step = pattern_length as u64;
-            if !aligned_to_pattern(target_ref.offset, step) || (target_ref.length != IREE_HAL_WHOLE_BUFFER && !aligned_to_pattern(target_ref.length, step)) {
-                return Err(crate::status!(
-                    InvalidArgument,
-                    "{what}: offset {} and length {} must be multiples of the {pattern_length}-byte pattern",
-                    target_ref.offset,
-                    target_ref.length
-                ));
-            }
             // SAFETY: IREE's contract for buffer references.
             let (target, range) = unsafe { self.capture_ref(list.resources(), target_ref, what, false) }?;
-            if let Some(range) = range {
-                check_fill_offset(&range, pattern_length as u8, what)?;
-            }
-            // Splat to 4 bytes, as graph memset nodes take the value.
-            let pattern = match *pattern {
-                [b] => u32::from_ne_bytes([b; 4]),
-                [a, b] => u32::from_ne_bytes([a, b, a, b]),
-                [a, b, c, d] => u32::from_ne_bytes([a, b, c, d]),
-                _ => unreachable!("checked above"),
+            let fill = match range {
+                // Where the fill lands in its allocation, as the queue's fill checks it.
+                Some(range) => crate::argument_rules::fill_pattern(what, pattern, range.allocation_offset, range.length)?,
+                // A slot's range is checked again when a table names it (`check_slots`); a
+                // whole-slot length is not known before.
+                None => {
+                    let known_length = if target_ref.length == IREE_HAL_WHOLE_BUFFER { 0 } else { target_ref.length };
+                    crate::argument_rules::fill_pattern(what, pattern, target_ref.offset, known_length)?
+                }
             };
             self.note_slot(&target);
-            Ok(Some(Command::Fill { target, pattern, pattern_length: pattern_length as u8 }))
+            Ok(Some(Command::Fill { target, pattern: fill.pattern }))
         })
     }
 

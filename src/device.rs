@@ -105,18 +105,9 @@ impl HipDevice {
         self.memory_pools.as_ref()
     }
 
-    /// The queue an affinity selects: its lowest set bit, ANY meaning the first.
+    /// The queue (and GPU) an affinity selects, by the one rule for every call.
     fn queue_index(&self, queue_affinity: iree_hal_queue_affinity_t) -> Result<usize> {
-        let index = if queue_affinity == IREE_HAL_QUEUE_AFFINITY_ANY || queue_affinity == 0 {
-            0
-        } else {
-            queue_affinity.trailing_zeros() as usize
-        };
-        if index < self.queues.len() {
-            Ok(index)
-        } else {
-            Err(crate::status!(InvalidArgument, "queue affinity {queue_affinity:#x} names no queue of this device ({} queues)", self.queues.len()))
-        }
+        crate::argument_rules::gpu_for_affinity(queue_affinity, self.queues.len())
     }
 
     fn queue_for(&self, queue_affinity: iree_hal_queue_affinity_t) -> Result<&Queue> {
@@ -437,15 +428,23 @@ crate::hal_thunks! {
     where pattern_bytes = host_bytes(pattern, pattern_length)
     {
         boundary::non_null(pattern, "pattern")?;
-        let value = crate::queue::fill_pattern(pattern_bytes)?;
-        let range = crate::buffer::device_range(target_buffer, target_offset, length, "target_buffer")?;
-        let count = range.length / pattern_length as u64;
-        if range.length % pattern_length as u64 != 0 {
-            return Err(crate::status!(InvalidArgument, "fill length {} is not a multiple of the {pattern_length}-byte pattern", range.length));
+        // IREE's queue_fill records a command buffer fill: zero bytes are a no-op that is
+        // not validated further, whose signals still follow its waits.
+        if length == 0 {
+            return device.submit("queue_fill", queue_affinity, wait_semaphore_list, signal_semaphore_list, Box::new(|_| Ok(())), Vec::new());
         }
+        let range = crate::buffer::device_range(target_buffer, target_offset, length, "target_buffer")?;
+        // The same rules as a command buffer's fill_buffer, where the fill lands in its allocation.
+        let crate::argument_rules::Fill { pattern, count } = crate::argument_rules::fill_pattern("queue_fill", pattern_bytes, range.start, range.length)?;
         // Addresses are read when issued: a stream-ordered target gets its memory then.
         let target = range.address;
-        let issue: crate::queue::IssueFn = Box::new(move |q| crate::queue::issue_fill(q, hal_object::Address(target.resolve()?), count as usize, value));
+        let issue: crate::queue::IssueFn = Box::new(move |q| {
+            let address = target.resolve()?;
+            // The address HIP's memset sees (imported memory need not be aligned).
+            crate::argument_rules::fill_pattern("queue_fill", pattern.bytes(), address as u64, count * u64::from(pattern.length()))
+                .map_err(|status| status.annotate("queue_fill: the offset is the range's device address"))?;
+            crate::queue::issue_fill(q, hal_object::Address(address), count as usize, pattern)
+        });
         device.submit("queue_fill", queue_affinity, wait_semaphore_list, signal_semaphore_list, issue, vec![range.buffer.held()])
     }
 

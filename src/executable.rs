@@ -203,25 +203,10 @@ impl HipExecutable {
         self.export(ordinal)?.function(gpu_index)
     }
 
-    /// The GPU a queue affinity runs on, chosen as IREE's C driver does: the lowest queue
-    /// in the affinity (an empty affinity means the first). A queue past the device's
-    /// GPUs is OUT_OF_RANGE (IREE lets the one just past the end through).
-    pub fn gpu_index_for_affinity(&self, queue_affinity: iree_hal_queue_affinity_t) -> Result<usize> {
-        let gpu_index = if queue_affinity == 0 { 0 } else { queue_affinity.trailing_zeros() as usize };
-        if gpu_index >= self.gpus.len() {
-            return Err(crate::status!(
-                OutOfRange,
-                "queue affinity {queue_affinity:#x} selects queue {gpu_index}, but the executable is loaded on {} GPUs",
-                self.gpus.len()
-            ));
-        }
-        Ok(gpu_index)
-    }
-
     /// The export `ordinal` and its kernel on the GPU `queue_affinity` selects (IREE's
-    /// `lookup_kernel_params`).
+    /// `lookup_kernel_params`), as the device picks a queue.
     pub fn lookup(&self, ordinal: u32, queue_affinity: iree_hal_queue_affinity_t) -> Result<(&ExportInfo, hipFunction_t)> {
-        let gpu_index = self.gpu_index_for_affinity(queue_affinity)?;
+        let gpu_index = crate::argument_rules::gpu_for_affinity(queue_affinity, self.gpus.len())?;
         let export = self.export(ordinal)?;
         Ok((export, export.function(gpu_index)?))
     }

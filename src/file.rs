@@ -285,11 +285,9 @@ enum Direction {
     DeviceToFile,
 }
 
-/// The GPU an affinity selects, the way the device picks a queue: its lowest set bit, ANY
-/// meaning the first.
+/// The GPU an affinity selects, the way the device picks a queue.
 fn gpu_for(device: &HipDevice, queue_affinity: iree_hal_queue_affinity_t) -> Result<&crate::hip::gpu::Gpu> {
-    let index = if queue_affinity == IREE_HAL_QUEUE_AFFINITY_ANY || queue_affinity == 0 { 0 } else { queue_affinity.trailing_zeros() as usize };
-    device.gpus().get(index).ok_or_else(|| crate::status!(InvalidArgument, "queue affinity {queue_affinity:#x} names no GPU of this device"))
+    Ok(&device.gpus()[crate::argument_rules::gpu_for_affinity(queue_affinity, device.gpus().len())?])
 }
 
 fn copy(hip: &HipSymbols, stream: Option<hipStream_t>, target: *mut c_void, source: *const c_void, count: usize, kind: hipMemcpyKind) -> Result<()> {

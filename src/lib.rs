@@ -1,8 +1,9 @@
 //! A Rust replacement for IREE v3.3.0's HIP HAL driver, exported with IREE's C ABI.
 //!
 //! Layout: `abi` mirrors IREE's C types; `boundary` is the FFI edge (null checks, panics);
-//! `status` makes and consumes IREE statuses; `registry` is the driver registry; each HAL
-//! object has a module of its own.
+//! `status` makes and consumes IREE statuses; `argument_rules` holds IREE's rules for call
+//! arguments (buffer ranges, fills, queue affinities) as pure functions; `registry` is the
+//! driver registry; each HAL object has a module of its own.
 #![deny(unsafe_op_in_unsafe_fn)]
 // `hip_call!` is the HIP call layer: its arguments expand inside its unsafe block on purpose
 // (src/hip/error.rs).
@@ -10,6 +11,7 @@
 
 pub mod abi;
 pub mod allocator;
+pub mod argument_rules;
 pub mod boundary;
 pub mod buffer;
 pub mod command_buffer;

@@ -17,7 +17,7 @@ use iree_hal_hip_rs::hip::types::*;
 use iree_hal_hip_rs::hip::HipSymbols;
 use iree_hal_hip_rs::hip_call;
 use iree_hal_hip_rs::status::StatusCode;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
 
 static ALLOCATOR: CountingAllocator = CountingAllocator::new();
 
@@ -548,6 +548,136 @@ fn bad_fills_are_rejected_naming_the_command() {
     // Nothing was recorded, so the buffer is untouched.
     fixture.issue(&command_buffer, &[]).unwrap();
     assert_eq!(fixture.read(&buffer), vec![0xEE; 16]);
+}
+
+/// A subspan header as IREE's core makes one (`iree_hal_subspan_buffer_create`: its own
+/// vtable, `allocated_buffer` naming ours), with any window on the allocation, even one
+/// IREE's core would refuse to make. Its destroy does nothing: the test owns it.
+struct Subspan(Box<iree_hal_buffer_t>);
+
+unsafe extern "C" fn subspan_destroy(_buffer: *mut iree_hal_buffer_t) {}
+
+static SUBSPAN_VTABLE: iree_hal_buffer_vtable_t = iree_hal_buffer_vtable_t {
+    recycle: None,
+    destroy: Some(subspan_destroy),
+    map_range: None,
+    unmap_range: None,
+    invalidate_range: None,
+    flush_range: None,
+};
+
+impl Subspan {
+    fn of(buffer: &Buffer, byte_offset: u64, byte_length: u64) -> Subspan {
+        let allocated = unsafe { &*buffer.0 };
+        Subspan(Box::new(iree_hal_buffer_t {
+            resource: iree_hal_resource_t { ref_count: AtomicI32::new(1), vtable: (&SUBSPAN_VTABLE as *const iree_hal_buffer_vtable_t).cast() },
+            allocated_buffer: buffer.0,
+            allocation_size: allocated.allocation_size,
+            byte_offset,
+            byte_length,
+            placement: allocated.placement,
+            pooling_allocator: core::ptr::null_mut(),
+            memory_type: allocated.memory_type,
+            allowed_usage: allocated.allowed_usage,
+            allowed_access: allocated.allowed_access,
+            reserved: 0,
+            flags: 0,
+        }))
+    }
+
+    fn as_ptr(&self) -> *mut iree_hal_buffer_t {
+        (&*self.0 as *const iree_hal_buffer_t).cast_mut()
+    }
+}
+
+/// A queue fill and a command buffer fill apply one rule (`argument_rules`): the same
+/// input is refused with the same code, or accepted by both.
+#[test]
+fn queue_and_command_buffer_fills_refuse_the_same_input_alike() {
+    let fixture = Fixture::new(Mode::Stream);
+    let buffer = fixture.host_buffer(16);
+    let subspan = Subspan::of(&buffer, 2, 12);
+    let no_semaphores = iree_hal_semaphore_list_t { count: 0, semaphores: core::ptr::null_mut(), payload_values: core::ptr::null_mut() };
+    let queue_fill = |target: *mut iree_hal_buffer_t, offset: u64, length: u64, pattern: &[u8]| unsafe {
+        take_status((fixture.device_vtable().queue_fill.unwrap())(
+            fixture.device,
+            0,
+            no_semaphores,
+            no_semaphores,
+            target,
+            offset,
+            length,
+            pattern.as_ptr().cast(),
+            pattern.len(),
+            0,
+        ))
+    };
+    let cases: [(*mut iree_hal_buffer_t, u64, u64, &[u8], Option<StatusCode>, &str); 10] = [
+        (buffer.0, 2, 8, &[1, 2, 3, 4], Some(StatusCode::InvalidArgument), "offset 2 and length 8 must be multiples of the 4-byte pattern"),
+        (buffer.0, 0, 6, &[1, 2, 3, 4], Some(StatusCode::InvalidArgument), "offset 0 and length 6 must be multiples of the 4-byte pattern"),
+        (buffer.0, 1, 2, &[1, 2], Some(StatusCode::InvalidArgument), "offset 1 and length 2 must be multiples of the 2-byte pattern"),
+        (buffer.0, 0, 3, &[1, 2, 3], Some(StatusCode::InvalidArgument), "fill pattern length 3 is not 1, 2 or 4 bytes"),
+        (buffer.0, 0, 8, &[0; 8], Some(StatusCode::InvalidArgument), "fill pattern length 8 is not 1, 2 or 4 bytes"),
+        (buffer.0, 8, 12, &[1], Some(StatusCode::OutOfRange), "range [8, +12) exceeds the 16-byte buffer"),
+        (buffer.0, 20, 1, &[1], Some(StatusCode::OutOfRange), "offset 20 is past the end of the 16-byte buffer"),
+        // Offset 0 of the subspan is byte 2 of the allocation: where the fill lands.
+        (subspan.as_ptr(), 0, 4, &[1, 2, 3, 4], Some(StatusCode::InvalidArgument), "offset 2 and length 4 must be multiples of the 4-byte pattern"),
+        (subspan.as_ptr(), 2, 8, &[1, 2, 3, 4], None, ""),
+        // IREE: a zero-length fill is a no-op, not validated further.
+        (buffer.0, 20, 0, &[1, 2, 3], None, ""),
+    ];
+    let command_buffer = fixture.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
+    assert_ok(command_buffer.begin());
+    for (target, offset, length, pattern, expected, text) in cases {
+        let target_ref = iree_hal_buffer_ref_t { reserved_and_buffer_slot: 0, buffer: target, offset, length };
+        let recorded = take_status(command_buffer.fill(target_ref, pattern));
+        let queued = queue_fill(target, offset, length, pattern);
+        let case = format!("fill [{offset}, +{length}) with {} bytes", pattern.len());
+        assert_eq!(recorded.as_ref().map(|(code, _)| *code), expected, "command buffer {case}: {recorded:?}");
+        assert_eq!(queued.as_ref().map(|(code, _)| *code), expected, "queue {case}: {queued:?}");
+        if let (Some((_, recorded)), Some((_, queued))) = (&recorded, &queued) {
+            assert!(recorded.contains(&format!("fill_buffer: {text}")) || recorded.contains(&format!("target_buffer: {text}")), "{recorded}");
+            assert!(queued.contains(&format!("queue_fill: {text}")) || queued.contains(&format!("target_buffer: {text}")), "{queued}");
+        }
+    }
+    assert_ok(command_buffer.end());
+    fixture.issue(&command_buffer, &[]).unwrap();
+    drop(command_buffer);
+    // The queue holds the subspan until its fill completed.
+    eventually("the queue fill completes", || subspan.0.resource.ref_count.load(Ordering::SeqCst) == 1);
+    // The accepted fills wrote bytes [4, +8) of the allocation.
+    let mut expected = vec![0xEE; 16];
+    expected[4..12].copy_from_slice(&[1, 2, 3, 4, 1, 2, 3, 4]);
+    assert_eq!(fixture.read(&buffer), expected);
+}
+
+/// A queue copy and a command buffer copy on a subspan whose window runs past its
+/// allocation are OUT_OF_RANGE (queue operations used to bound only by the subspan).
+#[test]
+fn copies_on_a_subspan_past_its_allocation_are_out_of_range() {
+    let fixture = Fixture::new(Mode::Stream);
+    let source = fixture.host_buffer(64);
+    let target = fixture.host_buffer(64);
+    // Claims 32 bytes from byte 48 of a 64-byte allocation.
+    let subspan = Subspan::of(&source, 48, 32);
+    let no_semaphores = iree_hal_semaphore_list_t { count: 0, semaphores: core::ptr::null_mut(), payload_values: core::ptr::null_mut() };
+    let status = unsafe {
+        (fixture.device_vtable().queue_copy.unwrap())(fixture.device, 0, no_semaphores, no_semaphores, subspan.as_ptr(), 8, target.0, 0, 16, 0)
+    };
+    let text = assert_code(status, StatusCode::OutOfRange);
+    assert!(text.contains("source_buffer: range [8, +16) of the buffer at byte 48 of its allocation exceeds the 64-byte allocation"), "{text}");
+    let status = unsafe {
+        (fixture.device_vtable().queue_copy.unwrap())(fixture.device, 0, no_semaphores, no_semaphores, target.0, 0, subspan.as_ptr(), 16, 16, 0)
+    };
+    let text = assert_code(status, StatusCode::OutOfRange);
+    assert!(text.contains("target_buffer: range [16, +16) of the buffer at byte 48 of its allocation exceeds the 64-byte allocation"), "{text}");
+    let command_buffer = fixture.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
+    assert_ok(command_buffer.begin());
+    let subspan_ref = iree_hal_buffer_ref_t { reserved_and_buffer_slot: 0, buffer: subspan.as_ptr(), offset: 8, length: 16 };
+    let text = assert_code(command_buffer.copy(subspan_ref, direct(&target, 0, 16)), StatusCode::OutOfRange);
+    assert!(text.contains("exceeds the 64-byte allocation"), "{text}");
+    assert_ok(command_buffer.end());
+    assert_eq!(fixture.read(&target), vec![0xEE; 64]);
 }
 
 #[test]

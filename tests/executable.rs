@@ -343,9 +343,10 @@ fn a_multi_gpu_device_loads_on_every_gpu() {
         assert_eq!(export.kernel_name.to_str(), Ok("abs"));
         assert_eq!(function, executable.function(0, gpu_index).unwrap(), "affinity {affinity:#b}");
     }
+    // The device's rule for every affinity (`argument_rules::gpu_for_affinity`).
     let status = executable.lookup(0, 0b100).map(|_| ()).unwrap_err();
-    assert_eq!(status.code(), StatusCode::OutOfRange, "{status}");
-    assert!(status.message().contains("selects queue 2, but the executable is loaded on 2 GPUs"), "{status}");
+    assert_eq!(status.code(), StatusCode::InvalidArgument, "{status}");
+    assert!(status.message().contains("names no queue of this device: its lowest queue is 2, and the device has 2 GPUs"), "{status}");
     assert_eq!(executable.lookup(1, 0b10).map(|_| ()).unwrap_err().code(), StatusCode::InvalidArgument);
     assert_eq!(run_abs(&fixture, executable, 0, [-1.0, 2.0]), [1.0, 2.0]);
     assert_eq!(run_abs(&fixture, executable, 1, [3.0, -4.5]), [3.0, 4.5]);

@@ -243,6 +243,42 @@ fn a_two_gpu_device_runs_work_on_each_queue() {
     unsafe { iree_hal_hip_rs::semaphore::release(done) };
 }
 
+/// Every call that takes a queue affinity reads it by one rule
+/// (`argument_rules::gpu_for_affinity`): an affinity with no queue below the GPU count is
+/// INVALID_ARGUMENT with the same message, whatever the call.
+#[test]
+fn an_affinity_past_the_gpus_is_refused_alike_by_every_call() {
+    let f = Fixture::new("0,1");
+    let buffer = f.buffer(HOST, 16);
+    let pattern = 0u32;
+    let past = 1u64 << 2;
+    let expected = "queue affinity 0x4 names no queue of this device: its lowest queue is 2, and the device has 2 GPUs";
+    let status = unsafe { (f.vtable().queue_fill.unwrap())(f.device, past, empty_list(), empty_list(), buffer, 0, 16, (&pattern as *const u32).cast(), 4, 0) };
+    assert!(assert_code(status, StatusCode::InvalidArgument).contains(expected));
+    let params = iree_hal_buffer_params_t {
+        usage: IREE_HAL_BUFFER_USAGE_TRANSFER,
+        access: IREE_HAL_MEMORY_ACCESS_ALL,
+        type_: IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL,
+        queue_affinity: past,
+        min_alignment: 0,
+    };
+    let mut out = core::ptr::null_mut();
+    let status = unsafe { (f.vtable().queue_alloca.unwrap())(f.device, past, empty_list(), empty_list(), 0, params, 16, &mut out) };
+    assert!(assert_code(status, StatusCode::InvalidArgument).contains(expected));
+    assert!(out.is_null());
+    let allocator = unsafe { (f.vtable().device_allocator.unwrap())(f.device) };
+    let avtable = unsafe { &*((*allocator).resource.vtable as *const iree_hal_allocator_vtable_t) };
+    let status = unsafe { (avtable.allocate_buffer.unwrap())(allocator, &params, 16, &mut out) };
+    assert!(assert_code(status, StatusCode::InvalidArgument).contains(expected));
+    // Bits past the GPUs are dropped when a lower one names a queue; ANY is the first.
+    for affinity in [0b110u64, IREE_HAL_QUEUE_AFFINITY_ANY, 0] {
+        let status = unsafe { (f.vtable().queue_fill.unwrap())(f.device, affinity, empty_list(), empty_list(), buffer, 0, 16, (&pattern as *const u32).cast(), 4, 0) };
+        assert_ok(status);
+    }
+    eventually("the fills complete", || unsafe { (*buffer).resource.ref_count.load(std::sync::atomic::Ordering::SeqCst) } == 1);
+    unsafe { iree_hal_hip_rs::hal_resource::release_buffer(buffer) };
+}
+
 #[test]
 fn bad_queue_arguments_are_refused() {
     let f = Fixture::new("0");

@@ -3,6 +3,7 @@
 //! address range once the binding table of a submission is known.
 
 use crate::abi::*;
+use crate::argument_rules::{BufferWindow, FillPattern};
 use super::resource_set::ResourceSet;
 use crate::buffer::HipBuffer;
 use crate::event::HipEvent;
@@ -87,84 +88,16 @@ impl DeviceRange {
     }
 }
 
-/// IREE's `iree_hal_buffer_calculate_range`: the range `[offset, offset + length)` of a
-/// region of `max_length` bytes starting at `base_offset`, with `IREE_HAL_WHOLE_BUFFER`
-/// meaning to the region's end. Returns the absolute offset and the length.
-#[inline]
-pub(crate) fn subrange(base_offset: u64, max_length: u64, offset: u64, length: u64, what: &str) -> Result<(u64, u64)> {
-    if offset > max_length {
-        return Err(crate::status!(
-            OutOfRange,
-            "{what}: offset {offset} is past the end of the {max_length}-byte buffer range"
-        ));
-    }
-    let length = if length == IREE_HAL_WHOLE_BUFFER { max_length - offset } else { length };
-    if length > max_length - offset {
-        return Err(crate::status!(
-            OutOfRange,
-            "{what}: range [{offset}, +{length}) runs past the end of the {max_length}-byte buffer range"
-        ));
-    }
-    let absolute = base_offset
-        .checked_add(offset)
-        .ok_or_else(|| crate::status!(OutOfRange, "{what}: offset {offset} overflows"))?;
-    Ok((absolute, length))
-}
-
 /// Where `[offset, +length)` of a buffer given directly (possibly a subspan of one of our
-/// buffers made by IREE's core) lies in its allocation, checked to be in range. The range's
-/// device address is left NULL: a stream-ordered buffer may only get memory when the work
-/// using it is issued (`resolve_buffer` adds it). The allocation is checked to be one of
-/// our buffers.
+/// buffers made by IREE's core) lies in its allocation, checked to be in range
+/// (`argument_rules::buffer_range`). The range's device address is left NULL: a
+/// stream-ordered buffer may only get memory when the work using it is issued
+/// (`resolve_buffer` adds it). The allocation is checked to be one of our buffers.
 ///
 /// # Safety
-/// `buffer` must be a live HAL buffer.
+/// `buffer` must be NULL or a live HAL buffer.
 #[inline]
 pub(crate) unsafe fn locate_buffer(buffer: *mut iree_hal_buffer_t, offset: u64, length: u64, what: &str) -> Result<DeviceRange> {
-    // Recording and issuing call this for every buffer reference: the common, valid case is
-    // checked with plain comparisons, and any failure is explained by the slow path.
-    // SAFETY: per the caller.
-    match unsafe { locate_valid(buffer, offset, length) } {
-        Some(range) => Ok(range),
-        // SAFETY: per the caller.
-        None => unsafe { locate_failure(buffer, offset, length, what) },
-    }
-}
-
-/// `locate_buffer` for a valid reference; `None` when anything is wrong.
-///
-/// # Safety
-/// `buffer` must be NULL or a live HAL buffer.
-#[inline(always)]
-unsafe fn locate_valid(buffer: *mut iree_hal_buffer_t, offset: u64, length: u64) -> Option<DeviceRange> {
-    // SAFETY: per the caller.
-    let header = unsafe { buffer.as_ref() }?;
-    let allocated = if header.allocated_buffer.is_null() { buffer } else { header.allocated_buffer };
-    // SAFETY: the allocated buffer of a live buffer is live.
-    if unsafe { crate::hal_object::downcast::<HipBuffer>(allocated) }.is_none() {
-        return None;
-    }
-    let max_length = header.byte_length;
-    let available = max_length.checked_sub(offset)?;
-    let length = if length == IREE_HAL_WHOLE_BUFFER { available } else { length };
-    if length > available {
-        return None;
-    }
-    let start = header.byte_offset.checked_add(offset)?;
-    // SAFETY: checked ours above, so a live HAL buffer header.
-    if start.checked_add(length)? > unsafe { (*allocated).allocation_size } {
-        return None;
-    }
-    Some(DeviceRange { pointer: core::ptr::null_mut(), length, allocation: allocated.cast_const().cast(), allocation_offset: start })
-}
-
-/// The error `locate_buffer` reports for a reference `locate_valid` rejected.
-///
-/// # Safety
-/// `buffer` must be NULL or a live HAL buffer.
-#[cold]
-#[inline(never)]
-unsafe fn locate_failure(buffer: *mut iree_hal_buffer_t, offset: u64, length: u64, what: &str) -> Result<DeviceRange> {
     // SAFETY: per the caller.
     let header = unsafe { crate::boundary::try_ref(buffer.cast_const(), what) }?;
     let allocated = if header.allocated_buffer.is_null() { buffer } else { header.allocated_buffer };
@@ -172,16 +105,11 @@ unsafe fn locate_failure(buffer: *mut iree_hal_buffer_t, offset: u64, length: u6
     if unsafe { crate::hal_object::downcast::<HipBuffer>(allocated) }.is_none() {
         return Err(crate::status!(InvalidArgument, "{what}: buffer was not allocated by a HIP device of this library"));
     }
-    let (start, length) = subrange(header.byte_offset, header.byte_length, offset, length, what)?;
     // SAFETY: checked ours above, so a live HAL buffer header.
     let allocation_size = unsafe { (*allocated).allocation_size };
-    if start.checked_add(length).is_none_or(|end| end > allocation_size) {
-        return Err(crate::status!(
-            OutOfRange,
-            "{what}: range [{start}, +{length}) lies outside the {allocation_size}-byte allocation"
-        ));
-    }
-    Err(crate::status!(Internal, "{what}: buffer range [{offset}, +{length}) was rejected without a reason"))
+    let window = BufferWindow { allocation_size, byte_offset: header.byte_offset, byte_length: header.byte_length };
+    let range = crate::argument_rules::buffer_range(what, window, offset, length)?;
+    Ok(DeviceRange { pointer: core::ptr::null_mut(), length: range.length, allocation: allocated.cast_const().cast(), allocation_offset: range.start })
 }
 
 /// Resolves `[offset, +length)` of a buffer given directly to its device range.
@@ -230,18 +158,15 @@ impl BufferRef {
                 }
                 // SAFETY: the submitter keeps the table's buffers live during the call.
                 let byte_length = unsafe { (*binding.buffer).byte_length };
-                let max_length = if binding.length == IREE_HAL_WHOLE_BUFFER {
-                    byte_length.checked_sub(binding.offset).ok_or_else(|| {
-                        crate::status!(
-                            OutOfRange,
-                            "{what}: binding table slot {slot} offset {} is past the end of its {byte_length}-byte buffer",
-                            binding.offset
-                        )
-                    })?
-                } else {
-                    binding.length
-                };
-                let (offset, length) = subrange(binding.offset, max_length, self.offset, self.length, what)?;
+                let (offset, length) = crate::argument_rules::binding_slot_range(
+                    what,
+                    *slot,
+                    byte_length,
+                    binding.offset,
+                    binding.length,
+                    self.offset,
+                    self.length,
+                )?;
                 // SAFETY: as above.
                 unsafe { find(binding.buffer, offset, length, what) }
             }
@@ -286,8 +211,8 @@ pub(crate) struct Dispatch {
 /// update data) live in the command list's shared arrays, named by spans, so recording a
 /// command allocates nothing of its own.
 pub(crate) enum Command {
-    /// Writes `pattern` (its low `pattern_length` bytes, 1, 2 or 4) over the range.
-    Fill { target: BufferRef, pattern: u32, pattern_length: u8 },
+    /// Writes the pattern over the range.
+    Fill { target: BufferRef, pattern: FillPattern },
     /// Copies bytes captured at record time (`CommandList::update_data`) into the range.
     Update { target: BufferRef, data: Span },
     Copy { source: BufferRef, target: BufferRef },
@@ -439,8 +364,13 @@ impl CommandList {
         let start = self.bindings.len();
         self.bindings.reserve(refs.len());
         for (index, buffer_ref) in refs.iter().enumerate() {
-            // SAFETY: per the caller.
-            let located = unsafe { locate_valid(buffer_ref.buffer, buffer_ref.offset, buffer_ref.length) };
+            // A failure here is explained again, with the binding's index, by `capture`.
+            let located = if buffer_ref.buffer.is_null() {
+                None
+            } else {
+                // SAFETY: per the caller.
+                unsafe { locate_buffer(buffer_ref.buffer, buffer_ref.offset, buffer_ref.length, "dispatch") }.ok()
+            };
             let binding = match located {
                 Some(range) => {
                     // SAFETY: per the caller (non-null: it was located).
@@ -496,8 +426,9 @@ impl Command {
         let what = self.name();
         let is_slot = |r: &BufferRef| matches!(r.source, BufferSource::Slot(_));
         match self {
-            Command::Fill { target, pattern_length, .. } if is_slot(target) => {
-                check_fill_alignment(&target.locate(binding_table, what)?, *pattern_length, what)
+            Command::Fill { target, pattern } if is_slot(target) => {
+                let range = target.locate(binding_table, what)?;
+                crate::argument_rules::fill_pattern(what, pattern.bytes(), range.allocation_offset, range.length).map(drop)
             }
             Command::Update { target, data } if is_slot(target) => {
                 let range = target.locate(binding_table, what)?;
@@ -522,42 +453,4 @@ impl Command {
             _ => Ok(()),
         }
     }
-}
-
-/// Whether `value` is a multiple of a fill pattern's length (1, 2 or 4 bytes: a power of
-/// two, so a mask does what a division would, and fills are recorded by the thousand).
-#[inline]
-pub(crate) fn aligned_to_pattern(value: u64, pattern_length: u64) -> bool {
-    debug_assert!(pattern_length.is_power_of_two());
-    value & (pattern_length - 1) == 0
-}
-
-/// Checks a fill range located at record time against the pattern's alignment rules: its
-/// offset in the allocation stands in for the device address, not known yet (allocations
-/// are aligned for any pattern; `check_fill_alignment` checks the address when issued).
-#[inline]
-pub(crate) fn check_fill_offset(range: &DeviceRange, pattern_length: u8, what: &str) -> Result<()> {
-    check_fill_range(range, range.allocation_offset, pattern_length, what)
-}
-
-/// Checks a resolved fill range against the pattern's alignment rules.
-pub(crate) fn check_fill_alignment(range: &DeviceRange, pattern_length: u8, what: &str) -> Result<()> {
-    // Located but unresolved ranges have no address yet: their allocation's base is aligned.
-    let address = if range.pointer.is_null() { range.allocation_offset } else { range.pointer as usize as u64 };
-    check_fill_range(range, address, pattern_length, what)
-}
-
-/// The range's length and `address` (of its first byte) must be multiples of the pattern.
-#[inline]
-fn check_fill_range(range: &DeviceRange, address: u64, pattern_length: u8, what: &str) -> Result<()> {
-    let pattern_length = u64::from(pattern_length);
-    if !aligned_to_pattern(range.length, pattern_length) || !aligned_to_pattern(address, pattern_length) {
-        return Err(crate::status!(
-            InvalidArgument,
-            "{what}: range (offset {} in its allocation, length {}) is not aligned to the {pattern_length}-byte pattern",
-            range.allocation_offset,
-            range.length
-        ));
-    }
-    Ok(())
 }

@@ -19,7 +19,20 @@ const GRAPH_CACHE_CAPACITY: usize = 8;
 #[derive(Clone, PartialEq, Eq, Debug)]
 struct GraphKey {
     gpu_index: usize,
-    bindings: Vec<(usize, u64, u64, u64)>,
+    bindings: Vec<BindingKey>,
+}
+
+/// One binding table entry as a graph's nodes see it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum BindingKey {
+    Empty,
+    /// The device address of the entry's first byte, placed by the range rule
+    /// (`argument_rules::buffer_range`), and the entry's length (IREE bounds only the
+    /// references into an entry, which submission checks for every table).
+    Resolved { address: usize, length: u64 },
+    /// An entry whose start does not resolve (a foreign buffer, an offset past its
+    /// buffer): any command using it fails at submission, so no graph bakes it in.
+    Unresolved { buffer: usize, offset: u64, length: u64 },
 }
 
 impl GraphKey {
@@ -28,17 +41,17 @@ impl GraphKey {
             .iter()
             .map(|binding| {
                 if binding.buffer.is_null() {
-                    return (0, 0, 0, 0);
+                    return BindingKey::Empty;
                 }
+                let unresolved = BindingKey::Unresolved { buffer: binding.buffer as usize, offset: binding.offset, length: binding.length };
                 // SAFETY: the submitter keeps the table's buffers live during the call.
-                let header = unsafe { &*binding.buffer };
-                let allocated = if header.allocated_buffer.is_null() { binding.buffer } else { header.allocated_buffer };
-                // SAFETY: as above. A foreign buffer keys by its handle; resolving fails later.
-                let base = match unsafe { crate::hal_object::downcast::<crate::buffer::HipBuffer>(allocated) } {
-                    Some(buffer) => buffer.device_pointer() as usize,
-                    None => allocated as usize,
+                let Ok(rest) = (unsafe { locate_buffer(binding.buffer, binding.offset, IREE_HAL_WHOLE_BUFFER, "binding table entry") }) else {
+                    return unresolved;
                 };
-                (base.wrapping_add(header.byte_offset as usize), header.byte_length, binding.offset, binding.length)
+                // SAFETY: `locate_buffer` checked the allocation is one of our (live) buffers.
+                let base = unsafe { &*rest.allocation.cast::<crate::buffer::HipBuffer>() }.device_pointer() as usize;
+                let length = if binding.length == IREE_HAL_WHOLE_BUFFER { rest.length } else { binding.length };
+                BindingKey::Resolved { address: base.wrapping_add(rest.allocation_offset as usize), length }
             })
             .collect();
         GraphKey { gpu_index, bindings }

@@ -78,10 +78,13 @@ pub(crate) fn plan<'a>(
     for command in commands {
         let what = command.name();
         let step = match command {
-            Command::Fill { target, pattern, pattern_length } => {
+            Command::Fill { target, pattern } => {
                 let range = target.resolve(binding_table, what)?;
-                check_fill_alignment(&range, *pattern_length, what)?;
-                Step::Fill { range, pattern: *pattern, pattern_length: *pattern_length }
+                // Recording checked the range's place in its allocation; this is the address
+                // HIP's memset sees (imported memory need not be aligned).
+                crate::argument_rules::fill_pattern(what, pattern.bytes(), range.pointer as u64, range.length)
+                    .map_err(|status| status.annotate(&format!("{what}: the offset is the range's device address")))?;
+                Step::Fill { range, pattern: pattern.value(), pattern_length: pattern.length() }
             }
             Command::Update { target, data } => {
                 let range = target.resolve(binding_table, what)?;

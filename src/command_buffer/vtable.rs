@@ -170,10 +170,11 @@ unsafe extern "C" fn command_buffer_fill_buffer(
     _flags: iree_hal_fill_flags_t,
 ) -> iree_status_t {
     with_command_buffer("iree_hal_hip_command_buffer_fill_buffer", command_buffer, |cb| {
-        if !matches!(pattern_length, 1 | 2 | 4) {
-            return Err(crate::status!(InvalidArgument, "fill_buffer: pattern length {pattern_length} is not 1, 2 or 4 bytes"));
-        }
         boundary::non_null(pattern, "fill_buffer pattern")?;
+        // No slice may exceed isize::MAX bytes (the pattern's length is checked by the fill rule).
+        if pattern_length > isize::MAX as usize {
+            return Err(crate::status!(OutOfRange, "fill_buffer: {pattern_length} bytes of host data cannot be addressed"));
+        }
         // SAFETY: IREE's contract: `pattern_length` readable bytes.
         let pattern = unsafe { core::slice::from_raw_parts(pattern.cast::<u8>(), pattern_length) };
         cb.fill_buffer(&target_ref, pattern)

@@ -756,32 +756,14 @@ impl Drop for Queue {
 /// operation's `keep_alive` until the stream has finished with it.
 pub type SendPtr = crate::hal_object::Address;
 
-/// A fill pattern of 1, 2 or 4 bytes, widened to what hipMemsetD{8,16,32}Async take.
-#[derive(Clone, Copy, Debug)]
-pub enum FillPattern {
-    U8(u8),
-    U16(u16),
-    U32(u32),
-}
-
-/// Reads a fill pattern.
-///
-/// # Safety
-/// `pattern` must point at `length` readable bytes.
-pub fn fill_pattern(pattern: &[u8]) -> Result<FillPattern> {
-    match *pattern {
-        [a] => Ok(FillPattern::U8(a)),
-        [a, b] => Ok(FillPattern::U16(u16::from_ne_bytes([a, b]))),
-        [a, b, c, d] => Ok(FillPattern::U32(u32::from_ne_bytes([a, b, c, d]))),
-        _ => Err(crate::status!(InvalidArgument, "fill pattern length {} is not 1, 2 or 4 bytes", pattern.len())),
-    }
-}
-
-/// Enqueues a fill of `count` pattern elements at `target`.
-pub fn issue_fill(q: &StreamContext, target: SendPtr, count: usize, pattern: FillPattern) -> Result<()> {
-    match pattern {
-        FillPattern::U8(v) => hip_call!(q.hip, hipMemsetD8Async(target.get(), v as core::ffi::c_char, count, q.stream)),
-        FillPattern::U16(v) => hip_call!(q.hip, hipMemsetD16Async(target.get(), v as core::ffi::c_short, count, q.stream)),
-        FillPattern::U32(v) => hip_call!(q.hip, hipMemsetD32Async(target.get(), v as core::ffi::c_int, count, q.stream)),
+/// Enqueues a fill of `count` pattern elements at `target` (a checked fill:
+/// `crate::argument_rules::fill_pattern`).
+pub fn issue_fill(q: &StreamContext, target: SendPtr, count: usize, pattern: crate::argument_rules::FillPattern) -> Result<()> {
+    // The splatted value truncates to each element type's pattern.
+    let value = pattern.value();
+    match pattern.length() {
+        1 => hip_call!(q.hip, hipMemsetD8Async(target.get(), value as u8 as core::ffi::c_char, count, q.stream)),
+        2 => hip_call!(q.hip, hipMemsetD16Async(target.get(), value as u16 as core::ffi::c_short, count, q.stream)),
+        _ => hip_call!(q.hip, hipMemsetD32Async(target.get(), value as core::ffi::c_int, count, q.stream)),
     }
 }
