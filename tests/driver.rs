@@ -8,6 +8,7 @@ use core::ffi::c_void;
 use iree_hal_hip_rs::abi::*;
 use iree_hal_hip_rs::hal_object::HalObject;
 use iree_hal_hip_rs::driver::*;
+use iree_hal_hip_rs::exports::*;
 use iree_hal_hip_rs::status::StatusCode;
 use iree_hal_hip_rs::string_builder::iree_string_builder_layout_t;
 use std::path::Path;

@@ -299,7 +299,7 @@ fn driver_with(
     allocator: iree_allocator_t,
     adjust: impl FnOnce(&mut iree_hal_hip_device_params_t),
 ) -> *mut iree_hal_driver_t {
-    use iree_hal_hip_rs::driver::*;
+    use iree_hal_hip_rs::exports::*;
     let mut paths: Vec<iree_string_view_t> = search_paths.iter().copied().map(sv).collect();
     let mut options = unsafe { core::mem::zeroed::<iree_hal_hip_driver_options_t>() };
     unsafe { iree_hal_hip_driver_options_initialize(&mut options) };
