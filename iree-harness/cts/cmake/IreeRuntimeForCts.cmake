@@ -20,7 +20,7 @@ function(iree_cts_locate_iree_source out_var)
   if(IREE_SOURCE_DIR)
     set(_dir "${IREE_SOURCE_DIR}")
   else()
-    set(_locate "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/../../tools/iree-source/locate.sh")
+    set(_locate "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/../../../tools/iree-source/locate.sh")
     execute_process(
       COMMAND bash "${_locate}"
       OUTPUT_VARIABLE _dir

@@ -7,7 +7,7 @@
 # swapped. Our library: $IREE_HAL_HIP_RS_LIBRARY, default target/release/libiree_hal_hip_rs.so.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-library=${IREE_HAL_HIP_RS_LIBRARY:-$here/../target/release/libiree_hal_hip_rs.so}
+library=${IREE_HAL_HIP_RS_LIBRARY:-$here/../../target/release/libiree_hal_hip_rs.so}
 fail() { echo "with_rust_hip: $*" >&2; exit 2; }
 [ $# -ge 1 ] || fail "usage: with_rust_hip.sh <iree tool> [arguments...]"
 [ -f "$library" ] || fail "our driver library $library does not exist: run 'cargo build --release' or set IREE_HAL_HIP_RS_LIBRARY"

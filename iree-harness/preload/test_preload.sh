@@ -13,7 +13,7 @@ work=$build/preload-test
 tool=$build/tools/iree-run-module
 benchmark=$build/tools/iree-benchmark-module
 ours=$lib_dir/libiree_hal_hip_rs.so
-compile=${IREE_COMPILE:-$here/../.venv/bin/iree-compile}
+compile=${IREE_COMPILE:-$here/../../.venv/bin/iree-compile}
 
 failures=0
 pass() { echo "ok: $*"; }
