@@ -38,7 +38,7 @@ testdata_dir=${IREE_CTS_TESTDATA_DIR:-}
 testdata_script=$repo/software-hip/kernels/build_cts_testdata.sh
 if [[ -z $testdata_dir && -f $testdata_script ]]; then
   testdata_dir=$build_dir-testdata
-  echo "iree-cts: generating CTS testdata into $testdata_dir"
+  echo "iree-harness/cts: generating CTS testdata into $testdata_dir"
   bash "$testdata_script" "$testdata_dir"
 fi
 cmake_args+=("-DIREE_CTS_TESTDATA_DIR=$testdata_dir")
