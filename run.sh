@@ -2,9 +2,10 @@
 # The main job: builds the library, IREE's C runtime and the demo, then runs the demo on
 # the default HIP device: a real AMD GPU if the system has one (its libamdhip64.so), else
 # the software HIP device built here. Then a program compiled by IREE's compiler
-# (iree-programs/copies.mlir) runs through IREE's VM and our driver on the same device, and
-# last a small CNN (examples/stripes_classifier.mlir) compiled for an AMD GPU (gfx942) by
-# softhip-iree-compile runs in IREE's iree-run-module built with our driver.
+# (iree-harness/programs/copies.mlir) runs through IREE's VM and our driver on the same
+# device, and last a small CNN (examples/stripes_classifier.mlir) compiled for an AMD GPU
+# (gfx942) by softhip-iree-compile runs in IREE's iree-run-module built with our driver
+# (iree-harness/external-build/).
 set -euo pipefail
 cd "$(dirname "$0")"
 .ci/install
@@ -17,13 +18,13 @@ fi
 ./build/examples/demo build/cts-testdata/rocm_command_buffer_dispatch_test.bin
 mkdir -p build/run-program
 .venv/bin/iree-compile --iree-hal-target-device=hip --iree-hip-target=gfx942 \
-  iree-programs/copies.mlir -o build/run-program/copies.hip.vmfb
+  iree-harness/programs/copies.mlir -o build/run-program/copies.hip.vmfb
 ./build/examples/run_program build/run-program/copies.hip.vmfb
 
 # The CNN: four 8x8 images, stripes horizontal, vertical, vertical, horizontal; the script
 # prints what iree-run-module printed and checks the classes.
-iree-plugin/test_external_build.sh build/iree-external "$PWD/target/release" >build/iree-external-build.log 2>&1 ||
+iree-harness/external-build/test_external_build.sh build/iree-external "$PWD/target/release" >build/iree-external-build.log 2>&1 ||
   { tail -30 build/iree-external-build.log; exit 1; }
 echo "stripes classifier (a CNN compiled for gfx942 by softhip-iree-compile) on the HIP device, through our driver:"
 echo "  images: horizontal vertical vertical horizontal stripes; expect classes 0 1 1 0 (0 = horizontal)"
-dispatch-programs/stripes_classifier_check.sh build/run-program build/iree-external/tools/iree-run-module
+iree-harness/dispatch-programs/stripes_classifier_check.sh build/run-program build/iree-external/tools/iree-run-module

@@ -86,7 +86,8 @@ set(IREE_HAL_HIP_RS_STATIC_FOR_IREE "${CMAKE_BINARY_DIR}/libiree_hal_hip_rs_for_
 # The builds of the library that the tests are linked with, each a name <b> with
 # IREE_HAL_HIP_RS_<b>_TARGETS (the <name> above), _LIB_DIR (its libiree_hal_hip_rs.* and the
 # software HIP device's libamdhip64.so), _SUFFIX (added to test and target names), _LABELS
-# (added to the tests' labels) and _CTS_SET (the name of its CTS set, CMakeLists.txt).
+# (added to the tests' labels) and _CTS_SET (the name of its CTS set,
+# iree-harness/cts/CMakeLists.txt).
 # cmake/sanitizers.cmake adds "asan".
 set(IREE_HAL_HIP_RS_RUST_BUILDS default)
 set(IREE_HAL_HIP_RS_default_TARGETS iree_hal_hip_rs)

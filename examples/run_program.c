@@ -1,8 +1,8 @@
 // A program compiled by IREE's compiler, run through our HIP driver: IREE v3.3.0's VM,
 // bytecode module and HAL module (the same pieces iree-run-module uses) with our driver
-// linked in place of IREE's. It loads iree-programs/copies.mlir compiled for HIP
-// (iree-programs/compile.sh), calls @copies on two matrices, reads the three results back
-// and checks them against values computed here.
+// linked in place of IREE's. It loads iree-harness/programs/copies.mlir compiled for
+// HIP (iree-harness/programs/compile.sh), calls @copies on two matrices, reads the three
+// results back and checks them against values computed here.
 //
 // usage: run_program <copies.hip.vmfb> [device URI, default "hip"]
 #include <inttypes.h>

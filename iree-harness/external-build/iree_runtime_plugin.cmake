@@ -1,7 +1,7 @@
 # IREE CMake plugin: puts this repository's Rust HIP driver into an IREE build through
 # IREE's external HAL driver mechanism, in place of IREE's C HIP driver:
 #
-#   cmake -S <iree> -B <build> -DIREE_CMAKE_PLUGIN_PATHS=<this repo>/iree-plugin \
+#   cmake -S <iree> -B <build> -DIREE_CMAKE_PLUGIN_PATHS=<this repo>/iree-harness/external-build \
 #     -DIREE_EXTERNAL_HAL_DRIVERS=rust_hip -DIREE_HAL_DRIVER_HIP=OFF ...
 #
 # The driver keeps the name "hip" (hip:// devices, --hip_* flags), as IREE's does.

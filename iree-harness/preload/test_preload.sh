@@ -13,7 +13,7 @@ work=$build/preload-test
 tool=$build/tools/iree-run-module
 benchmark=$build/tools/iree-benchmark-module
 ours=$lib_dir/libiree_hal_hip_rs.so
-compile=${IREE_COMPILE:-$here/../.venv/bin/iree-compile}
+compile=${IREE_COMPILE:-$here/../../.venv/bin/iree-compile}
 
 failures=0
 pass() { echo "ok: $*"; }
@@ -87,7 +87,7 @@ leftover=$(grep -E "normal symbol \`($exports)'" <<<"$bindings" | grep -v "to [^
 echo "== programs, IREE's C driver against ours"
 slice_input='--input=4x8xf32=[[0 1 2 3 4 5 6 7][8 9 10 11 12 13 14 15][16 17 18 19 20 21 22 23][24 25 26 27 28 29 30 31]]'
 # run_programs <label> <command prefix...>: every program on --device=hip, one output.
-# (iree-programs/run.sh <vmfb dir> <label> hip -- <prefix...> can take this place.)
+# (iree-harness/programs/run.sh <vmfb dir> <label> hip -- <prefix...> can take this place.)
 run_programs() {
   local label=$1
   shift

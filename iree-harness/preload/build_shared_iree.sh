@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds IREE v3.3.0's runtime tools from the eerie-sys sources as shared libraries
 # (BUILD_SHARED_LIBS=ON), with IREE's own C HIP driver and the local-sync driver: the
-# kind of IREE build our library is preloaded into (iree-preload/README.md).
+# kind of IREE build our library is preloaded into (iree-harness/preload/README.md).
 # Only what the tools need is built: no compiler, samples or Python; of the CPU executable
 # loaders only the embedded-ELF one (llvm-cpu programs on local-sync). IREE_BUILD_TESTS is
 # on only because IREE declares iree-check-module test-only; no test is built.
@@ -12,7 +12,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$1
 shift
-iree=$("$here/../tools/iree-source/locate.sh")
+iree=$("$here/../../tools/iree-source/locate.sh")
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 mkdir -p "$build"

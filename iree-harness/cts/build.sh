@@ -17,7 +17,7 @@
 # Then run:  ctest --test-dir build/iree-cts -L iree-c-driver-cts --output-on-failure
 set -euo pipefail
 
-repo=$(cd "$(dirname "$0")/.." && pwd)
+repo=$(cd "$(dirname "$0")/../.." && pwd)
 build_dir=${IREE_CTS_BUILD_DIR:-$repo/build/iree-cts}
 jobs=${IREE_CTS_JOBS:-2}
 
@@ -38,7 +38,7 @@ testdata_dir=${IREE_CTS_TESTDATA_DIR:-}
 testdata_script=$repo/software-hip/kernels/build_cts_testdata.sh
 if [[ -z $testdata_dir && -f $testdata_script ]]; then
   testdata_dir=$build_dir-testdata
-  echo "iree-cts: generating CTS testdata into $testdata_dir"
+  echo "iree-harness/cts: generating CTS testdata into $testdata_dir"
   bash "$testdata_script" "$testdata_dir"
 fi
 cmake_args+=("-DIREE_CTS_TESTDATA_DIR=$testdata_dir")
@@ -47,5 +47,5 @@ if [[ -n ${SOFTWARE_HIP_LIBRARY_DIR:-} ]]; then
   cmake_args+=("-DSOFTWARE_HIP_LIBRARY_DIR=$SOFTWARE_HIP_LIBRARY_DIR")
 fi
 
-cmake -S "$repo/iree-cts" -B "$build_dir" "${cmake_args[@]}" "$@"
+cmake -S "$repo/iree-harness/cts" -B "$build_dir" "${cmake_args[@]}" "$@"
 ninja -C "$build_dir" -j "$jobs" iree_c_cts

@@ -11,7 +11,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=$1
-compiler=${2:-$here/../.venv/bin/iree-compile}
+compiler=${2:-$here/../../.venv/bin/iree-compile}
 rm -rf "$out/outputs"
 mkdir -p "$out"
 python3 "$here/make_data.py" "$out/data"

@@ -44,14 +44,14 @@ import time
 import numpy
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
+REPO = os.path.dirname(os.path.dirname(HERE))
 VENV = os.path.join(REPO, ".venv", "bin")
 SOFTHIP_COMPILE = os.path.join(REPO, "tools", "softhip-iree-compile", "softhip-iree-compile")
 HIP_LIB_DIR = os.environ.get("IREE_HAL_HIP_RS_LIB_DIR", os.path.join(REPO, "target", "release"))
 BUILD = os.environ.get("IREE_HAL_HIP_RS_BUILD_DIR", os.path.join(REPO, "build"))
 EXTERNAL_TOOLS = os.path.join(BUILD, "iree-external", "tools")
 SHARED_TOOLS = os.path.join(BUILD, "iree-shared", "tools")
-PRELOAD = os.path.join(REPO, "iree-preload", "with_rust_hip.sh")
+PRELOAD = os.path.join(REPO, "iree-harness", "preload", "with_rust_hip.sh")
 TARGET = os.environ.get("SOFTHIP_TARGET", "gfx942")
 
 CPU_FLAGS = ["--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu",

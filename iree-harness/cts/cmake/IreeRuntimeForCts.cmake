@@ -20,7 +20,7 @@ function(iree_cts_locate_iree_source out_var)
   if(IREE_SOURCE_DIR)
     set(_dir "${IREE_SOURCE_DIR}")
   else()
-    set(_locate "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/../../tools/iree-source/locate.sh")
+    set(_locate "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/../../../tools/iree-source/locate.sh")
     execute_process(
       COMMAND bash "${_locate}"
       OUTPUT_VARIABLE _dir
@@ -90,10 +90,10 @@ endfunction()
 # targets. Sets IREE_CTS_IREE_DIR (INTERNAL cache, so visible everywhere).
 macro(iree_cts_add_iree_runtime)
   iree_cts_locate_iree_source(_iree_cts_dir)
-  set(IREE_CTS_IREE_DIR "${_iree_cts_dir}" CACHE INTERNAL "IREE source tree used by iree-cts")
+  set(IREE_CTS_IREE_DIR "${_iree_cts_dir}" CACHE INTERNAL "IREE source tree used by iree-harness/cts")
   if(NOT TARGET iree::hal::drivers::hip::registration)
     iree_cts_configure_iree_options()
-    message(STATUS "iree-cts: IREE sources at ${IREE_CTS_IREE_DIR}")
+    message(STATUS "iree-harness/cts: IREE sources at ${IREE_CTS_IREE_DIR}")
     add_subdirectory("${IREE_CTS_IREE_DIR}" "${CMAKE_BINARY_DIR}/iree" EXCLUDE_FROM_ALL)
   endif()
   iree_cts_define_support_targets("${IREE_CTS_IREE_DIR}")

@@ -3,11 +3,12 @@
 # (the same HIP calls with no driver). Builds a Release tree, runs the two benchmark
 # binaries alternately in stream and graph mode for ROUNDS rounds, and prints the medians.
 #
-# usage: ./bench.sh [ROUNDS]      (default 5; BUILD_DIR overrides build-bench)
+# usage: benches/bench.sh [ROUNDS]      (from anywhere; default 5; BUILD_DIR overrides
+#                                       <repo>/build-bench)
 #
 # Raw lines (scenario, mode, metric, value, unit) are kept in $BUILD_DIR/bench-results/.
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")"
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
 rounds=${1:-5}
 build_dir=${BUILD_DIR:-build-bench}
 

@@ -3,8 +3,10 @@
 # driver and with ours, side by side, and prints one table: suite x variant, each cell
 # "C / Rust" (pass, FAIL, or "-" where IREE excludes the suite for its own driver).
 # Needs a configured build (./test.sh or ./run.sh made one in build/).
+#
+# usage: iree-harness/cts/cts_table.sh      (from anywhere; BUILD_DIR overrides <repo>/build)
 set -euo pipefail
-cd "$(dirname "$0")"
+cd "$(dirname "$0")/../.."
 build=${BUILD_DIR:-build}
 cmake --build "$build" >/dev/null 2>&1
 results=$(mktemp -d)

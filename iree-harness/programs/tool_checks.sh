@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# IREE's own tools built with our driver (iree-plugin/test_external_build.sh), beyond
-# iree-run-module's cases (run.sh): iree-check-module, iree-benchmark-module, IREE's
+# IREE's own tools built with our driver (../external-build/test_external_build.sh),
+# beyond iree-run-module's cases (run.sh): iree-check-module, iree-benchmark-module, IREE's
 # --hip_* flags (good and bad values), and a program with an AMDGPU dispatch, which the
 # software HIP device cannot run, failing with a clear error (no crash, no hang).
 # usage: tool_checks.sh <IREE build dir> <vmfb dir> <dir holding the software libamdhip64.so>
