@@ -37,23 +37,19 @@ mod stream;
 mod vtable;
 
 use crate::abi::*;
-use crate::boundary;
+use crate::hal_object::thunk::joint::HostData;
+use crate::hal_object::{Binding, Borrowed, BufferRefView};
 use crate::hip::gpu::Gpu;
 use crate::hip::types::hipStream_t;
 use crate::hip::HipSymbols;
 use crate::status::Result;
 use commands::*;
 use resource_set::ResourceSet;
-use core::cell::UnsafeCell;
-use core::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use core::sync::atomic::{AtomicBool, Ordering};
 use parking_lot::Mutex;
 use std::sync::Arc;
 
-// SAFETY: the header cell is only written through raw pointers during single-threaded
-// recording (IREE's contract); the recorder is behind a mutex; the HIP handles and HAL
-// references held are usable from any thread.
-unsafe impl Send for HipCommandBuffer {}
-unsafe impl Sync for HipCommandBuffer {}
+crate::hal_object!(HipCommandBuffer { base: iree_hal_command_buffer_t }, vtable::HIP_COMMAND_BUFFER_VTABLE);
 
 pub use execution::prepare_execution;
 
@@ -85,7 +81,7 @@ struct Recorder {
 pub struct HipCommandBuffer {
     /// IREE's header. IREE's core writes some of its fields (`binding_count`) while we hold
     /// `&self`, hence the cell; it has the header's layout.
-    base: UnsafeCell<iree_hal_command_buffer_t>,
+    base: SharedCommandBufferHeader,
     hip: Arc<HipSymbols>,
     execution_mode: iree_hal_hip_command_buffer_mode_t,
     /// Storage for IREE's validation state (IREE's core reads and writes it through
@@ -104,12 +100,8 @@ pub struct HipCommandBuffer {
 pub struct InlineTarget {
     pub gpu: Gpu,
     pub gpu_index: usize,
-    pub stream: hipStream_t,
+    pub stream: crate::hip::handles::BorrowedStream,
 }
-
-// SAFETY: HIP streams may be used from any thread.
-unsafe impl Send for InlineTarget {}
-unsafe impl Sync for InlineTarget {}
 
 /// What a new command buffer is.
 pub struct CommandBufferSpec {
@@ -150,23 +142,14 @@ impl HipCommandBuffer {
         }
         let validated = spec.mode & IREE_HAL_COMMAND_BUFFER_MODE_UNVALIDATED == 0;
         let mut validation_storage: Box<[u64]> = if validated {
-            let bytes = iree_hal_command_buffer_validation_state_t::size_for(spec.binding_capacity);
-            vec![0u64; bytes.div_ceil(8)].into_boxed_slice()
+            iree_hal_command_buffer_validation_state_t::storage_for(spec.binding_capacity, spec.device_allocator)
         } else {
             Box::new([])
         };
-        let validation_state = if validated {
-            let state = validation_storage.as_mut_ptr().cast::<iree_hal_command_buffer_validation_state_t>();
-            // SAFETY: the storage is zeroed (not begun, not ended, depth 0, no requirements),
-            // large enough and aligned for the state; only the allocator is left to set.
-            unsafe { (*state).device_allocator = spec.device_allocator };
-            state.cast()
-        } else {
-            core::ptr::null_mut()
-        };
+        let validation_state = if validated { validation_storage.as_mut_ptr().cast() } else { core::ptr::null_mut() };
         let command_buffer = Box::new(HipCommandBuffer {
-            base: UnsafeCell::new(iree_hal_command_buffer_t {
-                resource: iree_hal_resource_t { ref_count: AtomicI32::new(1), vtable: vtable::vtable_pointer() },
+            base: SharedCommandBufferHeader::new(iree_hal_command_buffer_t {
+                resource: crate::hal_object::resource_header::<HipCommandBuffer>(),
                 mode: spec.mode,
                 allowed_categories: spec.categories,
                 queue_affinity: spec.queue_affinity,
@@ -181,23 +164,7 @@ impl HipCommandBuffer {
             recording: AtomicBool::new(false),
             inline: if spec.mode & IREE_HAL_COMMAND_BUFFER_MODE_ALLOW_INLINE_EXECUTION != 0 { spec.inline_target } else { None },
         });
-        Ok(Box::into_raw(command_buffer).cast())
-    }
-
-    /// Borrows one of our command buffers, checking its vtable.
-    ///
-    /// # Safety
-    /// `command_buffer` must be NULL or a live HAL command buffer.
-    #[inline(always)]
-    pub unsafe fn from_raw<'a>(command_buffer: *mut iree_hal_command_buffer_t) -> Result<&'a HipCommandBuffer> {
-        boundary::non_null(command_buffer, "command_buffer")?;
-        // SAFETY: per the caller; a field read, as IREE's core may be writing other fields.
-        let vtable = unsafe { core::ptr::addr_of!((*command_buffer).resource.vtable).read() };
-        if vtable != vtable::vtable_pointer() {
-            return Err(crate::status!(InvalidArgument, "command buffer was not created by a HIP device of this library"));
-        }
-        // SAFETY: our vtable means our allocation.
-        Ok(unsafe { &*command_buffer.cast::<HipCommandBuffer>() })
+        Ok(crate::hal_object::into_raw(command_buffer))
     }
 
     /// The IREE mode bits the command buffer was created with.
@@ -207,23 +174,14 @@ impl HipCommandBuffer {
 
     /// The fields nobody changes after initialisation.
     fn header(&self) -> FixedHeader {
-        let base = self.base.get();
-        // SAFETY: field reads through the cell's pointer; these fields are only written at
-        // creation.
-        unsafe {
-            FixedHeader {
-                mode: core::ptr::addr_of!((*base).mode).read(),
-                allowed_categories: core::ptr::addr_of!((*base).allowed_categories).read(),
-                binding_capacity: core::ptr::addr_of!((*base).binding_capacity).read(),
-            }
-        }
+        let (mode, allowed_categories, binding_capacity) = self.base.fixed();
+        FixedHeader { mode, allowed_categories, binding_capacity }
     }
 
     /// Binding table slots the recorded commands use (the table given to `issue` must have
     /// at least this many entries for every slot reference to resolve).
     pub fn binding_count(&self) -> u32 {
-        // SAFETY: a plain read of a header field (see `base`).
-        unsafe { core::ptr::addr_of!((*self.base.get()).binding_count).read() }
+        self.base.binding_count()
     }
 
     /// Enqueues every recorded command on `stream`, which belongs to `gpu` (the device's GPU
@@ -236,7 +194,7 @@ impl HipCommandBuffer {
         gpu: &Gpu,
         gpu_index: usize,
         stream: hipStream_t,
-        binding_table: &[iree_hal_buffer_binding_t],
+        binding_table: &[Binding<'_>],
     ) -> Result<()> {
         let mut recorder = self.recorder.lock();
         if recorder.phase != Phase::Executable {
@@ -263,7 +221,7 @@ impl HipCommandBuffer {
 
     /// Checks made when the command buffer is submitted to a queue with `binding_table`:
     /// it is ended, a one-shot one is submitted once, and every slot reference resolves.
-    pub fn check_submission(&self, binding_table: &[iree_hal_buffer_binding_t]) -> Result<()> {
+    pub fn check_submission(&self, binding_table: &[Binding<'_>]) -> Result<()> {
         let mut recorder = self.recorder.lock();
         if recorder.phase != Phase::Executable {
             return Err(crate::status!(FailedPrecondition, "queue_execute: command buffer was not ended (phase {:?})", recorder.phase));
@@ -339,7 +297,7 @@ impl HipCommandBuffer {
             // holds (the stream may still be using them).
             let last = list.commands().len() - 1;
             let issued = target.gpu.make_current()
-                .and_then(|_context| stream::issue(&self.hip, target.gpu_index, target.stream, list, last..last + 1, &[]));
+                .and_then(|_context| stream::issue(&self.hip, target.gpu_index, target.stream.0, list, last..last + 1, &[]));
             if let Err(status) = issued {
                 list.pop();
                 return Err(status);
@@ -374,25 +332,19 @@ impl HipCommandBuffer {
     /// Turns a C buffer reference into a recorded one: a direct buffer is checked (ours, in
     /// range) and held in `resources`, and where it lies in its allocation is returned (no
     /// device address: see `locate_buffer`); a slot is checked against the binding capacity.
-    ///
-    /// # Safety
-    /// A non-null `buffer_ref.buffer` must be a live HAL buffer.
     #[inline(always)]
-    unsafe fn capture_ref(
+    fn capture_ref(
         &self,
         resources: &mut ResourceSet,
-        buffer_ref: &iree_hal_buffer_ref_t,
+        buffer_ref: &BufferRefView<'_>,
         what: &str,
         allow_unbound: bool,
     ) -> Result<(BufferRef, Option<DeviceRange>)> {
-        if !buffer_ref.buffer.is_null() {
-            // SAFETY: per the caller.
-            let range = unsafe { locate_buffer(buffer_ref.buffer, buffer_ref.offset, buffer_ref.length, what) }?;
-            // SAFETY: per the caller.
-            unsafe { resources.hold_buffer(buffer_ref.buffer) };
+        if let Some(buffer) = buffer_ref.buffer {
+            let range = locate_buffer(buffer, buffer_ref.offset, buffer_ref.length, what)?;
+            let held = resources.hold_buffer(buffer);
             // The resolved length replaces IREE_HAL_WHOLE_BUFFER.
-            let source = BufferSource::Direct(buffer_ref.buffer);
-            return Ok((BufferRef { source, offset: buffer_ref.offset, length: range.length }, Some(range)));
+            return Ok((BufferRef { source: BufferSource::Direct(held), offset: buffer_ref.offset, length: range.length }, Some(range)));
         }
         let slot = buffer_ref.buffer_slot();
         let capacity = self.header().binding_capacity;
@@ -411,24 +363,18 @@ impl HipCommandBuffer {
     /// Notes the highest slot used, as IREE's validation does.
     fn note_slot(&self, buffer_ref: &BufferRef) {
         if let BufferSource::Slot(slot) = buffer_ref.source {
-            // SAFETY: the header lives in an UnsafeCell. Recording happens on one thread at a
-            // time (IREE's contract), and IREE's core writes this field the same way.
-            unsafe {
-                let count = core::ptr::addr_of_mut!((*self.base.get()).binding_count);
-                *count = (*count).max(slot + 1);
-            }
+            self.base.note_binding_slot(slot);
         }
     }
 
-    fn fill_buffer(&self, target_ref: &iree_hal_buffer_ref_t, pattern: &[u8]) -> Result<()> {
+    fn fill_buffer(&self, target_ref: &BufferRefView<'_>, pattern: &[u8]) -> Result<()> {
         let what = "fill_buffer";
         self.record(what, IREE_HAL_COMMAND_CATEGORY_TRANSFER, |list| {
             // IREE: a zero-length fill is a no-op, not validated further.
             if target_ref.length == 0 {
                 return Ok(None);
             }
-            // SAFETY: IREE's contract for buffer references.
-            let (target, range) = unsafe { self.capture_ref(list.resources(), target_ref, what, false) }?;
+            let (target, range) = self.capture_ref(list.resources(), target_ref, what, false)?;
             let fill = match range {
                 // Where the fill lands in its allocation, as the queue's fill checks it.
                 Some(range) => crate::argument_rules::fill_pattern(what, pattern, range.allocation_offset, range.length)?,
@@ -444,32 +390,30 @@ impl HipCommandBuffer {
         })
     }
 
-    /// # Safety
-    /// `source` must point at `source_offset + length` readable bytes, where `length` is the
-    /// target range's length.
-    unsafe fn update_buffer(&self, source: *const u8, source_offset: usize, target_ref: &iree_hal_buffer_ref_t) -> Result<()> {
+    /// `source` holds the target range's length of bytes (IREE's contract).
+    fn update_buffer(&self, source: &HostData<'_>, target_ref: &BufferRefView<'_>) -> Result<()> {
         let what = "update_buffer";
         self.record(what, IREE_HAL_COMMAND_CATEGORY_TRANSFER, |list| {
             if target_ref.length == 0 {
                 return Ok(None);
             }
-            boundary::non_null(source, "update_buffer source_buffer")?;
-            // SAFETY: IREE's contract for buffer references.
-            let (target, _) = unsafe { self.capture_ref(list.resources(), target_ref, what, false) }?;
+            if source.is_null() {
+                return Err(crate::status!(InvalidArgument, "update_buffer source_buffer must not be NULL"));
+            }
+            let (target, _) = self.capture_ref(list.resources(), target_ref, what, false)?;
             if target.length == IREE_HAL_WHOLE_BUFFER {
                 return Err(crate::status!(InvalidArgument, "{what}: a binding table slot target needs an explicit length"));
             }
-            let length = usize::try_from(target.length).map_err(|_| crate::status!(OutOfRange, "{what}: length {} is too large", target.length))?;
+            usize::try_from(target.length).map_err(|_| crate::status!(OutOfRange, "{what}: length {} is too large", target.length))?;
             self.require_graph_memcpy(what)?;
-            // SAFETY: per the caller, the source range is readable. Captured now: the caller
-            // may reuse its memory as soon as this returns.
-            let data = list.add_update_data(unsafe { core::slice::from_raw_parts(source.add(source_offset), length) })?;
+            // Captured now: the caller may reuse its memory as soon as this returns.
+            let data = list.add_update_data(source.bytes(target.length, "update_buffer source_buffer")?)?;
             self.note_slot(&target);
             Ok(Some(Command::Update { target, data }))
         })
     }
 
-    fn copy_buffer(&self, source_ref: &iree_hal_buffer_ref_t, target_ref: &iree_hal_buffer_ref_t) -> Result<()> {
+    fn copy_buffer(&self, source_ref: &BufferRefView<'_>, target_ref: &BufferRefView<'_>) -> Result<()> {
         let what = "copy_buffer";
         self.record(what, IREE_HAL_COMMAND_CATEGORY_TRANSFER, |list| {
             if target_ref.length == 0 {
@@ -483,10 +427,8 @@ impl HipCommandBuffer {
                     target_ref.length
                 ));
             }
-            // SAFETY: IREE's contract for buffer references.
-            let (source, source_range) = unsafe { self.capture_ref(list.resources(), source_ref, what, false) }?;
-            // SAFETY: as above.
-            let (target, target_range) = unsafe { self.capture_ref(list.resources(), target_ref, what, false) }?;
+            let (source, source_range) = self.capture_ref(list.resources(), source_ref, what, false)?;
+            let (target, target_range) = self.capture_ref(list.resources(), target_ref, what, false)?;
             if let (Some(source_range), Some(target_range)) = (source_range, target_range) {
                 stream::check_copy(&source_range, &target_range, what)?;
             }
@@ -510,36 +452,23 @@ impl HipCommandBuffer {
         Ok(())
     }
 
-    /// # Safety
-    /// `executable` must be a live HAL executable; `bindings` and `constants` as IREE's
-    /// dispatch contract states.
-    unsafe fn dispatch(
+    fn dispatch(
         &self,
-        executable: *mut iree_hal_executable_t,
+        executable: Option<Borrowed<'_, iree_hal_executable_t>>,
         entry_point: i32,
-        workgroups: DispatchWorkgroups,
-        constants: iree_const_byte_span_t,
-        bindings: iree_hal_buffer_ref_list_t,
+        workgroups: DispatchWorkgroups<'_>,
+        constants: &[u8],
+        binding_refs: &[BufferRefView<'_>],
     ) -> Result<()> {
         let what = if matches!(workgroups, DispatchWorkgroups::Indirect(_)) { "dispatch_indirect" } else { "dispatch" };
         self.record(what, IREE_HAL_COMMAND_CATEGORY_DISPATCH, |list| {
-            boundary::non_null(executable, "executable")?;
+            let executable = crate::hal_object::required(executable, "executable")?;
             let export_ordinal =
                 u32::try_from(entry_point).map_err(|_| crate::status!(InvalidArgument, "{what}: negative export ordinal {entry_point}"))?;
-            if !constants.data_length.is_multiple_of(4) {
-                return Err(crate::status!(InvalidArgument, "{what}: constants are {} bytes, not a whole number of 32-bit values", constants.data_length));
+            if !constants.len().is_multiple_of(4) {
+                return Err(crate::status!(InvalidArgument, "{what}: constants are {} bytes, not a whole number of 32-bit values", constants.len()));
             }
-            let constant_count = constants.data_length / 4;
-            if constant_count > 0 {
-                boundary::non_null(constants.data, "constants")?;
-            }
-            let binding_refs: &[iree_hal_buffer_ref_t] = if bindings.count == 0 {
-                &[]
-            } else {
-                boundary::non_null(bindings.values, "bindings")?;
-                // SAFETY: IREE's contract: `count` references.
-                unsafe { core::slice::from_raw_parts(bindings.values, bindings.count) }
-            };
+            let constant_count = constants.len() / 4;
             // The export's interface is the same on every GPU: check it now, as IREE's driver
             // looks the kernel up at record time, so that a bad dispatch fails where it was made.
             let kernel = kernels::lookup_kernel(executable, export_ordinal, 0)?;
@@ -553,21 +482,17 @@ impl HipCommandBuffer {
                     constant_count
                 ));
             }
-            // SAFETY: IREE's contract for buffer references.
-            let binding_span = unsafe {
-                list.add_bindings(binding_refs, |resources, index, binding| {
-                    let (binding, _) = self.capture_ref(resources, binding, what, true)
-                        // The binding's index is only formatted into a failure (a hot path).
-                        .map_err(|status| status.annotate(&format!("{what} binding {index}")))?;
-                    self.note_slot(&binding);
-                    Ok(binding)
-                })
-            }?;
+            let binding_span = list.add_bindings(binding_refs, |resources, index, binding| {
+                let (binding, _) = self.capture_ref(resources, binding, what, true)
+                    // The binding's index is only formatted into a failure (a hot path).
+                    .map_err(|status| status.annotate(&format!("{what} binding {index}")))?;
+                self.note_slot(&binding);
+                Ok(binding)
+            })?;
             let workgroups = match workgroups {
                 DispatchWorkgroups::Direct(count) => Workgroups::Direct(count),
                 DispatchWorkgroups::Indirect(workgroups_ref) => {
-                    // SAFETY: IREE's contract for buffer references.
-                    let (workgroups_ref, range) = unsafe { self.capture_ref(list.resources(), &workgroups_ref, what, false) }?;
+                    let (workgroups_ref, range) = self.capture_ref(list.resources(), &workgroups_ref, what, false)?;
                     if let Some(range) = range {
                         if range.length < 12 {
                             return Err(crate::status!(OutOfRange, "{what}: the workgroup count range holds {} bytes, 3 x u32 need 12", range.length));
@@ -577,11 +502,8 @@ impl HipCommandBuffer {
                     Workgroups::Indirect(workgroups_ref)
                 }
             };
-            // SAFETY: IREE's contract: `data_length` readable bytes (read unaligned, as C
-            // callers may pass any pointer).
-            let constant_span = list.add_constants((0..constant_count).map(|i| unsafe { constants.data.cast::<u32>().add(i).read_unaligned() }));
-            // SAFETY: checked non-null; IREE's contract makes it a live executable.
-            unsafe { list.resources().hold_executable(executable) };
+            let constant_span = list.add_constants(constants.chunks_exact(4).map(|word| u32::from_ne_bytes([word[0], word[1], word[2], word[3]])));
+            let executable = list.resources().hold_executable(executable);
             Ok(Some(Command::Dispatch(Dispatch { executable, export_ordinal, workgroups, constants: constant_span, bindings: binding_span })))
         })
     }
@@ -596,9 +518,9 @@ struct FixedHeader {
 }
 
 /// A dispatch's workgroup count as the vtable receives it.
-enum DispatchWorkgroups {
+enum DispatchWorkgroups<'a> {
     Direct([u32; 3]),
-    Indirect(iree_hal_buffer_ref_t),
+    Indirect(BufferRefView<'a>),
 }
 
 impl Drop for HipCommandBuffer {
@@ -609,7 +531,7 @@ impl Drop for HipCommandBuffer {
             if !self.recorder.get_mut().list.is_empty() {
                 let kind = "inline command buffer";
                 match target.gpu.make_current() {
-                    Ok(_context) => crate::hip::error::record_release(kind, crate::hip_call!(&self.hip, hipStreamSynchronize(target.stream))),
+                    Ok(_context) => crate::hip::error::record_release(kind, crate::hip_call!(&self.hip, hipStreamSynchronize(target.stream.0))),
                     Err(status) => crate::hip::error::record_release_failure(kind, &status),
                 }
             }

@@ -117,7 +117,7 @@ impl HipDevice {
     /// Where an inline command buffer for `queue_affinity` records to: that queue's stream.
     fn inline_target(&self, queue_affinity: iree_hal_queue_affinity_t) -> Result<crate::command_buffer::InlineTarget> {
         let gpu_index = self.queue_index(queue_affinity)?;
-        Ok(crate::command_buffer::InlineTarget { gpu: self.gpus[gpu_index].clone(), gpu_index, stream: self.queues[gpu_index].stream() })
+        Ok(crate::command_buffer::InlineTarget { gpu: self.gpus[gpu_index].clone(), gpu_index, stream: crate::hip::handles::BorrowedStream(self.queues[gpu_index].stream()) })
     }
 
     /// Submits `issue` on the affinity's queue after `waits`, signalling `signals` when done.

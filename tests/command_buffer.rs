@@ -142,6 +142,9 @@ impl Fixture {
     /// Issues on the fixture's stream and waits for it.
     fn issue(&self, command_buffer: &CommandBuffer, table: &[iree_hal_buffer_binding_t]) -> Result<(), (StatusCode, String)> {
         let ours = unsafe { HipCommandBuffer::from_raw(command_buffer.0) }.unwrap();
+        let c_table = iree_hal_buffer_binding_table_t { count: table.len(), bindings: table.as_ptr() };
+        // SAFETY: the table's buffers are live for the call.
+        let table = unsafe { iree_hal_hip_rs::hal_object::Binding::from_c(&c_table) }.unwrap();
         ours.issue(self.hip(), &self.gpu(), 0, self.stream, table).map_err(|s| (s.code(), s.to_string()))?;
         let _context = ContextGuard::push(self.hip(), self.gpu().context()).unwrap();
         hip_call!(self.hip(), hipStreamSynchronize(self.stream)).unwrap();
@@ -518,7 +521,7 @@ fn submissions_are_checked_before_anything_is_queued() {
     assert!(text.contains("overlap"), "{text}");
     prepare(&command_buffer, &[binding(&buffer), binding(&fixture.host_buffer(8))]).unwrap();
     // A NULL command buffer is a barrier.
-    let (issue, keep_alive) = unsafe { iree_hal_hip_rs::command_buffer::prepare_execution(None, &[]) }.unwrap();
+    let (issue, keep_alive) = iree_hal_hip_rs::command_buffer::prepare_execution(None, &[]).unwrap();
     assert!(keep_alive.is_empty());
     let queue = iree_hal_hip_rs::queue::StreamContext { hip: fixture.hip(), gpu: &fixture.gpu(), gpu_index: 0, stream: fixture.stream };
     issue(&queue).unwrap();

@@ -427,6 +427,63 @@ impl iree_hal_command_buffer_validation_state_t {
     pub const fn size_for(binding_capacity: usize) -> usize {
         core::mem::size_of::<Self>() + binding_capacity * core::mem::size_of::<iree_hal_buffer_binding_requirements_t>()
     }
+
+    /// Zeroed storage for a state tracking `binding_capacity` slots (not begun, not ended,
+    /// depth 0, no requirements) with its device allocator set, as
+    /// `iree_hal_command_buffer_initialize` leaves it; u64 words keep it pointer-aligned.
+    pub fn storage_for(binding_capacity: usize, device_allocator: *mut iree_hal_allocator_t) -> Box<[u64]> {
+        let mut storage = vec![0u64; Self::size_for(binding_capacity).div_ceil(8)].into_boxed_slice();
+        let state = storage.as_mut_ptr().cast::<Self>();
+        // SAFETY: the storage is large enough and aligned for the state.
+        unsafe { (*state).device_allocator = device_allocator };
+        storage
+    }
+}
+
+/// A command buffer's `iree_hal_command_buffer_t` header as its implementation embeds it:
+/// IREE's core writes `binding_count` (and reads the rest) while the implementation holds
+/// shared references, hence the cell. Recording happens on one thread at a time (IREE's
+/// contract), which is when the count changes.
+#[repr(transparent)]
+pub struct SharedCommandBufferHeader(core::cell::UnsafeCell<iree_hal_command_buffer_t>);
+
+// SAFETY: see above; the other fields are written only at creation.
+unsafe impl Send for SharedCommandBufferHeader {}
+unsafe impl Sync for SharedCommandBufferHeader {}
+
+impl SharedCommandBufferHeader {
+    pub fn new(header: iree_hal_command_buffer_t) -> SharedCommandBufferHeader {
+        SharedCommandBufferHeader(core::cell::UnsafeCell::new(header))
+    }
+
+    /// `mode`, `allowed_categories` and `binding_capacity`, fixed at creation.
+    pub fn fixed(&self) -> (iree_hal_command_buffer_mode_t, iree_hal_command_category_t, u32) {
+        let base = self.0.get();
+        // SAFETY: field reads of fields only written at creation.
+        unsafe {
+            (
+                core::ptr::addr_of!((*base).mode).read(),
+                core::ptr::addr_of!((*base).allowed_categories).read(),
+                core::ptr::addr_of!((*base).binding_capacity).read(),
+            )
+        }
+    }
+
+    /// The binding table slots recorded commands use.
+    pub fn binding_count(&self) -> u32 {
+        // SAFETY: a plain read of a header field (see the type).
+        unsafe { core::ptr::addr_of!((*self.0.get()).binding_count).read() }
+    }
+
+    /// Raises `binding_count` to cover `slot`, as IREE's validation does.
+    pub fn note_binding_slot(&self, slot: u32) {
+        // SAFETY: recording is single-threaded (see the type), and IREE's core writes this
+        // field the same way.
+        unsafe {
+            let count = core::ptr::addr_of_mut!((*self.0.get()).binding_count);
+            *count = (*count).max(slot + 1);
+        }
+    }
 }
 
 const _: () = assert!(core::mem::size_of::<iree_hal_buffer_ref_t>() == 32);

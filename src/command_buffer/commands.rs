@@ -4,44 +4,20 @@
 
 use crate::abi::*;
 use crate::argument_rules::{BufferWindow, FillPattern};
-use super::resource_set::ResourceSet;
+use super::resource_set::{HeldBuffer, HeldExecutable, ResourceSet};
 use crate::buffer::HipBuffer;
 use crate::event::HipEvent;
-use crate::hal_object::Retained;
+use crate::hal_object::{Binding, Borrowed, BufferRefView, Retained};
 use crate::status::Result;
 use core::ffi::c_void;
 
 pub(crate) use crate::buffer::RetainedBuffer;
 
-/// One reference to a HAL executable, released when dropped.
-pub(crate) struct RetainedExecutable(*mut iree_hal_executable_t);
-
-// SAFETY: as for buffers: atomic reference counts, immutable after creation.
-unsafe impl Send for RetainedExecutable {}
-unsafe impl Sync for RetainedExecutable {}
-
-impl RetainedExecutable {
-    /// # Safety
-    /// `executable` must be a live HAL executable.
-    pub(crate) unsafe fn retain(executable: *mut iree_hal_executable_t) -> RetainedExecutable {
-        // SAFETY: per the caller.
-        unsafe { crate::hal_resource::retain(executable) };
-        RetainedExecutable(executable)
-    }
-}
-
-impl Drop for RetainedExecutable {
-    fn drop(&mut self) {
-        // SAFETY: we own the reference taken in `retain`.
-        unsafe { crate::hal_resource::release(self.0) };
-    }
-}
-
 /// Where a recorded buffer reference finds its buffer.
 #[derive(Clone, Copy)]
 pub(crate) enum BufferSource {
     /// A buffer named at record time, held by the command list's resource set.
-    Direct(*mut iree_hal_buffer_t),
+    Direct(HeldBuffer),
     /// A slot of the binding table given at submission.
     Slot(u32),
     /// No buffer at all (a dispatch binding left NULL in a command buffer without a table).
@@ -93,57 +69,49 @@ impl DeviceRange {
 /// (`argument_rules::buffer_range`). The range's device address is left NULL: a
 /// stream-ordered buffer may only get memory when the work using it is issued
 /// (`resolve_buffer` adds it). The allocation is checked to be one of our buffers.
-///
-/// # Safety
-/// `buffer` must be NULL or a live HAL buffer.
 #[inline]
-pub(crate) unsafe fn locate_buffer(buffer: *mut iree_hal_buffer_t, offset: u64, length: u64, what: &str) -> Result<DeviceRange> {
-    // SAFETY: per the caller.
-    let header = unsafe { crate::boundary::try_ref(buffer.cast_const(), what) }?;
-    let allocated = if header.allocated_buffer.is_null() { buffer } else { header.allocated_buffer };
-    // SAFETY: the allocated buffer of a live buffer is live.
-    if unsafe { crate::hal_object::downcast::<HipBuffer>(allocated) }.is_none() {
+pub(crate) fn locate_buffer(buffer: Borrowed<'_, iree_hal_buffer_t>, offset: u64, length: u64, what: &str) -> Result<DeviceRange> {
+    locate_in(buffer, offset, length, what).map(|(range, _)| range)
+}
+
+/// `locate_buffer`, with the allocation it found.
+#[inline]
+fn locate_in<'a>(buffer: Borrowed<'a, iree_hal_buffer_t>, offset: u64, length: u64, what: &str) -> Result<(DeviceRange, &'a HipBuffer)> {
+    let header = buffer.header();
+    let allocated = buffer.allocated_buffer()?;
+    let Some(ours) = allocated.downcast::<HipBuffer>() else {
         return Err(crate::status!(InvalidArgument, "{what}: buffer was not allocated by a HIP device of this library"));
-    }
-    // SAFETY: checked ours above, so a live HAL buffer header.
-    let allocation_size = unsafe { (*allocated).allocation_size };
-    let window = BufferWindow { allocation_size, byte_offset: header.byte_offset, byte_length: header.byte_length };
+    };
+    let window = BufferWindow { allocation_size: allocated.header().allocation_size, byte_offset: header.byte_offset, byte_length: header.byte_length };
     let range = crate::argument_rules::buffer_range(what, window, offset, length)?;
-    Ok(DeviceRange { pointer: core::ptr::null_mut(), length: range.length, allocation: allocated.cast_const().cast(), allocation_offset: range.start })
+    let allocation = (ours as *const HipBuffer).cast();
+    Ok((DeviceRange { pointer: core::ptr::null_mut(), length: range.length, allocation, allocation_offset: range.start }, ours))
 }
 
 /// Resolves `[offset, +length)` of a buffer given directly to its device range.
-///
-/// # Safety
-/// `buffer` must be a live HAL buffer.
 #[inline]
-pub(crate) unsafe fn resolve_buffer(buffer: *mut iree_hal_buffer_t, offset: u64, length: u64, what: &str) -> Result<DeviceRange> {
-    // SAFETY: per the caller.
-    let range = unsafe { locate_buffer(buffer, offset, length, what) }?;
-    // SAFETY: `locate_buffer` checked the allocation is one of our (live) buffers.
-    let hip_buffer = unsafe { &*range.allocation.cast::<HipBuffer>() };
-    let pointer = hip_buffer.checked_device_pointer()?.cast::<u8>().wrapping_add(range.allocation_offset as usize);
+pub(crate) fn resolve_buffer(buffer: Borrowed<'_, iree_hal_buffer_t>, offset: u64, length: u64, what: &str) -> Result<DeviceRange> {
+    let (range, ours) = locate_in(buffer, offset, length, what)?;
+    let pointer = ours.checked_device_pointer()?.cast::<u8>().wrapping_add(range.allocation_offset as usize);
     Ok(DeviceRange { pointer, ..range })
 }
 
 impl BufferRef {
     /// The device range this reference names under `binding_table`.
-    pub(crate) fn resolve(&self, binding_table: &[iree_hal_buffer_binding_t], what: &str) -> Result<DeviceRange> {
-        self.range(binding_table, what, true)
+    pub(crate) fn resolve(&self, resources: &ResourceSet, binding_table: &[Binding<'_>], what: &str) -> Result<DeviceRange> {
+        self.range(resources, binding_table, what, true)
     }
 
     /// The range this reference names, checked but without its device address (NULL): at
     /// submission a stream-ordered buffer may not be allocated yet; issuing resolves it.
-    pub(crate) fn locate(&self, binding_table: &[iree_hal_buffer_binding_t], what: &str) -> Result<DeviceRange> {
-        self.range(binding_table, what, false)
+    pub(crate) fn locate(&self, resources: &ResourceSet, binding_table: &[Binding<'_>], what: &str) -> Result<DeviceRange> {
+        self.range(resources, binding_table, what, false)
     }
 
-    fn range(&self, binding_table: &[iree_hal_buffer_binding_t], what: &str, with_address: bool) -> Result<DeviceRange> {
+    fn range(&self, resources: &ResourceSet, binding_table: &[Binding<'_>], what: &str, with_address: bool) -> Result<DeviceRange> {
         let find = if with_address { resolve_buffer } else { locate_buffer };
         match &self.source {
-            // SAFETY: held by the resource set of the list the reference belongs to, which
-            // outlives every use of its commands.
-            BufferSource::Direct(buffer) => unsafe { find(*buffer, self.offset, self.length, what) },
+            BufferSource::Direct(held) => find(resources.buffer(*held), self.offset, self.length, what),
             BufferSource::Unbound => Ok(DeviceRange::unbound()),
             BufferSource::Slot(slot) => {
                 let binding = binding_table.get(*slot as usize).ok_or_else(|| {
@@ -153,22 +121,19 @@ impl BufferRef {
                         binding_table.len()
                     )
                 })?;
-                if binding.buffer.is_null() {
+                let Some(buffer) = binding.buffer else {
                     return Err(crate::status!(InvalidArgument, "{what}: binding table slot {slot} has no buffer"));
-                }
-                // SAFETY: the submitter keeps the table's buffers live during the call.
-                let byte_length = unsafe { (*binding.buffer).byte_length };
+                };
                 let (offset, length) = crate::argument_rules::binding_slot_range(
                     what,
                     *slot,
-                    byte_length,
+                    buffer.header().byte_length,
                     binding.offset,
                     binding.length,
                     self.offset,
                     self.length,
                 )?;
-                // SAFETY: as above.
-                unsafe { find(binding.buffer, offset, length, what) }
+                find(buffer, offset, length, what)
             }
         }
     }
@@ -200,7 +165,7 @@ impl Span {
 #[derive(Clone, Copy)]
 pub(crate) struct Dispatch {
     /// Held by the list's resource set.
-    pub executable: *mut iree_hal_executable_t,
+    pub executable: HeldExecutable,
     pub export_ordinal: u32,
     pub workgroups: Workgroups,
     pub constants: Span,
@@ -262,11 +227,6 @@ pub(crate) struct CommandList {
     update_data: Vec<u8>,
     resources: ResourceSet,
 }
-
-// SAFETY: the raw buffer and executable pointers in commands name objects `resources` holds
-// references to; HAL objects are usable from any thread.
-unsafe impl Send for CommandList {}
-unsafe impl Sync for CommandList {}
 
 /// How many emptied lists are kept for reuse, process wide.
 const RECYCLED_LISTS: usize = 8;
@@ -352,30 +312,21 @@ impl CommandList {
     /// range is held and recorded here; any other reference (a slot, NULL, or one that fails
     /// the checks) is left to `capture`, which records it or explains the failure. On
     /// failure none of the dispatch's bindings are kept.
-    ///
-    /// # Safety
-    /// Every non-null `refs[i].buffer` must be a live HAL buffer.
     #[inline]
-    pub(crate) unsafe fn add_bindings(
+    pub(crate) fn add_bindings(
         &mut self,
-        refs: &[iree_hal_buffer_ref_t],
-        mut capture: impl FnMut(&mut ResourceSet, usize, &iree_hal_buffer_ref_t) -> Result<BufferRef>,
+        refs: &[BufferRefView<'_>],
+        mut capture: impl FnMut(&mut ResourceSet, usize, &BufferRefView<'_>) -> Result<BufferRef>,
     ) -> Result<Span> {
         let start = self.bindings.len();
         self.bindings.reserve(refs.len());
         for (index, buffer_ref) in refs.iter().enumerate() {
             // A failure here is explained again, with the binding's index, by `capture`.
-            let located = if buffer_ref.buffer.is_null() {
-                None
-            } else {
-                // SAFETY: per the caller.
-                unsafe { locate_buffer(buffer_ref.buffer, buffer_ref.offset, buffer_ref.length, "dispatch") }.ok()
-            };
+            let located = buffer_ref.buffer.and_then(|buffer| locate_buffer(buffer, buffer_ref.offset, buffer_ref.length, "dispatch").ok().map(|range| (buffer, range)));
             let binding = match located {
-                Some(range) => {
-                    // SAFETY: per the caller (non-null: it was located).
-                    unsafe { self.resources.hold_buffer(buffer_ref.buffer) };
-                    BufferRef { source: BufferSource::Direct(buffer_ref.buffer), offset: buffer_ref.offset, length: range.length }
+                Some((buffer, range)) => {
+                    let held = self.resources.hold_buffer(buffer);
+                    BufferRef { source: BufferSource::Direct(held), offset: buffer_ref.offset, length: range.length }
                 }
                 None => match capture(&mut self.resources, index, buffer_ref) {
                     Ok(binding) => binding,
@@ -403,6 +354,11 @@ impl CommandList {
     pub(crate) fn resources(&mut self) -> &mut ResourceSet {
         &mut self.resources
     }
+
+    /// The objects the commands name.
+    pub(crate) fn resource_set(&self) -> &ResourceSet {
+        &self.resources
+    }
 }
 
 /// Whether some wait names an event not signalled earlier in `commands`: such waits depend
@@ -422,23 +378,24 @@ pub(crate) fn waits_outside(commands: &[Command]) -> bool {
 impl Command {
     /// Resolves every binding table slot the command names against `binding_table`, with
     /// the checks issuing would make, so that a bad table fails at submission.
-    pub(crate) fn check_slots(&self, list: &CommandList, binding_table: &[iree_hal_buffer_binding_t]) -> Result<()> {
+    pub(crate) fn check_slots(&self, list: &CommandList, binding_table: &[Binding<'_>]) -> Result<()> {
         let what = self.name();
+        let resources = list.resource_set();
         let is_slot = |r: &BufferRef| matches!(r.source, BufferSource::Slot(_));
         match self {
             Command::Fill { target, pattern } if is_slot(target) => {
-                let range = target.locate(binding_table, what)?;
+                let range = target.locate(resources, binding_table, what)?;
                 crate::argument_rules::fill_pattern(what, pattern.bytes(), range.allocation_offset, range.length).map(drop)
             }
             Command::Update { target, data } if is_slot(target) => {
-                let range = target.locate(binding_table, what)?;
+                let range = target.locate(resources, binding_table, what)?;
                 if range.length != data.len as u64 {
                     return Err(crate::status!(Internal, "{what}: resolved {} bytes for {} bytes of data", range.length, data.len));
                 }
                 Ok(())
             }
             Command::Copy { source, target } if is_slot(source) || is_slot(target) => {
-                super::stream::check_copy(&source.locate(binding_table, what)?, &target.locate(binding_table, what)?, what)
+                super::stream::check_copy(&source.locate(resources, binding_table, what)?, &target.locate(resources, binding_table, what)?, what)
             }
             Command::Dispatch(dispatch) => {
                 let indirect = match &dispatch.workgroups {
@@ -446,7 +403,7 @@ impl Command {
                     Workgroups::Direct(_) => None,
                 };
                 for buffer_ref in list.bindings(dispatch).iter().chain(indirect).filter(|r| is_slot(r)) {
-                    buffer_ref.locate(binding_table, what)?;
+                    buffer_ref.locate(resources, binding_table, what)?;
                 }
                 Ok(())
             }

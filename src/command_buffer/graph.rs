@@ -6,6 +6,7 @@ use super::commands::*;
 use super::kernels::KernelArgumentTable;
 use super::stream::{plan, Grid, Plan, Step};
 use crate::abi::*;
+use crate::hal_object::Binding;
 use crate::hip::handles::{Current, Graph, GraphExec};
 use crate::hip::types::*;
 use crate::hip::HipSymbols;
@@ -36,20 +37,21 @@ enum BindingKey {
 }
 
 impl GraphKey {
-    fn new(gpu_index: usize, binding_table: &[iree_hal_buffer_binding_t]) -> GraphKey {
+    fn new(gpu_index: usize, binding_table: &[Binding<'_>]) -> GraphKey {
         let bindings = binding_table
             .iter()
             .map(|binding| {
-                if binding.buffer.is_null() {
+                let Some(buffer) = binding.buffer else {
                     return BindingKey::Empty;
-                }
-                let unresolved = BindingKey::Unresolved { buffer: binding.buffer as usize, offset: binding.offset, length: binding.length };
-                // SAFETY: the submitter keeps the table's buffers live during the call.
-                let Ok(rest) = (unsafe { locate_buffer(binding.buffer, binding.offset, IREE_HAL_WHOLE_BUFFER, "binding table entry") }) else {
+                };
+                let unresolved = BindingKey::Unresolved { buffer: buffer.as_ptr() as usize, offset: binding.offset, length: binding.length };
+                let Ok(rest) = locate_buffer(buffer, binding.offset, IREE_HAL_WHOLE_BUFFER, "binding table entry") else {
                     return unresolved;
                 };
-                // SAFETY: `locate_buffer` checked the allocation is one of our (live) buffers.
-                let base = unsafe { &*rest.allocation.cast::<crate::buffer::HipBuffer>() }.device_pointer() as usize;
+                let Some(allocated) = buffer.allocated_buffer().ok().and_then(|allocated| allocated.downcast::<crate::buffer::HipBuffer>()) else {
+                    return unresolved;
+                };
+                let base = allocated.device_pointer() as usize;
                 let length = if binding.length == IREE_HAL_WHOLE_BUFFER { rest.length } else { binding.length };
                 BindingKey::Resolved { address: base.wrapping_add(rest.allocation_offset as usize), length }
             })
@@ -82,7 +84,7 @@ impl GraphCache {
         gpu_index: usize,
         stream: hipStream_t,
         list: &CommandList,
-        binding_table: &[iree_hal_buffer_binding_t],
+        binding_table: &[Binding<'_>],
     ) -> Result<()> {
         let hip = current.hip();
         let key = GraphKey::new(gpu_index, binding_table);
@@ -141,7 +143,7 @@ fn missing_memcpy_node(hip: &HipSymbols, what: &str) -> crate::status::Status {
 
 /// Builds and instantiates the graph of `list` for the GPU whose context is `current`. The
 /// graph itself is destroyed however building ends; the instantiated graph is returned.
-fn build(current: &Current<'_>, gpu_index: usize, list: &CommandList, binding_table: &[iree_hal_buffer_binding_t]) -> Result<(GraphExec, KernelArgumentTable)> {
+fn build(current: &Current<'_>, gpu_index: usize, list: &CommandList, binding_table: &[Binding<'_>]) -> Result<(GraphExec, KernelArgumentTable)> {
     let hip: &HipSymbols = current.hip();
     let gpu_context = current.context().raw();
     let Plan { steps, mut arguments } = plan(gpu_index, list, 0..list.commands().len(), binding_table)?;

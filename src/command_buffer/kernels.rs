@@ -23,7 +23,8 @@ pub(crate) struct KernelLaunchInfo {
 /// Finds the kernel of `export_ordinal` of `executable` (one of our executables) for the
 /// device's GPU `gpu_index`.
 #[inline]
-pub(crate) fn lookup_kernel(executable: *mut iree_hal_executable_t, export_ordinal: u32, gpu_index: usize) -> Result<KernelLaunchInfo> {
+pub(crate) fn lookup_kernel(executable: crate::hal_object::Borrowed<'_, iree_hal_executable_t>, export_ordinal: u32, gpu_index: usize) -> Result<KernelLaunchInfo> {
+    let executable = executable.as_ptr();
     // SAFETY: callers pass live executables (retained by the command buffer or IREE's
     // caller); the vtable check rejects anyone else's.
     let executable = unsafe { HipExecutable::from_raw(executable) }?;

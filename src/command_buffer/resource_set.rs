@@ -6,79 +6,94 @@
 //! window of the objects it took last: a hit costs a few compares instead of an atomic
 //! retain now, a release later and a slot in the list.
 
-use super::commands::{RetainedBuffer, RetainedExecutable};
+use super::commands::RetainedBuffer;
 use crate::abi::*;
+use crate::hal_object::{Borrowed, Retained};
 
 /// How many recently held objects of a kind are checked before taking a new reference.
 const RECENT_WINDOW: usize = 8;
 
-/// The last few distinct objects of one kind added to a set.
-struct RecentWindow<T> {
-    entries: [*const T; RECENT_WINDOW],
+/// The last few distinct objects of one kind added to a set: their addresses (compared
+/// only; a held object's address cannot be reused) and where the set holds them.
+struct RecentWindow {
+    entries: [(usize, u32); RECENT_WINDOW],
     next: usize,
 }
 
-impl<T> Default for RecentWindow<T> {
+impl Default for RecentWindow {
     fn default() -> Self {
-        RecentWindow { entries: [core::ptr::null(); RECENT_WINDOW], next: 0 }
+        RecentWindow { entries: [(0, 0); RECENT_WINDOW], next: 0 }
     }
 }
 
-impl<T> RecentWindow<T> {
-    fn contains(&self, object: *const T) -> bool {
-        self.entries.contains(&object)
+impl RecentWindow {
+    /// Where the set holds the object at `address`, if it is in the window.
+    fn find(&self, address: usize) -> Option<u32> {
+        self.entries.iter().find(|(entry, _)| *entry == address).map(|&(_, index)| index)
     }
 
-    /// Remembers `object`, forgetting the oldest entry when full.
-    fn remember(&mut self, object: *const T) {
-        self.entries[self.next] = object;
+    /// Remembers the object at `address`, held at `index`, forgetting the oldest entry.
+    fn remember(&mut self, address: usize, index: u32) {
+        self.entries[self.next] = (address, index);
         self.next = (self.next + 1) % RECENT_WINDOW;
     }
 }
+
+/// A buffer held by a resource set: its place there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct HeldBuffer(u32);
+
+/// An executable held by a resource set: its place there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct HeldExecutable(u32);
 
 /// References held for a command buffer's commands. An object already held may be held
 /// again (when it left the recent window): that only costs one more reference.
 #[derive(Default)]
 pub(crate) struct ResourceSet {
     buffers: Vec<RetainedBuffer>,
-    executables: Vec<RetainedExecutable>,
-    recent_buffers: RecentWindow<iree_hal_buffer_t>,
-    recent_executables: RecentWindow<iree_hal_executable_t>,
+    executables: Vec<Retained<iree_hal_executable_t>>,
+    recent_buffers: RecentWindow,
+    recent_executables: RecentWindow,
 }
 
-// SAFETY: the windows only compare addresses of objects the lists hold references to; the
-// lists are Send + Sync.
-unsafe impl Send for ResourceSet {}
-unsafe impl Sync for ResourceSet {}
-
 impl ResourceSet {
-    /// Keeps `buffer` alive until the set is dropped.
-    ///
-    /// # Safety
-    /// `buffer` must be a live HAL buffer.
+    /// Keeps `buffer` alive until the set is dropped; where it is held.
     #[inline]
-    pub(crate) unsafe fn hold_buffer(&mut self, buffer: *mut iree_hal_buffer_t) {
-        // Held, so alive: its address cannot have been reused by another buffer.
-        if self.recent_buffers.contains(buffer) {
-            return;
+    pub(crate) fn hold_buffer(&mut self, buffer: Borrowed<'_, iree_hal_buffer_t>) -> HeldBuffer {
+        let address = buffer.as_ptr() as usize;
+        if let Some(index) = self.recent_buffers.find(address) {
+            return HeldBuffer(index);
         }
-        // SAFETY: per the caller.
-        self.buffers.push(unsafe { RetainedBuffer::retain_live(buffer) });
-        self.recent_buffers.remember(buffer);
+        let index = self.buffers.len() as u32;
+        self.buffers.push(buffer.retain());
+        self.recent_buffers.remember(address, index);
+        HeldBuffer(index)
     }
 
-    /// Keeps `executable` alive until the set is dropped.
-    ///
-    /// # Safety
-    /// `executable` must be a live HAL executable.
+    /// Keeps `executable` alive until the set is dropped; where it is held.
     #[inline]
-    pub(crate) unsafe fn hold_executable(&mut self, executable: *mut iree_hal_executable_t) {
-        if self.recent_executables.contains(executable) {
-            return;
+    pub(crate) fn hold_executable(&mut self, executable: Borrowed<'_, iree_hal_executable_t>) -> HeldExecutable {
+        let address = executable.as_ptr() as usize;
+        if let Some(index) = self.recent_executables.find(address) {
+            return HeldExecutable(index);
         }
-        // SAFETY: per the caller.
-        self.executables.push(unsafe { RetainedExecutable::retain(executable) });
-        self.recent_executables.remember(executable);
+        let index = self.executables.len() as u32;
+        self.executables.push(executable.retain());
+        self.recent_executables.remember(address, index);
+        HeldExecutable(index)
+    }
+
+    /// A buffer the set holds.
+    #[inline]
+    pub(crate) fn buffer(&self, held: HeldBuffer) -> Borrowed<'_, iree_hal_buffer_t> {
+        self.buffers[held.0 as usize].borrow()
+    }
+
+    /// An executable the set holds.
+    #[inline]
+    pub(crate) fn executable(&self, held: HeldExecutable) -> Borrowed<'_, iree_hal_executable_t> {
+        self.executables[held.0 as usize].borrow()
     }
 
     /// Releases every reference, keeping the lists' storage for reuse.
@@ -92,7 +107,7 @@ impl ResourceSet {
     /// Bytes of storage the set keeps allocated.
     pub(crate) fn capacity_bytes(&self) -> usize {
         self.buffers.capacity() * core::mem::size_of::<RetainedBuffer>()
-            + self.executables.capacity() * core::mem::size_of::<RetainedExecutable>()
+            + self.executables.capacity() * core::mem::size_of::<Retained<iree_hal_executable_t>>()
     }
 }
 
@@ -102,15 +117,15 @@ mod tests {
 
     #[test]
     fn window_forgets_the_oldest_entry() {
-        let objects: Vec<u64> = (0..=RECENT_WINDOW as u64).collect();
-        let mut window = RecentWindow::<u64>::default();
-        for object in &objects[..RECENT_WINDOW] {
-            window.remember(object);
+        let mut window = RecentWindow::default();
+        for address in 1..=RECENT_WINDOW {
+            window.remember(address * 16, address as u32);
         }
-        assert!(window.contains(&objects[0]));
-        assert!(!window.contains(&objects[RECENT_WINDOW]));
-        window.remember(&objects[RECENT_WINDOW]);
-        assert!(!window.contains(&objects[0]), "the oldest entry makes room");
-        assert!(window.contains(&objects[1]) && window.contains(&objects[RECENT_WINDOW]));
+        assert_eq!(window.find(16), Some(1));
+        assert_eq!(window.find((RECENT_WINDOW + 1) * 16), None);
+        window.remember((RECENT_WINDOW + 1) * 16, 99);
+        assert_eq!(window.find(16), None, "the oldest entry makes room");
+        assert_eq!(window.find(32), Some(2));
+        assert_eq!(window.find((RECENT_WINDOW + 1) * 16), Some(99));
     }
 }

@@ -7,7 +7,7 @@ use super::commands::*;
 use crate::event::HipEvent;
 use crate::hal_object::Retained;
 use super::kernels::{lookup_kernel, ArgumentSpan, KernelArgumentBuilder, KernelArgumentTable, KernelLaunchInfo};
-use crate::abi::*;
+use crate::hal_object::Binding;
 use crate::hip::types::*;
 use crate::hip::HipSymbols;
 use crate::hip_call;
@@ -48,7 +48,7 @@ pub(crate) fn issue(
     stream: hipStream_t,
     list: &CommandList,
     range: Range<usize>,
-    binding_table: &[iree_hal_buffer_binding_t],
+    binding_table: &[Binding<'_>],
 ) -> Result<()> {
     let Plan { steps, mut arguments } = plan(gpu_index, list, range, binding_table)?;
     for step in steps {
@@ -62,7 +62,7 @@ pub(crate) fn plan<'a>(
     gpu_index: usize,
     list: &'a CommandList,
     range: Range<usize>,
-    binding_table: &[iree_hal_buffer_binding_t],
+    binding_table: &[Binding<'_>],
 ) -> Result<Plan<'a>> {
     let commands = &list.commands()[range];
     let mut steps = Vec::with_capacity(commands.len());
@@ -79,7 +79,7 @@ pub(crate) fn plan<'a>(
         let what = command.name();
         let step = match command {
             Command::Fill { target, pattern } => {
-                let range = target.resolve(binding_table, what)?;
+                let range = target.resolve(list.resource_set(), binding_table, what)?;
                 // Recording checked the range's place in its allocation; this is the address
                 // HIP's memset sees (imported memory need not be aligned).
                 crate::argument_rules::fill_pattern(what, pattern.bytes(), range.pointer as u64, range.length)
@@ -87,14 +87,14 @@ pub(crate) fn plan<'a>(
                 Step::Fill { range, pattern: pattern.value(), pattern_length: pattern.length() }
             }
             Command::Update { target, data } => {
-                let range = target.resolve(binding_table, what)?;
+                let range = target.resolve(list.resource_set(), binding_table, what)?;
                 if range.length != data.len as u64 {
                     return Err(crate::status!(Internal, "{what}: resolved {} bytes for {} bytes of data", range.length, data.len));
                 }
                 Step::Update { range, data: list.update_data(*data) }
             }
             Command::Copy { source, target } => {
-                let (source, target) = resolve_copy(source, target, binding_table, what)?;
+                let (source, target) = resolve_copy(list.resource_set(), source, target, binding_table, what)?;
                 Step::Copy { source, target }
             }
             Command::Dispatch(dispatch) => {
@@ -102,7 +102,7 @@ pub(crate) fn plan<'a>(
                     Workgroups::Direct(count) if count.contains(&0) => continue, // HIP rejects empty grids
                     Workgroups::Direct(count) => Grid::Direct(*count),
                     Workgroups::Indirect(workgroups_ref) => {
-                        let range = workgroups_ref.resolve(binding_table, what)?;
+                        let range = workgroups_ref.resolve(list.resource_set(), binding_table, what)?;
                         if range.length < 12 {
                             return Err(crate::status!(
                                 OutOfRange,
@@ -192,13 +192,14 @@ fn enqueue(hip: &HipSymbols, gpu_index: usize, stream: hipStream_t, step: Step, 
 
 /// Resolves both ranges of a copy and checks them against each other.
 pub(crate) fn resolve_copy(
+    resources: &super::resource_set::ResourceSet,
     source: &BufferRef,
     target: &BufferRef,
-    binding_table: &[iree_hal_buffer_binding_t],
+    binding_table: &[Binding<'_>],
     what: &str,
 ) -> Result<(DeviceRange, DeviceRange)> {
-    let source = source.resolve(binding_table, what)?;
-    let target = target.resolve(binding_table, what)?;
+    let source = source.resolve(resources, binding_table, what)?;
+    let target = target.resolve(resources, binding_table, what)?;
     check_copy(&source, &target, what)?;
     Ok((source, target))
 }
@@ -223,12 +224,12 @@ pub(crate) fn check_copy(source: &DeviceRange, target: &DeviceRange, what: &str)
 pub(crate) fn prepare_dispatch(
     list: &CommandList,
     dispatch: &Dispatch,
-    binding_table: &[iree_hal_buffer_binding_t],
+    binding_table: &[Binding<'_>],
     gpu_index: usize,
     what: &str,
     arguments: &mut KernelArgumentBuilder,
 ) -> Result<(KernelLaunchInfo, ArgumentSpan)> {
-    let info = lookup_kernel(dispatch.executable, dispatch.export_ordinal, gpu_index)?;
+    let info = lookup_kernel(list.resource_set().executable(dispatch.executable), dispatch.export_ordinal, gpu_index)?;
     let (bindings, constants) = (list.bindings(dispatch), list.constants(dispatch));
     if bindings.len() < info.binding_count {
         return Err(crate::status!(
@@ -250,7 +251,7 @@ pub(crate) fn prepare_dispatch(
     }
     let span = arguments.start_launch();
     for binding in &bindings[..info.binding_count] {
-        arguments.push_binding(binding.resolve(binding_table, what)?.device_pointer());
+        arguments.push_binding(binding.resolve(list.resource_set(), binding_table, what)?.device_pointer());
     }
     for &constant in &constants[..info.constant_count] {
         arguments.push_constant(constant);

@@ -22,7 +22,7 @@ pub mod retained;
 pub mod thunk;
 
 pub use retained::Retained;
-pub use thunk::{Binding, BindingTable, Borrowed, Bytes, Live, Mut, Nullable, OptionalMut, OptionalRef, Unreferenced, Ours, OursConst, Out, Ref, SemaphoreList, SemaphoreListView};
+pub use thunk::{Binding, BindingTable, Borrowed, BufferRefList, BufferRefView, ConstBytes, WorkgroupCount, Bytes, Live, Mut, Nullable, OptionalMut, OptionalRef, Unreferenced, Ours, OursConst, Out, Ref, SemaphoreList, SemaphoreListView};
 
 use crate::abi::*;
 use crate::host_allocator::HostAllocator;

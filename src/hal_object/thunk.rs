@@ -138,9 +138,9 @@ impl<R: Resource> Retained<R> {
     }
 }
 
-impl Borrowed<'_, iree_hal_buffer_t> {
+impl<'a> Borrowed<'a, iree_hal_buffer_t> {
     /// The buffer that owns the memory: the buffer itself unless it is a subspan.
-    pub fn allocated_buffer(&self) -> Result<Borrowed<'_, iree_hal_buffer_t>> {
+    pub fn allocated_buffer(&self) -> Result<Borrowed<'a, iree_hal_buffer_t>> {
         let allocated = NonNull::new(self.header().allocated_buffer).ok_or_else(|| crate::status!(InvalidArgument, "buffer has no allocated buffer"))?;
         // SAFETY: a live buffer keeps its allocated buffer alive.
         Ok(unsafe { Borrowed::new(allocated) })
@@ -513,6 +513,92 @@ impl Arg for DriverOptions {
     }
 }
 
+/// `iree_hal_buffer_ref_t` with its buffer borrowed for the call (same layout).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct BufferRefView<'a> {
+    reserved_and_buffer_slot: u32,
+    pub buffer: Option<Borrowed<'a, iree_hal_buffer_t>>,
+    pub offset: iree_device_size_t,
+    pub length: iree_device_size_t,
+}
+
+const _: () = assert!(core::mem::size_of::<BufferRefView>() == core::mem::size_of::<iree_hal_buffer_ref_t>());
+const _: () = assert!(core::mem::offset_of!(BufferRefView, buffer) == core::mem::offset_of!(iree_hal_buffer_ref_t, buffer));
+const _: () = assert!(core::mem::offset_of!(BufferRefView, offset) == core::mem::offset_of!(iree_hal_buffer_ref_t, offset));
+const _: () = assert!(core::mem::offset_of!(BufferRefView, length) == core::mem::offset_of!(iree_hal_buffer_ref_t, length));
+
+impl BufferRefView<'_> {
+    /// IREE's `buffer_slot`: the binding table slot used when `buffer` is NULL.
+    pub fn buffer_slot(&self) -> u32 {
+        self.reserved_and_buffer_slot >> 8
+    }
+}
+
+/// A buffer reference passed by value.
+pub struct BufferRefArg;
+
+impl Arg for BufferRefArg {
+    type C = iree_hal_buffer_ref_t;
+    type Value<'a> = BufferRefView<'a>;
+
+    unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, _: &'static str) -> Result<BufferRefView<'a>> {
+        // SAFETY: same layout; per the caller the buffer is NULL or live for the call.
+        Ok(unsafe { core::mem::transmute::<iree_hal_buffer_ref_t, BufferRefView<'a>>(c) })
+    }
+}
+
+/// A list of buffer references (`iree_hal_buffer_ref_list_t`).
+pub struct BufferRefList;
+
+impl Arg for BufferRefList {
+    type C = iree_hal_buffer_ref_list_t;
+    type Value<'a> = &'a [BufferRefView<'a>];
+
+    unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, name: &'static str) -> Result<&'a [BufferRefView<'a>]> {
+        if c.count == 0 {
+            return Ok(&[]);
+        }
+        crate::boundary::non_null(c.values, name)?;
+        // SAFETY: per the caller `count` references; same layout.
+        Ok(unsafe { core::slice::from_raw_parts(c.values.cast::<BufferRefView<'a>>(), c.count) })
+    }
+}
+
+/// A byte span (`iree_const_byte_span_t`), NULL only when empty.
+pub struct ConstBytes;
+
+impl Arg for ConstBytes {
+    type C = iree_const_byte_span_t;
+    type Value<'a> = &'a [u8];
+
+    unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, name: &'static str) -> Result<&'a [u8]> {
+        if c.data_length == 0 {
+            return Ok(&[]);
+        }
+        crate::boundary::non_null(c.data, name)?;
+        if c.data_length > isize::MAX as usize {
+            return Err(crate::status!(OutOfRange, "{name}: {} bytes cannot be addressed", c.data_length));
+        }
+        // SAFETY: per the caller, `data_length` readable bytes.
+        Ok(unsafe { core::slice::from_raw_parts(c.data, c.data_length) })
+    }
+}
+
+/// A dispatch's three workgroup counts (`const uint32_t*`).
+pub struct WorkgroupCount;
+
+impl Arg for WorkgroupCount {
+    type C = *const u32;
+    type Value<'a> = [u32; 3];
+
+    unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, name: &'static str) -> Result<[u32; 3]> {
+        crate::boundary::non_null(c, name)?;
+        // SAFETY: per the caller, three values (read unaligned: any pointer C may pass).
+        Ok(unsafe { c.cast::<[u32; 3]>().read_unaligned() })
+    }
+}
+
 /// Plain values C passes by value and the body gets unchanged.
 macro_rules! plain_args {
     ($($t:ty),* $(,)?) => {$(
@@ -540,6 +626,8 @@ plain_args!(
     iree_hal_channel_params_t,
     iree_loop_t,
     iree_hal_collective_op_t,
+    i8,
+    bool,
     iree_hal_label_color_t,
     iree_hal_buffer_release_callback_t,
     iree_string_view_t,
@@ -647,6 +735,47 @@ pub mod joint {
     /// A non-null `data` must hold `capacity` writable elements for the call.
     pub unsafe fn out_array<'a, T>(_: &'a CallScope, data: *mut T, capacity: usize, name: &'static str) -> Result<OutArray<'a, T>> {
         Ok(OutArray { data, capacity, name })
+    }
+
+    /// `count` HAL objects (each NULL or live for the call).
+    ///
+    /// # Safety
+    /// A non-null `objects` must hold `count` entries, each NULL or live for the call.
+    pub unsafe fn object_list<'a, R: super::Resource>(_: &'a CallScope, count: usize, objects: *const *const R, name: &str) -> Result<&'a [Option<super::Borrowed<'a, R>>]> {
+        if count == 0 {
+            return Ok(&[]);
+        }
+        crate::boundary::non_null(objects, name)?;
+        // SAFETY: per the caller; `Option<Borrowed>` has the layout of a nullable pointer.
+        Ok(unsafe { core::slice::from_raw_parts(objects.cast::<Option<super::Borrowed<'a, R>>>(), count) })
+    }
+
+    /// Host data C promises at `data + offset`, of a length the body learns from the
+    /// destination it checked (a command buffer update's target range).
+    pub struct HostData<'a> {
+        data: *const c_void,
+        offset: usize,
+        _call: core::marker::PhantomData<&'a [u8]>,
+    }
+
+    impl<'a> HostData<'a> {
+        /// Whether C passed NULL.
+        pub fn is_null(&self) -> bool {
+            self.data.is_null()
+        }
+
+        /// The `length` bytes IREE's contract promises for the checked destination range.
+        pub fn bytes(&self, length: u64, name: &str) -> Result<&'a [u8]> {
+            // SAFETY: IREE's contract for the argument (see `host_data`).
+            unsafe { host_bytes_at(&CallScope::new(), self.data, self.offset, length, name) }
+        }
+    }
+
+    /// # Safety
+    /// A non-null `data` must hold `offset` plus the destination range's length readable
+    /// bytes for the call.
+    pub unsafe fn host_data<'a>(_: &'a CallScope, data: *const c_void, offset: usize, _name: &str) -> Result<HostData<'a>> {
+        Ok(HostData { data, offset, _call: core::marker::PhantomData })
     }
 
     /// `count` key/value pairs, copied (lossy UTF-8, as IREE's views may hold any bytes).

@@ -228,3 +228,12 @@ impl Drop for Graph {
         record_release("graph", hip_call!(&self.hip, hipGraphDestroy(self.raw)));
     }
 }
+
+/// A stream some other object owns (a queue's), named by code that only enqueues on it
+/// while the owner lives; copying the handle is harmless.
+#[derive(Clone, Copy, Debug)]
+pub struct BorrowedStream(pub hipStream_t);
+
+// SAFETY: HIP streams may be used from any thread; see above for the lifetime.
+unsafe impl Send for BorrowedStream {}
+unsafe impl Sync for BorrowedStream {}
