@@ -50,8 +50,7 @@ impl HipAllocator {
             concurrent_managed_access: concurrent != 0,
             stats: SharedStatistics::default(),
         });
-        // SAFETY: just made, with its one reference.
-        Ok(unsafe { Retained::adopt(hal_object::into_raw(allocator)) }.expect("a new allocator"))
+        Ok(hal_object::into_retained(allocator).into_foreign())
     }
 
     fn heaps(&self) -> Vec<iree_hal_allocator_memory_heap_t> {
@@ -282,15 +281,14 @@ fn external_type_name(type_: iree_hal_external_buffer_type_t) -> String {
 /// A registered host range, unregistered when its buffer dies.
 struct HostRegistration {
     gpu: Gpu,
-    host_ptr: *mut c_void,
+    host_ptr: hal_object::Address,
 }
-// SAFETY: HIP handles and the registered address may be used from any thread.
-unsafe impl Send for HostRegistration {}
+
 impl HostRegistration {
     fn unregister(self) {
         let hip = self.gpu.hip();
         match self.gpu.make_current() {
-            Ok(_context) => crate::hip::error::record_release("host registration", hip_call!(hip, hipHostUnregister(self.host_ptr))),
+            Ok(_context) => crate::hip::error::record_release("host registration", hip_call!(hip, hipHostUnregister(self.host_ptr.get()))),
             Err(status) => crate::hip::error::record_release_failure("host registration", &status),
         }
     }
@@ -325,7 +323,7 @@ impl HipAllocator {
                 let bytes = usize::try_from(external.size).map_err(|_| crate::status!(OutOfRange, "{} bytes exceed the address space", external.size))?;
                 let _context = device.make_current()?;
                 hip_call!(&self.hip, hipHostRegister(host_ptr, bytes, hipHostRegisterMapped))?;
-                let registration = HostRegistration { gpu: device.clone(), host_ptr };
+                let registration = HostRegistration { gpu: device.clone(), host_ptr: hal_object::Address(host_ptr) };
                 let device_ptr = match hip_value!(&self.hip, hipHostGetDevicePointer(host_ptr, 0)) {
                     Ok(device_ptr) => device_ptr,
                     Err(status) => {

@@ -92,7 +92,11 @@ impl HipBuffer {
     /// Wraps allocated memory in a buffer holding one reference; the buffer frees the memory
     /// when its last reference goes.
     pub fn wrap(spec: BufferSpec, hip: Arc<HipSymbols>, stats: SharedStatistics) -> *mut iree_hal_buffer_t {
-        hal_object::into_raw_buffer(Box::new(HipBuffer {
+        hal_object::into_raw_buffer(HipBuffer::boxed(spec, hip, stats))
+    }
+
+    fn boxed(spec: BufferSpec, hip: Arc<HipSymbols>, stats: SharedStatistics) -> Box<HipBuffer> {
+        Box::new(HipBuffer {
             base: iree_hal_buffer_t {
                 resource: hal_object::resource_header::<HipBuffer>(),
                 allocated_buffer: core::ptr::null_mut(),
@@ -113,13 +117,12 @@ impl HipBuffer {
             hip,
             stats,
             release_hook: Mutex::new(spec.release_hook),
-        }))
+        })
     }
 
     /// As `wrap`, owning the reference.
     pub fn wrap_retained(spec: BufferSpec, hip: Arc<HipSymbols>, stats: SharedStatistics) -> Retained<HipBuffer> {
-        // SAFETY: just made, with its one reference.
-        unsafe { Retained::adopt_ours(HipBuffer::wrap(spec, hip, stats)) }
+        hal_object::into_retained_buffer(HipBuffer::boxed(spec, hip, stats))
     }
 
     /// The device address of the buffer's first byte: NULL for a stream-ordered buffer

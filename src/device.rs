@@ -56,7 +56,7 @@ impl HipDevice {
             queues.push(Queue::create(hip.clone(), gpu.clone(), index)?);
         }
         let memory_pools = crate::memory_pools::MemoryPools::create(&hip, &gpus, &request.params)?;
-        let device = hal_object::into_raw(Box::new(HipDevice {
+        let owned = hal_object::into_retained(Box::new(HipDevice {
             resource: hal_object::resource_header::<HipDevice>(),
             host_allocator,
             hip: hip.clone(),
@@ -68,9 +68,7 @@ impl HipDevice {
             memory_pools,
         }));
         // Released (destroying the device) if the allocator cannot be made.
-        // SAFETY: just made, with its one reference.
-        let owned = unsafe { Retained::<HipDevice>::adopt_ours(device) };
-        let allocator = HipAllocator::create(hip, device, gpus, host_allocator)?;
+        let allocator = HipAllocator::create(hip, owned.as_raw(), gpus, host_allocator)?;
         *owned.device_allocator.lock() = Some(allocator);
         Ok(owned.into_raw_header())
     }

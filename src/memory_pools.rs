@@ -147,9 +147,9 @@ impl MemoryPools {
         let buffer = HipBuffer::wrap_retained(spec, self.hip.clone(), stats);
         // The operation keeps a reference of its own.
         let target = buffer.clone();
-        let pool = PoolHandle(pool);
+        let pool = crate::hip::handles::BorrowedPool(pool);
         let issue: IssueFn = Box::new(move |q: &StreamContext| {
-            let device_ptr = hip_value!(q.hip, hipMallocFromPoolAsync(bytes, pool.get(), q.stream))?;
+            let device_ptr = hip_value!(q.hip, hipMallocFromPoolAsync(bytes, pool.raw(), q.stream))?;
             // Published before the worker enqueues the signal (see the module comment).
             target.publish_device_pointer(device_ptr);
             Ok(())
@@ -195,24 +195,10 @@ pub fn prepare_dealloca(buffer: Borrowed<'_, iree_hal_buffer_t>) -> Option<Issue
 
 /// A pool on `device`, whose context is `current`; a failure after creating it destroys it.
 fn create_pool(current: &Current<'_>, device: hipDevice_t, release_threshold: u64) -> Result<MemPool> {
-    // SAFETY: a plain C struct for which all zeroes is a valid value.
-    let mut properties: hipMemPoolProps = unsafe { core::mem::zeroed() };
-    properties.allocType = hipMemAllocationTypePinned;
-    properties.handleTypes = hipMemHandleTypeNone;
-    properties.location = hipMemLocation { type_: hipMemLocationTypeDevice, id: device };
+    let properties = crate::hip::handles::device_pool_properties(device);
     let pool = current.create_mem_pool(&properties)?;
     let mut threshold = release_threshold;
     hip_call!(current.hip(), hipMemPoolSetAttribute(pool.raw(), hipMemPoolAttrReleaseThreshold, (&mut threshold as *mut u64).cast()))?;
     Ok(pool)
 }
 
-#[derive(Clone, Copy)]
-struct PoolHandle(hipMemPool_t);
-// SAFETY: HIP pool handles may be used from any thread; the pool outlives the queue's work
-// (the device drops its queues before its pools).
-unsafe impl Send for PoolHandle {}
-impl PoolHandle {
-    fn get(self) -> hipMemPool_t {
-        self.0
-    }
-}

@@ -186,15 +186,11 @@ impl Deadline {
 /// IREE's `iree_time_now` on Linux in v3.3.0: nanoseconds of CLOCK_REALTIME. Absolute
 /// timeouts from C are on this clock.
 pub fn iree_time_now_ns() -> iree_time_t {
-    let mut now = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes the timespec it is given.
-    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut now) };
-    now.tv_sec
-        .saturating_mul(1_000_000_000)
-        .saturating_add(now.tv_nsec)
+    // std's SystemTime reads CLOCK_REALTIME on Linux.
+    match std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+        Ok(since) => i64::try_from(since.as_nanos()).unwrap_or(i64::MAX),
+        Err(before) => i64::try_from(before.duration().as_nanos()).map_or(i64::MIN, |nanos| -nanos),
+    }
 }
 
 /// The status every wait on a failed semaphore returns: ABORTED, as IREE's conformance
@@ -230,10 +226,12 @@ fn reject_timepoints(callbacks: Vec<TimepointCallback>, failure: Status) {
 impl Semaphore {
     /// Makes a semaphore at `initial_value` with one reference, in memory from
     /// `host_allocator` (released to it on destroy).
-    pub fn create(
-        initial_value: u64,
-        host_allocator: iree_allocator_t,
-    ) -> Result<*mut iree_hal_semaphore_t> {
+    pub fn create(initial_value: u64, host_allocator: iree_allocator_t) -> Result<*mut iree_hal_semaphore_t> {
+        Semaphore::create_retained(initial_value, host_allocator).map(SemaphoreRef::into_raw_header)
+    }
+
+    /// As `create`, the reference owned by the caller.
+    pub fn create_retained(initial_value: u64, host_allocator: iree_allocator_t) -> Result<SemaphoreRef> {
         if initial_value > IREE_HAL_SEMAPHORE_MAX_VALUE {
             return Err(crate::status!(
                 OutOfRange,
@@ -255,9 +253,9 @@ impl Semaphore {
             })),
             changed: std::sync::Condvar::new(),
         };
-        let raw = crate::hal_object::into_raw_in(semaphore, host_allocator)?;
+        let retained = crate::hal_object::into_retained_in(semaphore, host_allocator)?;
         LIVE_SEMAPHORES.fetch_add(1, Ordering::SeqCst);
-        Ok(raw)
+        Ok(retained)
     }
 
     /// The C handle of this semaphore.
@@ -489,43 +487,13 @@ impl Drop for Semaphore {
 // References
 //===----------------------------------------------------------------------===//
 
-/// Adds a reference to any HAL semaphore (NULL is ignored), as `iree_hal_semaphore_retain`.
-///
-/// # Safety
-/// `semaphore` must be NULL or a live HAL semaphore.
-pub unsafe fn retain(semaphore: *mut iree_hal_semaphore_t) {
-    // SAFETY: per the caller.
-    unsafe { crate::hal_resource::retain(semaphore) }
-}
-
-/// Drops a reference to any HAL semaphore (NULL is ignored), destroying it through its
-/// vtable when the last one goes, as `iree_hal_semaphore_release`.
-///
-/// # Safety
-/// `semaphore` must be NULL or a live HAL semaphore on which the caller holds a reference.
-pub unsafe fn release(semaphore: *mut iree_hal_semaphore_t) {
-    // SAFETY: per the caller.
-    unsafe { crate::hal_resource::release(semaphore) }
-}
-
 /// An owned reference to one of our semaphores: cloning retains, dropping releases.
 pub type SemaphoreRef = crate::hal_object::Retained<Semaphore>;
 
 impl crate::hal_object::Retained<Semaphore> {
     /// Creates a semaphore and owns its first reference.
     pub fn create(initial_value: u64, host_allocator: iree_allocator_t) -> Result<SemaphoreRef> {
-        let raw = Semaphore::create(initial_value, host_allocator)?;
-        // SAFETY: just created, and its one reference is now ours.
-        Ok(unsafe { SemaphoreRef::adopt_ours(raw) })
-    }
-
-    /// Takes a new reference to the semaphore behind a C handle, checking that it is ours.
-    ///
-    /// # Safety
-    /// `semaphore` must be NULL or a live HAL semaphore.
-    pub unsafe fn retain_raw(semaphore: *mut iree_hal_semaphore_t) -> Result<SemaphoreRef> {
-        // SAFETY: per the caller.
-        unsafe { SemaphoreRef::retain_ours(semaphore, "semaphore") }
+        Semaphore::create_retained(initial_value, host_allocator)
     }
 }
 

@@ -214,7 +214,7 @@ fn memory_file_reads_and_writes_at_offsets() {
     unsafe {
         iree_hal_hip_rs::hal_resource::release_buffer(buffer);
         iree_hal_hip_rs::hal_resource::release_buffer(source);
-        iree_hal_hip_rs::semaphore::release(done);
+        iree_hal_hip_rs::hal_resource::release(done);
     }
 }
 
@@ -267,8 +267,8 @@ fn round_trip_through_a_file_is_ordered_by_semaphores() {
         for b in [staging, source, target, result] {
             iree_hal_hip_rs::hal_resource::release_buffer(b);
         }
-        iree_hal_hip_rs::semaphore::release(gate);
-        iree_hal_hip_rs::semaphore::release(step);
+        iree_hal_hip_rs::hal_resource::release(gate);
+        iree_hal_hip_rs::hal_resource::release(step);
     }
 }
 
@@ -297,7 +297,7 @@ fn ranges_past_the_file_end_are_out_of_range() {
     unsafe {
         iree_hal_hip_rs::hal_resource::release_buffer(buffer);
         iree_hal_hip_rs::hal_resource::release_buffer(whole);
-        iree_hal_hip_rs::semaphore::release(done);
+        iree_hal_hip_rs::hal_resource::release(done);
     }
 }
 
@@ -429,7 +429,7 @@ fn descriptor_files_read_and_write_in_chunks() {
         for b in [buffer, source, sync_target] {
             iree_hal_hip_rs::hal_resource::release_buffer(b);
         }
-        iree_hal_hip_rs::semaphore::release(done);
+        iree_hal_hip_rs::hal_resource::release(done);
     }
 }
 

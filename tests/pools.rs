@@ -137,7 +137,7 @@ fn signal(semaphore: *mut iree_hal_semaphore_t, value: u64) {
 
 fn release_semaphores(semaphores: &[*mut iree_hal_semaphore_t]) {
     for semaphore in semaphores {
-        unsafe { iree_hal_hip_rs::semaphore::release(*semaphore) };
+        unsafe { iree_hal_hip_rs::hal_resource::release(*semaphore) };
     }
 }
 

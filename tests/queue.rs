@@ -119,7 +119,7 @@ fn fill_update_and_copy_move_the_right_bytes() {
     unsafe {
         iree_hal_hip_rs::hal_resource::release_buffer(device_buffer);
         iree_hal_hip_rs::hal_resource::release_buffer(host_buffer);
-        iree_hal_hip_rs::semaphore::release(done);
+        iree_hal_hip_rs::hal_resource::release(done);
     }
 }
 
@@ -148,8 +148,8 @@ fn waits_may_run_ahead_of_later_signals() {
     assert_eq!(f.read(buffer), vec![0x5A; 16]);
     unsafe {
         iree_hal_hip_rs::hal_resource::release_buffer(buffer);
-        iree_hal_hip_rs::semaphore::release(gate);
-        iree_hal_hip_rs::semaphore::release(done);
+        iree_hal_hip_rs::hal_resource::release(gate);
+        iree_hal_hip_rs::hal_resource::release(done);
     }
 }
 
@@ -183,8 +183,8 @@ fn a_failed_wait_reaches_the_waiters_with_its_root_cause() {
     assert_eq!(code, StatusCode::Aborted, "{text}");
     assert!(text.contains("the upstream producer lost its input") && text.contains("queue_execute"), "{text}");
     unsafe {
-        iree_hal_hip_rs::semaphore::release(gate);
-        iree_hal_hip_rs::semaphore::release(done);
+        iree_hal_hip_rs::hal_resource::release(gate);
+        iree_hal_hip_rs::hal_resource::release(done);
     }
 }
 
@@ -210,7 +210,7 @@ fn hip_error_child() {
     assert!(text.contains("hipMemsetD32Async failed: HIP error hipErrorOutOfMemory"), "{text}");
     unsafe {
         iree_hal_hip_rs::hal_resource::release_buffer(buffer);
-        iree_hal_hip_rs::semaphore::release(done);
+        iree_hal_hip_rs::hal_resource::release(done);
     }
 }
 
@@ -240,7 +240,7 @@ fn a_two_gpu_device_runs_work_on_each_queue() {
         (f.vtable().queue_execute.unwrap())(f.device, 1 << 5, empty_list(), signals, core::ptr::null_mut(), iree_hal_buffer_binding_table_t { count: 0, bindings: core::ptr::null() })
     };
     assert!(assert_code(status, StatusCode::InvalidArgument).contains("names no queue"));
-    unsafe { iree_hal_hip_rs::semaphore::release(done) };
+    unsafe { iree_hal_hip_rs::hal_resource::release(done) };
 }
 
 /// Every call that takes a queue affinity reads it by one rule
@@ -386,7 +386,7 @@ fn inline_fill_lands_before_submission(f: &Fixture, byte: u8) -> bool {
     unsafe {
         iree_hal_hip_rs::hal_resource::release(command_buffer);
         iree_hal_hip_rs::hal_resource::release_buffer(buffer);
-        iree_hal_hip_rs::semaphore::release(done);
+        iree_hal_hip_rs::hal_resource::release(done);
     }
     landed
 }

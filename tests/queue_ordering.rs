@@ -137,7 +137,7 @@ fn timepoints(semaphore: *mut iree_hal_semaphore_t) -> usize {
 
 fn release_all(semaphores: &[*mut iree_hal_semaphore_t], buffers: &[*mut iree_hal_buffer_t]) {
     for semaphore in semaphores {
-        unsafe { iree_hal_hip_rs::semaphore::release(*semaphore) };
+        unsafe { iree_hal_hip_rs::hal_resource::release(*semaphore) };
     }
     for buffer in buffers {
         unsafe { iree_hal_hip_rs::hal_resource::release_buffer(*buffer) };

@@ -70,7 +70,7 @@ fn c_wait(semaphore: Raw, value: u64, timeout: iree_timeout_t) -> iree_status_t 
 }
 
 fn c_release(semaphore: Raw) {
-    unsafe { release(semaphore.0) }
+    unsafe { iree_hal_hip_rs::hal_resource::release(semaphore.0) }
 }
 
 fn ours(semaphore: Raw) -> &'static Semaphore {
@@ -232,7 +232,7 @@ fn references_count_and_the_last_release_destroys() {
     let refs = || unsafe { (*raw.0).resource.ref_count.load(Ordering::SeqCst) };
     assert_eq!(refs(), 1);
     let second = first.clone();
-    let third = unsafe { SemaphoreRef::retain_raw(raw.0) }.unwrap();
+    let third = unsafe { SemaphoreRef::retain_ours(raw.0, "semaphore") }.unwrap();
     assert_eq!(refs(), 3);
     drop(first);
     drop(second);

@@ -133,13 +133,6 @@ impl NodeChain {
     }
 }
 
-fn missing_memcpy_node(hip: &HipSymbols, what: &str) -> crate::status::Status {
-    crate::status!(
-        Unavailable,
-        "{what}: the HIP runtime {} lacks hipDrvGraphAddMemcpyNode, which graph command buffers need for copies and updates",
-        hip.library_path.display()
-    )
-}
 
 /// Builds and instantiates the graph of `list` for the GPU whose context is `current`. The
 /// graph itself is destroyed however building ends; the instantiated graph is returned.
@@ -196,7 +189,6 @@ fn build(current: &Current<'_>, gpu_index: usize, list: &CommandList, binding_ta
                 hip_call!(hip, hipGraphAddMemsetNode(&mut node, graph, dependencies, dependency_count, &params))?;
             }
             Step::Update { range, data } => {
-                let add_memcpy = hip.hipDrvGraphAddMemcpyNode.ok_or_else(|| missing_memcpy_node(hip, "update_buffer"))?;
                 if range.length == 0 {
                     continue;
                 }
@@ -207,14 +199,9 @@ fn build(current: &Current<'_>, gpu_index: usize, list: &CommandList, binding_ta
                 params.dstMemoryType = hipMemoryTypeDevice;
                 params.dstDevice = range.device_pointer();
                 params.WidthInBytes = data.len();
-                let error = unsafe {
-                    // SAFETY: valid graph, dependency list and parameters.
-                    add_memcpy(&mut node, graph, dependencies, dependency_count, &params, gpu_context)
-                };
-                hip.check(error, "hipDrvGraphAddMemcpyNode", crate::here!())?;
+                hip.graph_add_memcpy_node(&mut node, graph, dependencies, dependency_count, &params, gpu_context, "update_buffer")?;
             }
             Step::Copy { source, target } => {
-                let add_memcpy = hip.hipDrvGraphAddMemcpyNode.ok_or_else(|| missing_memcpy_node(hip, "copy_buffer"))?;
                 if target.length == 0 {
                     continue;
                 }
@@ -224,11 +211,7 @@ fn build(current: &Current<'_>, gpu_index: usize, list: &CommandList, binding_ta
                 params.dstMemoryType = hipMemoryTypeDevice;
                 params.dstDevice = target.device_pointer();
                 params.WidthInBytes = target.length as usize;
-                let error = unsafe {
-                    // SAFETY: valid graph, dependency list and parameters.
-                    add_memcpy(&mut node, graph, dependencies, dependency_count, &params, gpu_context)
-                };
-                hip.check(error, "hipDrvGraphAddMemcpyNode", crate::here!())?;
+                hip.graph_add_memcpy_node(&mut node, graph, dependencies, dependency_count, &params, gpu_context, "copy_buffer")?;
             }
             Step::Launch { info, arguments: span, grid } => {
                 let Grid::Direct(grid) = grid else {

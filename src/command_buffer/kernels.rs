@@ -79,7 +79,7 @@ impl KernelArgumentBuilder {
     pub(crate) fn finish(self) -> KernelArgumentTable {
         let mut slots = self.slots.into_boxed_slice();
         // A boxed slice's heap storage does not move with the box, so the pointers stay valid.
-        let pointers = slots.iter_mut().map(|slot| (slot as *mut u64).cast::<c_void>()).collect();
+        let pointers = slots.iter_mut().map(|slot| crate::hal_object::Address((slot as *mut u64).cast::<c_void>())).collect();
         KernelArgumentTable { _slots: slots, pointers }
     }
 }
@@ -88,18 +88,16 @@ impl KernelArgumentBuilder {
 pub(crate) struct KernelArgumentTable {
     /// Only reached through `pointers`.
     _slots: Box<[u64]>,
-    pointers: Box<[*mut c_void]>,
+    /// Each points into `_slots`, owned alongside.
+    pointers: Box<[crate::hal_object::Address]>,
 }
-
-// SAFETY: the pointers only point into `_slots`, owned alongside.
-unsafe impl Send for KernelArgumentTable {}
-unsafe impl Sync for KernelArgumentTable {}
 
 impl KernelArgumentTable {
     /// The `kernelParams` argument of the launch at `span`; valid while `self` lives.
     pub(crate) fn kernel_params(&mut self, span: ArgumentSpan) -> *mut *mut c_void {
         // In bounds: a launch with no arguments may start at the end.
-        self.pointers[span.start..].as_mut_ptr()
+        // `Address` is a transparent pointer.
+        self.pointers[span.start..].as_mut_ptr().cast()
     }
 }
 

@@ -209,6 +209,12 @@ pub fn into_raw<T: HalObject>(object: Box<T>) -> *mut T::Raw {
     Box::into_raw(object).cast()
 }
 
+/// A new boxed object with the one reference its header counts, owned by the caller.
+pub fn into_retained<T: HalObject>(object: Box<T>) -> Retained<T> {
+    // SAFETY: just made, with its one reference.
+    unsafe { Retained::adopt_ours(into_raw(object)) }
+}
+
 /// Hands a new object to C in memory from its host allocator (`Storage::HostAllocator`).
 pub fn into_raw_in<T: HalObject>(object: T, host_allocator: HostAllocator) -> Result<*mut T::Raw> {
     debug_assert!(matches!(T::STORAGE, Storage::HostAllocator));
@@ -221,6 +227,13 @@ pub fn into_raw_in<T: HalObject>(object: T, host_allocator: HostAllocator) -> Re
     // SAFETY: fresh, aligned memory of `T`'s size.
     unsafe { memory.write(object) };
     Ok(memory.cast())
+}
+
+/// As `into_raw_in`, the reference owned by the caller.
+pub fn into_retained_in<T: HalObject>(object: T, host_allocator: HostAllocator) -> Result<Retained<T>> {
+    let raw = into_raw_in(object, host_allocator)?;
+    // SAFETY: just made, with its one reference.
+    Ok(unsafe { Retained::adopt_ours(raw) })
 }
 
 /// Whether `object` (non-NULL, live) is one of ours of type `T`.
@@ -302,6 +315,7 @@ pub fn as_raw<T: HalObject>(object: &T) -> *mut T::Raw {
 /// an address is harmless; whoever dereferences it needs an `unsafe` block of their own,
 /// with the reason the memory is live.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(transparent)]
 pub struct Address(pub *mut core::ffi::c_void);
 
 // SAFETY: see above: only the value is shared.
@@ -326,4 +340,10 @@ pub fn into_raw_buffer<T: HalObject<Raw = iree_hal_buffer_t>>(object: Box<T>) ->
     // SAFETY: just made, not shared yet; `T` starts with the buffer header.
     unsafe { (*buffer).allocated_buffer = buffer };
     buffer
+}
+
+/// As `into_raw_buffer`, the reference owned by the caller.
+pub fn into_retained_buffer<T: HalObject<Raw = iree_hal_buffer_t>>(object: Box<T>) -> Retained<T> {
+    // SAFETY: just made, with its one reference.
+    unsafe { Retained::adopt_ours(into_raw_buffer(object)) }
 }

@@ -119,6 +119,12 @@ impl<T: HalObject> Retained<T> {
         Retained { object: NonNull::new(object.cast::<T>()).expect("a created object is never NULL") }
     }
 
+    /// The same reference, typed as the C header (for code that takes objects of any origin).
+    pub fn into_foreign(self) -> Retained<T::Raw> {
+        let object = self.into_raw();
+        Retained { object: NonNull::new(object.cast::<T::Raw>()).expect("never NULL") }
+    }
+
     /// The C header pointer (still referenced by this value).
     pub fn as_raw(&self) -> *mut T::Raw {
         self.object.as_ptr().cast()

@@ -237,3 +237,36 @@ pub struct BorrowedStream(pub hipStream_t);
 // SAFETY: HIP streams may be used from any thread; see above for the lifetime.
 unsafe impl Send for BorrowedStream {}
 unsafe impl Sync for BorrowedStream {}
+
+impl BorrowedStream {
+    /// The handle (a method, so closures capture the whole value).
+    pub fn raw(self) -> hipStream_t {
+        self.0
+    }
+}
+
+/// A memory pool some other object owns (the device's pools, which outlive the queues'
+/// work), named by the queue operations that allocate from it.
+#[derive(Clone, Copy, Debug)]
+pub struct BorrowedPool(pub hipMemPool_t);
+
+// SAFETY: HIP pool handles may be used from any thread; see above for the lifetime.
+unsafe impl Send for BorrowedPool {}
+unsafe impl Sync for BorrowedPool {}
+
+impl BorrowedPool {
+    /// The handle (a method, so closures capture the whole value).
+    pub fn raw(self) -> hipMemPool_t {
+        self.0
+    }
+}
+
+/// Properties of a pinned memory pool on `device`, every other field zero.
+pub fn device_pool_properties(device: hipDevice_t) -> hipMemPoolProps {
+    // SAFETY: a plain C struct for which all zeroes is a valid value.
+    let mut properties: hipMemPoolProps = unsafe { core::mem::zeroed() };
+    properties.allocType = hipMemAllocationTypePinned;
+    properties.handleTypes = hipMemHandleTypeNone;
+    properties.location = hipMemLocation { type_: hipMemLocationTypeDevice, id: device };
+    properties
+}

@@ -7,6 +7,7 @@ pub mod context;
 pub mod error;
 pub mod gpu;
 pub mod handles;
+pub mod host_func;
 pub mod library;
 pub mod rccl;
 pub mod symbols;
@@ -91,5 +92,32 @@ impl HipSymbols {
         let error = unsafe { get_properties(&mut properties, device) };
         self.check(error, "hipGetDeviceProperties", crate::here!())?;
         Ok(properties)
+    }
+}
+
+impl HipSymbols {
+    /// `hipDrvGraphAddMemcpyNode` (optional in HIP: graph copies and updates need it);
+    /// `what` names the command buffer operation in the error when it is missing.
+    pub fn graph_add_memcpy_node(
+        &self,
+        node: &mut types::hipGraphNode_t,
+        graph: types::hipGraph_t,
+        dependencies: *const types::hipGraphNode_t,
+        dependency_count: usize,
+        params: &types::HIP_MEMCPY3D,
+        context: types::hipCtx_t,
+        what: &str,
+    ) -> crate::status::Result<()> {
+        let add_memcpy = self.hipDrvGraphAddMemcpyNode.ok_or_else(|| {
+            crate::status!(
+                Unavailable,
+                "{what}: the HIP runtime {} lacks hipDrvGraphAddMemcpyNode, which graph command buffers need for copies and updates",
+                self.library_path.display()
+            )
+        })?;
+        // SAFETY: HIP's signature; the graph, dependency list (`dependency_count` nodes) and
+        // parameters are valid for the call, as hip_call! callers guarantee for the others.
+        let error = unsafe { add_memcpy(node, graph, dependencies, dependency_count, params, context) };
+        self.check(error, "hipDrvGraphAddMemcpyNode", crate::here!())
     }
 }

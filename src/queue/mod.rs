@@ -33,7 +33,6 @@ use crate::hip::HipSymbols;
 use crate::hip_call;
 use crate::semaphore::SemaphoreRef;
 use crate::status::{Result, Status, StatusCode};
-use core::ffi::c_void;
 use parking_lot::{Condvar, Mutex};
 use progress::{hand_to_queues, plan_wait, DeviceWait, PendingOperation, WaitPlan};
 pub use held::Held;
@@ -140,7 +139,7 @@ pub struct QueueShared {
     gpu: Gpu,
     gpu_index: usize,
     /// The `Queue`'s stream, which it destroys once nothing issues onto it any more.
-    stream: hipStream_t,
+    stream: crate::hip::handles::BorrowedStream,
     fifo: Mutex<Fifo>,
     /// Wakes the worker (only notified while it waits).
     worker_wake: Condvar,
@@ -154,10 +153,6 @@ pub struct QueueShared {
     deferred_completions: AtomicUsize,
 }
 
-// SAFETY: the stream and event handles are opaque HIP handles, usable from any thread; all
-// mutable state is behind the mutexes.
-unsafe impl Send for QueueShared {}
-unsafe impl Sync for QueueShared {}
 
 struct Fifo {
     /// Ready operations in the order they must be issued.
@@ -330,7 +325,7 @@ impl QueueShared {
                 return;
             }
         };
-        let stream = StreamContext { hip: &self.hip, gpu: &self.gpu, gpu_index: self.gpu_index, stream: self.stream };
+        let stream = StreamContext { hip: &self.hip, gpu: &self.gpu, gpu_index: self.gpu_index, stream: self.stream.raw() };
         let mut issued = Vec::with_capacity(batch.size_hint().0);
         let mut progresses = Vec::new();
         for ready in batch {
@@ -354,10 +349,8 @@ impl QueueShared {
         if issued.is_empty() {
             return;
         }
-        let completion = Box::into_raw(Box::new(BatchCompletion { operations: issued, queue: self.clone() }));
-        if let Err(status) = hip_call!(&self.hip, hipLaunchHostFunc(self.stream, Some(complete_batch), completion.cast())) {
-            // SAFETY: HIP did not take the callback, so we still own it.
-            let completion = unsafe { Box::from_raw(completion) };
+        let completion = Box::new(BatchCompletion { operations: issued, queue: self.clone() });
+        if let Err((status, completion)) = crate::hip::host_func::launch(&self.hip, self.stream.raw(), completion, complete_batch) {
             for operation in completion.operations {
                 fail_signals(&operation.signals, status.duplicate().annotate(&format!("while issuing {}", operation.name)));
                 if let Some(progress) = operation.progress {
@@ -407,7 +400,7 @@ impl QueueShared {
         let raw = event.raw();
         // Back to the free list if recording fails.
         let event = Arc::new(QueueEvent { event: Some(event), queue: self.clone() });
-        hip_call!(&self.hip, hipEventRecord(raw, self.stream))?;
+        hip_call!(&self.hip, hipEventRecord(raw, self.stream.raw()))?;
         Ok(event)
     }
 }
@@ -509,10 +502,9 @@ struct BatchCompletion {
     queue: Arc<QueueShared>,
 }
 
-unsafe extern "C" fn complete_batch(user_data: *mut c_void) {
-    crate::boundary::value_entry("iree_hal_hip_queue_complete_batch", (), || {
-        // SAFETY: the Box handed to hipLaunchHostFunc, run exactly once by HIP.
-        let completion = unsafe { Box::from_raw(user_data.cast::<BatchCompletion>()) };
+/// Runs on HIP's callback thread when the stream has passed the batch.
+fn complete_batch(completion: Box<BatchCompletion>) {
+    {
         let BatchCompletion { operations, queue } = *completion;
         let mut released = Vec::new();
         // Once one operation waits for the worker to release its objects, the ones after it
@@ -527,7 +519,7 @@ unsafe extern "C" fn complete_batch(user_data: *mut c_void) {
             }
         }
         hand_to_queues(released);
-    })
+    }
 }
 
 /// One GPU's queue.
@@ -546,7 +538,7 @@ impl Queue {
             hip,
             gpu,
             gpu_index,
-            stream: stream.raw(),
+            stream: crate::hip::handles::BorrowedStream(stream.raw()),
             fifo: Mutex::new(Fifo { ready: VecDeque::new(), releases: Vec::new(), completed: VecDeque::new(), issuing: false, worker_waiting: false, stopping: false }),
             worker_wake: Condvar::new(),
             free_events: Mutex::new(FreeEvents { events: Vec::new(), closed: false }),
@@ -734,7 +726,7 @@ impl Drop for Queue {
         self.stop_worker();
         let shared = &self.shared;
         match shared.gpu.make_current() {
-            Ok(_context) => record_release("stream", hip_call!(&shared.hip, hipStreamSynchronize(shared.stream))),
+            Ok(_context) => record_release("stream", hip_call!(&shared.hip, hipStreamSynchronize(shared.stream.raw()))),
             Err(status) => crate::hip::error::record_release_failure("stream", &status),
         }
         let (releases, mut completed) = {

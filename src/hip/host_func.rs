@@ -1,0 +1,33 @@
+//! Host functions on streams (`hipLaunchHostFunc`): a Rust value handed to a function that
+//! HIP runs once, on its own thread, when the stream reaches it.
+
+use super::types::hipStream_t;
+use super::HipSymbols;
+use crate::status::Status;
+
+/// What HIP's callback gets back: the value and what to run on it.
+struct Pending<T> {
+    value: Box<T>,
+    run: fn(Box<T>),
+}
+
+/// Enqueues `run(value)` on `stream`. If HIP refuses, the value comes back with the failure.
+pub fn launch<T: Send + 'static>(hip: &HipSymbols, stream: hipStream_t, value: Box<T>, run: fn(Box<T>)) -> Result<(), (Status, Box<T>)> {
+    let pending = Box::into_raw(Box::new(Pending { value, run }));
+    match crate::hip_call!(hip, hipLaunchHostFunc(stream, Some(trampoline::<T>), pending.cast())) {
+        Ok(()) => Ok(()),
+        Err(status) => {
+            // SAFETY: HIP did not take the callback, so the pending value is still ours.
+            let pending = unsafe { Box::from_raw(pending) };
+            Err((status, pending.value))
+        }
+    }
+}
+
+unsafe extern "C" fn trampoline<T: Send + 'static>(user_data: *mut core::ffi::c_void) {
+    crate::boundary::value_entry("iree_hal_hip_host_function", (), || {
+        // SAFETY: the box `launch` handed to hipLaunchHostFunc, which HIP runs exactly once.
+        let pending = unsafe { Box::from_raw(user_data.cast::<Pending<T>>()) };
+        (pending.run)(pending.value)
+    })
+}
