@@ -3,6 +3,7 @@
 
 use crate::abi::*;
 use crate::executable::HipExecutable;
+use crate::hal_object::HalObject;
 use crate::hip::types::hipFunction_t;
 use crate::status::Result;
 use core::ffi::c_void;
