@@ -37,7 +37,6 @@ use core::ffi::c_void;
 use parking_lot::{Condvar, Mutex};
 use progress::{hand_to_queues, plan_wait, DeviceWait, PendingOperation, WaitPlan};
 pub use held::Held;
-pub(crate) use held::release_reference_if_shared;
 use held::release_all_shared;
 pub use progress::SignalProgress;
 use std::collections::VecDeque;
