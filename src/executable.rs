@@ -15,8 +15,9 @@
 //! ignored, as by IREE's C driver: HIP executables declare none.
 
 use crate::abi::*;
-use crate::boundary;
 use crate::executable_format::{self, BindingFlags, DeviceLimits, HipExecutableDef};
+use crate::hal_object::thunk::ExecutableParamsRef;
+use crate::hal_object::{self, Address};
 use crate::hip::gpu::Gpu;
 use crate::hip::handles::{Current, Module};
 use crate::hip::types::*;
@@ -24,7 +25,6 @@ use crate::hip::HipSymbols;
 use crate::hip_call;
 use crate::status::Result;
 use core::ffi::{c_int, c_void, CStr};
-use core::sync::atomic::AtomicI32;
 use std::ffi::CString;
 use std::sync::Arc;
 
@@ -54,8 +54,9 @@ pub struct ExportInfo {
     pub constant_count: u32,
     /// One entry per binding, in binding order.
     pub binding_flags: Vec<BindingFlags>,
-    /// The kernel on each GPU of the device, in the device's queue order.
-    functions: Vec<hipFunction_t>,
+    /// The kernel on each GPU of the device, in the device's queue order (a HIP function
+    /// handle, valid while the executable holds its module).
+    functions: Vec<Address>,
 }
 
 impl ExportInfo {
@@ -65,7 +66,7 @@ impl ExportInfo {
 
     /// The kernel loaded on GPU `gpu_index` (the device's queue order).
     pub fn function(&self, gpu_index: usize) -> Result<hipFunction_t> {
-        self.functions.get(gpu_index).copied().ok_or_else(|| {
+        self.functions.get(gpu_index).map(|function| function.get().cast()).ok_or_else(|| {
             crate::status!(
                 OutOfRange,
                 "GPU index {gpu_index} out of range; the executable is loaded on {} GPUs",
@@ -75,10 +76,10 @@ impl ExportInfo {
     }
 }
 
-/// Our executable. C sees the resource header at its start.
+/// Our executable. C sees the `iree_hal_executable_t` header at its start.
 #[repr(C)]
 pub struct HipExecutable {
-    resource: iree_hal_resource_t,
+    base: iree_hal_executable_t,
     hip: Arc<HipSymbols>,
     gpus: Vec<Gpu>,
     /// Per GPU, the modules loaded there so far (all of them once creation succeeds),
@@ -87,19 +88,17 @@ pub struct HipExecutable {
     exports: Vec<ExportInfo>,
 }
 
-// SAFETY: the HIP handles are plain identifiers usable from any thread (with the right
-// context pushed, which every use does); nothing here is mutated after creation.
-unsafe impl Send for HipExecutable {}
-unsafe impl Sync for HipExecutable {}
+crate::hal_object!(HipExecutable { base: iree_hal_executable_t }, HIP_EXECUTABLE_VTABLE);
+
+static HIP_EXECUTABLE_VTABLE: iree_hal_executable_vtable_t = iree_hal_executable_vtable_t { destroy: Some(hal_object::destroy::<HipExecutable>) };
 
 impl HipExecutable {
     /// Verifies `params` and loads the executable on every GPU in `gpus`.
-    pub fn create(hip: Arc<HipSymbols>, gpus: &[Gpu], params: &iree_hal_executable_params_t) -> Result<*mut iree_hal_executable_t> {
+    pub fn create(hip: Arc<HipSymbols>, gpus: &[Gpu], params: ExecutableParamsRef<'_>) -> Result<*mut iree_hal_executable_t> {
         if gpus.is_empty() {
             return Err(crate::status!(InvalidArgument, "an executable needs at least one GPU to load on"));
         }
-        // SAFETY: IREE's contract: the format view is readable.
-        let format = unsafe { boundary::view_bytes(params.executable_format, "executable_format") }?;
+        let format = params.format()?;
         if !is_accepted_format(format) {
             return Err(crate::status!(
                 InvalidArgument,
@@ -108,8 +107,7 @@ impl HipExecutable {
                 ACCEPTED_FORMATS
             ));
         }
-        // SAFETY: IREE's contract: the data span is readable for the call.
-        let data = unsafe { executable_data(params.executable_data) }?;
+        let data = params.data()?;
         let def = executable_format::parse(data)?;
         for (index, gpu) in gpus.iter().enumerate() {
             let limits = query_limits(&hip, gpu.device())?;
@@ -117,10 +115,7 @@ impl HipExecutable {
         }
 
         let mut executable = Box::new(HipExecutable {
-            resource: iree_hal_resource_t {
-                ref_count: AtomicI32::new(1),
-                vtable: (&HIP_EXECUTABLE_VTABLE as *const iree_hal_executable_vtable_t).cast(),
-            },
+            base: iree_hal_executable_t { resource: hal_object::resource_header::<HipExecutable>() },
             hip,
             gpus: gpus.to_vec(),
             modules: Vec::with_capacity(gpus.len()),
@@ -142,7 +137,7 @@ impl HipExecutable {
         for gpu_index in 0..gpus.len() {
             executable.load_on_gpu(gpu_index, &def).map_err(|status| status.annotate(&describe_executable(&def)))?;
         }
-        Ok(Box::into_raw(executable).cast())
+        Ok(hal_object::into_raw(executable))
     }
 
     /// Loads every module on GPU `gpu_index` and looks up every export's kernel there.
@@ -166,24 +161,9 @@ impl HipExecutable {
                     export.module_ordinal
                 )))
             })?;
-            self.exports[export_index].functions.push(function);
+            self.exports[export_index].functions.push(Address(function.cast()));
         }
         Ok(())
-    }
-
-    /// Borrows one of our executables.
-    ///
-    /// # Safety
-    /// `executable` must be NULL or a live HAL executable.
-    #[inline(always)]
-    pub unsafe fn from_raw<'a>(executable: *mut iree_hal_executable_t) -> Result<&'a HipExecutable> {
-        // SAFETY: per the caller.
-        let header = unsafe { boundary::try_ref(executable.cast_const(), "executable") }?;
-        if !core::ptr::eq(header.resource.vtable.cast::<iree_hal_executable_vtable_t>(), &HIP_EXECUTABLE_VTABLE) {
-            return Err(crate::status!(InvalidArgument, "executable is not a HIP executable of this library"));
-        }
-        // SAFETY: our vtable means our allocation.
-        Ok(unsafe { &*executable.cast::<HipExecutable>() })
     }
 
     /// All exports, in entry point ordinal order.
@@ -220,19 +200,6 @@ impl HipExecutable {
     pub fn modules(&self, gpu_index: usize) -> &[Module] {
         self.modules.get(gpu_index).map_or(&[], Vec::as_slice)
     }
-}
-
-/// Borrows the executable data, rejecting a NULL pointer with a nonzero size.
-///
-/// # Safety
-/// A non-null `span.data` must point at `span.data_length` readable bytes for the lifetime.
-unsafe fn executable_data<'a>(span: iree_const_byte_span_t) -> Result<&'a [u8]> {
-    if span.data_length == 0 {
-        return Ok(&[]);
-    }
-    boundary::non_null(span.data, "executable_data")?;
-    // SAFETY: per the caller.
-    Ok(unsafe { core::slice::from_raw_parts(span.data, span.data_length) })
 }
 
 /// What `device` allows per block.
@@ -295,10 +262,9 @@ fn describe_code_object(image: &[u8]) -> String {
     }
 }
 
-/// Loads one code object on the current context. `image` is followed by a NUL byte in the
-/// verified buffer (flatbuffer strings are terminated), as HIP's loaders expect of data
+/// Loads one code object in the `current` context. `image` is followed by a NUL byte in
+/// the verified buffer (flatbuffer strings are terminated), as HIP's loaders expect of data
 /// they size themselves.
-/// Loads a module image in the `current` context.
 fn load_module(current: &Current<'_>, image: &[u8]) -> Result<Module> {
     let mut error_log = vec![0u8; JIT_ERROR_LOG_BYTES];
     let mut options: [hipJitOption; 2] = [hipJitOptionErrorLogBuffer, hipJitOptionErrorLogBufferSizeBytes];
@@ -328,22 +294,6 @@ fn lookup_function(hip: &HipSymbols, module: hipModule_t, name: &CStr, shared_me
     hip_call!(hip, hipFuncSetAttribute(function as *const c_void, hipFuncAttributeMaxDynamicSharedMemorySize, shared))?;
     Ok(function)
 }
-
-//===----------------------------------------------------------------------===//
-// The executable vtable
-//===----------------------------------------------------------------------===//
-
-unsafe extern "C" fn executable_destroy(executable: *mut iree_hal_executable_t) {
-    boundary::value_entry("iree_hal_hip_executable_destroy", (), || {
-        // SAFETY: called once, for the last reference.
-        if unsafe { HipExecutable::from_raw(executable) }.is_ok() {
-            // SAFETY: our executables are boxed.
-            drop(unsafe { Box::from_raw(executable.cast::<HipExecutable>()) });
-        }
-    })
-}
-
-static HIP_EXECUTABLE_VTABLE: iree_hal_executable_vtable_t = iree_hal_executable_vtable_t { destroy: Some(executable_destroy) };
 
 #[cfg(test)]
 mod tests {
@@ -382,7 +332,7 @@ mod tests {
             block_shared_memory_size: 0,
             constant_count: 0,
             binding_flags: vec![],
-            functions: vec![core::ptr::null_mut()],
+            functions: vec![Address(core::ptr::null_mut())],
         };
         assert!(export.function(0).is_ok());
         let status = export.function(1).unwrap_err();

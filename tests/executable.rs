@@ -497,6 +497,16 @@ fn bad_arguments_are_invalid() {
     let text = assert_code(unsafe { prepare(fixture.cache, &params, &mut executable) }, StatusCode::InvalidArgument);
     assert!(text.contains("executable_data must not be NULL"), "{text}");
     assert_code(unsafe { prepare(fixture.cache, &params, core::ptr::null_mut()) }, StatusCode::InvalidArgument);
+    // The format is checked before the data.
+    let params = iree_hal_executable_params_t { executable_format: sv("FOO?"), ..params };
+    let text = assert_code(unsafe { prepare(fixture.cache, &params, &mut executable) }, StatusCode::InvalidArgument);
+    assert!(text.contains("executable format 'FOO?' is not supported"), "{text}");
+    // Something that is not one of our caches.
+    let device_as_cache = fixture.device.cast::<iree_hal_executable_cache_t>();
+    let text = assert_code(unsafe { prepare(device_as_cache, &params, &mut executable) }, StatusCode::InvalidArgument);
+    assert!(text.contains("executable_cache is not a HIP executable cache of this library"), "{text}");
+    assert!(executable.is_null());
+    assert!(!unsafe { (fixture.cache_vtable().can_prepare_format.unwrap())(device_as_cache, 0, sv("HSACO")) });
     // Something that is not one of our executables.
     let device_as_executable = fixture.device.cast::<iree_hal_executable_t>();
     assert!(unsafe { HipExecutable::from_raw(device_as_executable) }.is_err());

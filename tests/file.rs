@@ -344,7 +344,13 @@ fn bad_handles_files_and_nulls_are_rejected() {
     let closed_handle = make_handle(ALLOCATOR.as_iree(), IREE_IO_FILE_ACCESS_READ, closed, &RELEASED);
     assert_code(unsafe { import(f.device, 0, RW, closed_handle, 0, &mut file) }, StatusCode::InvalidArgument);
     release_handle(closed_handle);
-    eventually("3 handle releases", || RELEASED.load(Ordering::SeqCst) == 3);
+    // -1 is refused like any other descriptor that is not open.
+    let minus_one = iree_io_file_handle_primitive_t { type_: IREE_IO_FILE_HANDLE_TYPE_FD, value: iree_io_file_handle_primitive_value_t { fd: -1 } };
+    let minus_one_handle = make_handle(ALLOCATOR.as_iree(), IREE_IO_FILE_ACCESS_READ, minus_one, &RELEASED);
+    let message = assert_code(unsafe { import(f.device, 0, RW, minus_one_handle, 0, &mut file) }, StatusCode::InvalidArgument);
+    assert!(message.contains("file descriptor -1 is not open"), "{message}");
+    release_handle(minus_one_handle);
+    eventually("4 handle releases", || RELEASED.load(Ordering::SeqCst) == 4);
 
     let buffer = f.buffer(HOST, 16);
     assert_code(f.queue_read(&[], &[], core::ptr::null_mut(), 0, buffer, 0, 4), StatusCode::InvalidArgument);
@@ -352,15 +358,25 @@ fn bad_handles_files_and_nulls_are_rejected() {
     // A file of some other implementation.
     static FOREIGN_VTABLE: iree_hal_file_vtable_t = iree_hal_file_vtable_t { destroy: None, allowed_access: None, length: None, storage_buffer: None, supports_synchronous_io: None, read: None, write: None };
     let mut foreign = iree_hal_file_t { resource: iree_hal_resource_t { ref_count: AtomicI32::new(1), vtable: (&FOREIGN_VTABLE as *const iree_hal_file_vtable_t).cast() } };
-    assert_code(f.queue_read(&[], &[], &mut foreign, 0, buffer, 0, 4), StatusCode::InvalidArgument);
+    let message = assert_code(f.queue_read(&[], &[], &mut foreign, 0, buffer, 0, 4), StatusCode::InvalidArgument);
+    assert!(message.contains("file is not a HIP file of this library"), "{message}");
     let mut contents = vec![0u8; 16];
     let handle = memory_handle(&mut contents, &RELEASED);
     let file = f.import(RW, handle);
     release_handle(handle);
+    // Our file vtable refuses someone else's file.
+    let ours = file_vtable(file);
+    assert_eq!(unsafe { (ours.allowed_access.unwrap())(&mut foreign) }, IREE_HAL_MEMORY_ACCESS_NONE);
+    assert_eq!(unsafe { (ours.length.unwrap())(&mut foreign) }, 0);
+    assert!(!unsafe { (ours.supports_synchronous_io.unwrap())(&mut foreign) });
+    let message = assert_code(unsafe { (ours.read.unwrap())(&mut foreign, 0, buffer, 0, 4) }, StatusCode::InvalidArgument);
+    assert!(message.contains("file is not a HIP file of this library"), "{message}");
+    assert!(unsafe { (ours.supports_synchronous_io.unwrap())(file) });
+    assert_code(unsafe { (ours.read.unwrap())(file, 0, core::ptr::null_mut(), 0, 4) }, StatusCode::InvalidArgument);
     assert_code(f.queue_read(&[], &[], file, 0, core::ptr::null_mut(), 0, 4), StatusCode::InvalidArgument);
     assert_code(f.queue_write(&[], &[], core::ptr::null_mut(), 0, file, 0, 4), StatusCode::InvalidArgument);
     release_file(file);
-    eventually("4 handle releases", || RELEASED.load(Ordering::SeqCst) == 4);
+    eventually("5 handle releases", || RELEASED.load(Ordering::SeqCst) == 5);
     unsafe { iree_hal_hip_rs::hal_resource::release_buffer(buffer) };
 }
 
@@ -448,6 +464,9 @@ fn read_only_descriptors_refuse_writes() {
     let buffer = f.buffer(HOST, 32);
     assert_code(f.queue_write(&[], &[], buffer, 0, file, 0, 8), StatusCode::PermissionDenied);
     let sync_write = unsafe { (file_vtable(file).write.unwrap())(file, 0, buffer, 0, 8) };
+    assert_code(sync_write, StatusCode::PermissionDenied);
+    // The access is checked before the buffer.
+    let sync_write = unsafe { (file_vtable(file).write.unwrap())(file, 0, core::ptr::null_mut(), 0, 8) };
     assert_code(sync_write, StatusCode::PermissionDenied);
     release_file(file);
     drop(read_only);

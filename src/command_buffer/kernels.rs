@@ -24,10 +24,7 @@ pub(crate) struct KernelLaunchInfo {
 /// device's GPU `gpu_index`.
 #[inline]
 pub(crate) fn lookup_kernel(executable: crate::hal_object::Borrowed<'_, iree_hal_executable_t>, export_ordinal: u32, gpu_index: usize) -> Result<KernelLaunchInfo> {
-    let executable = executable.as_ptr();
-    // SAFETY: callers pass live executables (retained by the command buffer or IREE's
-    // caller); the vtable check rejects anyone else's.
-    let executable = unsafe { HipExecutable::from_raw(executable) }?;
+    let executable: &HipExecutable = executable.ours("executable")?;
     let export = executable.export(export_ordinal)?;
     Ok(KernelLaunchInfo {
         function: export.function(gpu_index)?,

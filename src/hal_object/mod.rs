@@ -11,13 +11,15 @@
 //! - one owned reference type, `Retained<T>`, for our objects and for IREE objects of any
 //!   origin (`retained`);
 //! - vtable thunks through `hal_thunks!` (`thunk`), so that a HAL object module is safe Rust;
-//! - calls into IREE objects written in C, through their vtables (`foreign`).
+//! - calls into IREE objects written in C, through their vtables (`foreign`);
+//! - IREE io file handles, which HAL files hold (`io_file_handle`).
 //!
 //! The pattern is rustls-ffi's `Castable`: the unsafe casts live here, next to the one
 //! invariant that makes them sound (an object whose header carries `T::vtable()` was made
 //! by `into_raw::<T>`), and the per-type modules only declare their types.
 
 pub mod foreign;
+pub mod io_file_handle;
 pub mod retained;
 pub mod thunk;
 

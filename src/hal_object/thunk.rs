@@ -599,6 +599,41 @@ impl Arg for WorkgroupCount {
     }
 }
 
+/// `iree_hal_executable_params_t`, which must not be NULL. Its parts are read when the body
+/// asks for them, so the body decides which refusal comes first.
+pub struct ExecutableParams;
+
+/// The parameters of an `ExecutableParams` argument, readable for the call.
+#[derive(Clone, Copy)]
+pub struct ExecutableParamsRef<'a> {
+    params: &'a iree_hal_executable_params_t,
+}
+
+impl<'a> ExecutableParamsRef<'a> {
+    /// The format name's bytes (NULL only when empty).
+    pub fn format(&self) -> Result<&'a [u8]> {
+        // SAFETY: the argument's contract: the view is readable for the call.
+        unsafe { crate::boundary::view_bytes(self.params.executable_format, "executable_format") }
+    }
+
+    /// The executable's bytes (NULL only when empty).
+    pub fn data(&self) -> Result<&'a [u8]> {
+        let span = self.params.executable_data;
+        // SAFETY: the argument's contract: the span is readable for the call.
+        unsafe { joint::host_bytes_at(&CallScope::new(), span.data.cast(), 0, span.data_length as u64, "executable_data") }
+    }
+}
+
+impl Arg for ExecutableParams {
+    type C = *const iree_hal_executable_params_t;
+    type Value<'a> = ExecutableParamsRef<'a>;
+
+    unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, name: &'static str) -> Result<ExecutableParamsRef<'a>> {
+        // SAFETY: per the caller.
+        Ok(ExecutableParamsRef { params: unsafe { crate::boundary::try_ref(c, name) }? })
+    }
+}
+
 /// Plain values C passes by value and the body gets unchanged.
 macro_rules! plain_args {
     ($($t:ty),* $(,)?) => {$(

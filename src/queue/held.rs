@@ -18,20 +18,6 @@ pub trait Held: Send {
     fn release_shared(&mut self) -> bool;
 }
 
-/// `Held::release_shared` for one owned reference to a HAL object: gives it up if it is
-/// not the last one and then holds NULL (which a later drop releases as nothing).
-///
-/// # Safety
-/// `*object` must be NULL or a live HAL object whose reference the caller owns.
-pub(crate) unsafe fn release_reference_if_shared<T>(object: &mut *mut T) -> bool {
-    // SAFETY: per the caller.
-    let released = unsafe { crate::hal_resource::release_if_shared(*object) };
-    if released {
-        *object = core::ptr::null_mut();
-    }
-    released
-}
-
 /// Host data copied for the operation: plain memory, freed anywhere.
 impl Held for Vec<u8> {
     fn release_shared(&mut self) -> bool {

@@ -36,7 +36,6 @@ use crate::status::{Result, Status, StatusCode};
 use parking_lot::{Condvar, Mutex};
 use progress::{hand_to_queues, plan_wait, DeviceWait, PendingOperation, WaitPlan};
 pub use held::Held;
-pub(crate) use held::release_reference_if_shared;
 use held::release_all_shared;
 pub use progress::SignalProgress;
 use std::collections::VecDeque;
