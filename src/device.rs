@@ -5,8 +5,7 @@
 //! and waits, command buffers (`crate::command_buffer`), executables
 //! (`crate::executable_cache`), events (`crate::event`), files (`crate::file`), and the
 //! queue operations execute, fill, update, copy, read, write, alloca and dealloca
-//! (`crate::queue`). Collective channels are not supported: creating one loads RCCL (so a
-//! missing RCCL is UNAVAILABLE) and then returns UNIMPLEMENTED.
+//! (`crate::queue`). Collective channels: `crate::channel`.
 
 use crate::abi::*;
 use crate::allocator::HipAllocator;
@@ -276,20 +275,15 @@ crate::hal_thunks! {
         Ok(())
     }
 
-    /// Collective channels need RCCL: without it the answer is UNAVAILABLE listing where it
-    /// was looked for (the system loader, then beside each of the driver's HIP search paths
-    /// and the loaded HIP library: `--hip_dylib_path` / `IREE_HIP_DYLIB_PATH`); with it,
-    /// channels themselves are not implemented.
+    /// See `crate::channel`.
     fn device_create_channel(
         device: Ours<HipDevice>,
-        _queue_affinity: iree_hal_queue_affinity_t,
-        _params: iree_hal_channel_params_t,
-        _out_channel: Out<*mut iree_hal_channel_t>,
+        queue_affinity: iree_hal_queue_affinity_t,
+        params: iree_hal_channel_params_t,
+        out_channel: Out<*mut iree_hal_channel_t>,
     ) -> Status {
-        let hip = device.hip();
-        let search_paths = crate::hip::rccl::search_paths_beside(&hip.search_paths, &hip.library_path);
-        crate::hip::rccl::RcclSymbols::load(&search_paths).map_err(|s| s.annotate("creating a collective channel"))?;
-        Err(crate::status!(Unimplemented, "collective channels are not supported by this HIP driver (RCCL itself loaded)"))
+        out_channel.set(crate::channel::create_channel(device.hip(), queue_affinity, &params)?);
+        Ok(())
     }
 
     fn device_create_command_buffer(

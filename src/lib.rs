@@ -14,6 +14,7 @@ pub mod allocator;
 pub mod argument_rules;
 pub mod boundary;
 pub mod buffer;
+pub mod channel;
 pub mod command_buffer;
 pub mod device;
 pub mod device_params;

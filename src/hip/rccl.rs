@@ -5,7 +5,7 @@
 
 #![allow(non_snake_case)]
 
-use super::library::{self, LoadedLibrary};
+use super::library;
 use crate::status::Result;
 use core::ffi::{c_char, c_int, c_void};
 
@@ -28,68 +28,42 @@ pub struct NcclUniqueId {
     pub internal: [c_char; 128],
 }
 
-macro_rules! rccl_symbol_table {
-    ($( $name:ident ( $($arg:ty),* ) $(-> $ret:ty)? ; )*) => {
-        /// Every RCCL function the driver may call, loaded from one library.
-        #[allow(non_snake_case)]
-        pub struct RcclSymbols {
-            $( pub $name: unsafe extern "C" fn($($arg),*) -> rccl_symbol_table!(@ret $($ret)?), )*
-            _library: libloading::Library,
-        }
-
-        impl RcclSymbols {
-            fn resolve(loaded: LoadedLibrary) -> Result<RcclSymbols> {
-                let lib = &loaded.library;
-                $(
-                    // SAFETY: the symbol is the RCCL function of this name with the
-                    // signature stated; used only while `_library` lives.
-                    let $name = match unsafe { lib.get::<unsafe extern "C" fn($($arg),*) -> rccl_symbol_table!(@ret $($ret)?)>(concat!(stringify!($name), "\0").as_bytes()) } {
-                        Ok(symbol) => *symbol,
-                        Err(_) => return Err(crate::status!(NotFound, "required RCCL symbol '{}' not found in {}", stringify!($name), loaded.requested)),
-                    };
-                )*
-                Ok(RcclSymbols { $($name,)* _library: loaded.library })
-            }
-        }
-    };
-    (@ret) => { NcclResult };
-    (@ret $ret:ty) => { $ret };
-}
-
-rccl_symbol_table! {
-    ncclGetVersion(*mut c_int);
-    ncclGetUniqueId(*mut NcclUniqueId);
-    ncclCommInitRankConfig(*mut NcclComm, c_int, NcclUniqueId, c_int, *mut c_void);
-    ncclCommInitRank(*mut NcclComm, c_int, NcclUniqueId, c_int);
-    ncclCommInitAll(*mut NcclComm, c_int, *const c_int);
-    ncclCommSplit(NcclComm, c_int, c_int, *mut NcclComm, *mut c_void);
-    ncclCommFinalize(NcclComm);
-    ncclCommDestroy(NcclComm);
-    ncclCommAbort(NcclComm);
-    ncclGetErrorString(NcclResult) -> *const c_char;
-    ncclGetLastError(NcclComm) -> *const c_char;
-    ncclCommGetAsyncError(NcclComm, *mut NcclResult);
-    ncclCommCount(NcclComm, *mut c_int);
-    ncclCommCuDevice(NcclComm, *mut c_int);
-    ncclCommUserRank(NcclComm, *mut c_int);
-    ncclRedOpCreatePreMulSum(*mut NcclRedOp, *mut c_void, NcclDataType, NcclScalarResidence, NcclComm);
-    ncclRedOpDestroy(NcclRedOp, NcclComm);
-    ncclReduce(*const c_void, *mut c_void, usize, NcclDataType, NcclRedOp, c_int, NcclComm, HipStream);
-    ncclBcast(*mut c_void, usize, NcclDataType, c_int, NcclComm, HipStream);
-    ncclBroadcast(*const c_void, *mut c_void, usize, NcclDataType, c_int, NcclComm, HipStream);
-    ncclAllReduce(*const c_void, *mut c_void, usize, NcclDataType, NcclRedOp, NcclComm, HipStream);
-    ncclReduceScatter(*const c_void, *mut c_void, usize, NcclDataType, NcclRedOp, NcclComm, HipStream);
-    ncclAllGather(*const c_void, *mut c_void, usize, NcclDataType, NcclComm, HipStream);
-    ncclSend(*const c_void, usize, NcclDataType, c_int, NcclComm, HipStream);
-    ncclRecv(*mut c_void, usize, NcclDataType, c_int, NcclComm, HipStream);
-    ncclGroupStart();
-    ncclGroupEnd();
+super::symbol_table::symbol_table! {
+    /// Every RCCL function the driver may call, loaded from one library.
+    struct RcclSymbols, "RCCL", NcclResult, located by ncclGetVersion;
+    required ncclGetVersion(*mut c_int);
+    required ncclGetUniqueId(*mut NcclUniqueId);
+    required ncclCommInitRankConfig(*mut NcclComm, c_int, NcclUniqueId, c_int, *mut c_void);
+    required ncclCommInitRank(*mut NcclComm, c_int, NcclUniqueId, c_int);
+    required ncclCommInitAll(*mut NcclComm, c_int, *const c_int);
+    required ncclCommSplit(NcclComm, c_int, c_int, *mut NcclComm, *mut c_void);
+    required ncclCommFinalize(NcclComm);
+    required ncclCommDestroy(NcclComm);
+    required ncclCommAbort(NcclComm);
+    required ncclGetErrorString(NcclResult) -> *const c_char;
+    required ncclGetLastError(NcclComm) -> *const c_char;
+    required ncclCommGetAsyncError(NcclComm, *mut NcclResult);
+    required ncclCommCount(NcclComm, *mut c_int);
+    required ncclCommCuDevice(NcclComm, *mut c_int);
+    required ncclCommUserRank(NcclComm, *mut c_int);
+    required ncclRedOpCreatePreMulSum(*mut NcclRedOp, *mut c_void, NcclDataType, NcclScalarResidence, NcclComm);
+    required ncclRedOpDestroy(NcclRedOp, NcclComm);
+    required ncclReduce(*const c_void, *mut c_void, usize, NcclDataType, NcclRedOp, c_int, NcclComm, HipStream);
+    required ncclBcast(*mut c_void, usize, NcclDataType, c_int, NcclComm, HipStream);
+    required ncclBroadcast(*const c_void, *mut c_void, usize, NcclDataType, c_int, NcclComm, HipStream);
+    required ncclAllReduce(*const c_void, *mut c_void, usize, NcclDataType, NcclRedOp, NcclComm, HipStream);
+    required ncclReduceScatter(*const c_void, *mut c_void, usize, NcclDataType, NcclRedOp, NcclComm, HipStream);
+    required ncclAllGather(*const c_void, *mut c_void, usize, NcclDataType, NcclComm, HipStream);
+    required ncclSend(*const c_void, usize, NcclDataType, c_int, NcclComm, HipStream);
+    required ncclRecv(*mut c_void, usize, NcclDataType, c_int, NcclComm, HipStream);
+    required ncclGroupStart();
+    required ncclGroupEnd();
 }
 
 impl RcclSymbols {
     /// Loads RCCL from the same kind of search paths as HIP.
     pub fn load(search_paths: &[String]) -> Result<RcclSymbols> {
-        RcclSymbols::resolve(library::open_first("RCCL", RCCL_LIBRARY_NAME, search_paths)?)
+        RcclSymbols::resolve(library::open_first("RCCL", RCCL_LIBRARY_NAME, search_paths)?, search_paths)
     }
 }
 

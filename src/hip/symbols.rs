@@ -7,80 +7,17 @@
 
 #![allow(non_snake_case)]
 
-use super::library::{self, LoadedLibrary};
+use super::library;
 use super::types::*;
 use crate::status::Result;
 use core::ffi::{c_char, c_int, c_short, c_uint, c_void};
-use std::path::PathBuf;
 
 /// The platform file name of the HIP runtime.
 pub const HIP_LIBRARY_NAME: &str = "libamdhip64.so";
 
-macro_rules! hip_symbol_table {
-    (@field required $ty:ty) => { $ty };
-    (@field optional $ty:ty) => { Option<$ty> };
-    (@load required $lib:ident, $file:expr, $name:ident, $ty:ty) => {{
-        // SAFETY: the symbol is the HIP function of this name, whose C signature the table
-        // states; the pointer is only used while `library` (kept in the same struct) lives.
-        match unsafe { $lib.get::<$ty>(concat!(stringify!($name), "\0").as_bytes()) } {
-            Ok(symbol) => *symbol,
-            Err(_) => {
-                return Err(crate::status!(
-                    NotFound,
-                    "required HIP symbol '{}' not found in {}",
-                    stringify!($name),
-                    $file
-                ))
-            }
-        }
-    }};
-    (@load optional $lib:ident, $file:expr, $name:ident, $ty:ty) => {{
-        // SAFETY: as for required symbols.
-        unsafe { $lib.get::<$ty>(concat!(stringify!($name), "\0").as_bytes()) }.ok().map(|s| *s)
-    }};
-    ($( $kind:ident $name:ident ( $($arg:ty),* ) $(-> $ret:ty)? ; )*) => {
-        /// Every HIP function the driver may call, loaded from one library.
-        #[allow(non_snake_case)]
-        pub struct HipSymbols {
-            $( pub $name: hip_symbol_table!(@field $kind unsafe extern "C" fn($($arg),*) -> hip_symbol_table!(@ret $($ret)?)), )*
-            /// The file the functions were loaded from.
-            pub library_path: PathBuf,
-            /// The search paths HIP was looked up with (the driver's), for RCCL.
-            pub search_paths: Vec<String>,
-            /// Keeps the functions above loaded; dropped last.
-            _library: libloading::Library,
-        }
-
-        impl HipSymbols {
-            fn resolve(loaded: LoadedLibrary) -> Result<HipSymbols> {
-                let lib = &loaded.library;
-                let file = loaded.requested.clone();
-                $( let $name = hip_symbol_table!(@load $kind lib, file, $name, unsafe extern "C" fn($($arg),*) -> hip_symbol_table!(@ret $($ret)?)); )*
-                let mut symbols = HipSymbols {
-                    $($name,)*
-                    library_path: PathBuf::from(&loaded.requested),
-                    search_paths: Vec::new(),
-                    _library: loaded.library,
-                };
-                if let Some(path) = library::file_of_address(symbols.hipDeviceGet as *const c_void) {
-                    symbols.library_path = path;
-                }
-                Ok(symbols)
-            }
-
-            /// The names of every function in the table and whether it is required.
-            pub const TABLE: &'static [(&'static str, bool)] = &[
-                $( (stringify!($name), hip_symbol_table!(@is_required $kind)), )*
-            ];
-        }
-    };
-    (@ret) => { hipError_t };
-    (@ret $ret:ty) => { $ret };
-    (@is_required required) => { true };
-    (@is_required optional) => { false };
-}
-
-hip_symbol_table! {
+super::symbol_table::symbol_table! {
+    /// Every HIP function the driver may call, loaded from one library.
+    struct HipSymbols, "HIP", hipError_t, located by hipDeviceGet;
     required hipCtxSetCurrent(hipCtx_t);
     required hipCtxGetCurrent(*mut hipCtx_t);
     required hipCtxPushCurrent(hipCtx_t);
@@ -159,9 +96,7 @@ impl HipSymbols {
     /// Loads the HIP runtime following the driver options' search paths and resolves the
     /// whole table.
     pub fn load(search_paths: &[String]) -> Result<HipSymbols> {
-        let mut symbols = HipSymbols::resolve(library::open_first("HIP", HIP_LIBRARY_NAME, search_paths)?)?;
-        symbols.search_paths = search_paths.to_vec();
-        Ok(symbols)
+        HipSymbols::resolve(library::open_first("HIP", HIP_LIBRARY_NAME, search_paths)?, search_paths)
     }
 }
 
