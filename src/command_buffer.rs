@@ -26,7 +26,7 @@
 //! the command buffer is deferred like any other.
 //!
 //! Dispatches find their kernels through the executables module (`kernels`). Events are
-//! `crate::event`; collectives fail at record time with UNIMPLEMENTED until they land.
+//! `crate::event`; collectives are not supported and fail at record time with UNIMPLEMENTED.
 
 mod commands;
 mod execution;
