@@ -9,9 +9,9 @@ use crate::device_path::{self, DevicePath, DeviceSelector};
 use crate::hip::types::{hipDevice_t, hipUUID};
 use crate::hip::HipSymbols;
 use crate::hip_call;
-use crate::host_allocator::HostAllocator;
+use crate::iree_core::host_allocator::HostAllocator;
 use crate::status::Result;
-use crate::string_builder::StringBuilder;
+use crate::iree_core::string_builder::StringBuilder;
 use core::ffi::{c_char, c_int};
 use std::sync::Arc;
 

@@ -126,7 +126,7 @@ pub struct iree_hal_driver_factory_t {
     >,
 }
 
-/// `iree_hal_driver_registry_t`: opaque to C; see `crate::registry`.
+/// `iree_hal_driver_registry_t`: opaque to C; see `crate::iree_core::registry`.
 pub struct iree_hal_driver_registry_t {
     _private: [u8; 0],
 }

@@ -27,7 +27,7 @@ pub use retained::Retained;
 pub use thunk::{Binding, BindingTable, Borrowed, BufferRefList, BufferRefView, ConstBytes, WorkgroupCount, Bytes, Live, Mut, Nullable, OptionalMut, OptionalRef, Unreferenced, Ours, OursConst, Out, Ref, SemaphoreList, SemaphoreListView};
 
 use crate::abi::*;
-use crate::host_allocator::HostAllocator;
+use crate::iree_core::host_allocator::HostAllocator;
 use crate::status::Result;
 use core::sync::atomic::{AtomicI32, Ordering};
 
@@ -149,7 +149,7 @@ macro_rules! hal_object {
     };
     (@host_allocator) => {};
     (@host_allocator HostAllocator) => {
-        fn host_allocator(&self) -> Option<$crate::host_allocator::HostAllocator> {
+        fn host_allocator(&self) -> Option<$crate::iree_core::host_allocator::HostAllocator> {
             Some(self.host_allocator)
         }
     };

@@ -472,11 +472,11 @@ pub struct Builder;
 
 impl Arg for Builder {
     type C = *mut iree_string_builder_t;
-    type Value<'a> = crate::string_builder::StringBuilder<'a>;
+    type Value<'a> = crate::iree_core::string_builder::StringBuilder<'a>;
 
-    unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, _: &'static str) -> Result<crate::string_builder::StringBuilder<'a>> {
+    unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, _: &'static str) -> Result<crate::iree_core::string_builder::StringBuilder<'a>> {
         // SAFETY: per the caller, a valid builder nobody else uses during the call.
-        unsafe { crate::string_builder::StringBuilder::from_raw(c) }
+        unsafe { crate::iree_core::string_builder::StringBuilder::from_raw(c) }
     }
 }
 

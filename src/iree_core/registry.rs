@@ -11,8 +11,8 @@
 
 use crate::abi::*;
 use crate::boundary::{self, OutParam};
-use crate::driver_handle::DriverRef;
-use crate::host_allocator::HostAllocator;
+use crate::iree_core::driver_handle::DriverRef;
+use crate::iree_core::host_allocator::HostAllocator;
 use crate::status::{Result, Status};
 use core::cell::RefCell;
 use core::ffi::c_char;
@@ -416,7 +416,7 @@ pub unsafe extern "C" fn iree_hal_create_device(
         let registry = unsafe { registry_ref(registry) }?;
         // SAFETY: per the caller.
         let uri = unsafe { boundary::view_bytes(device_uri, "device_uri") }?;
-        let parts = crate::uri::split(uri);
+        let parts = crate::iree_core::uri::split(uri);
         let driver = registry
             .try_create(parts.driver, HostAllocator(host_allocator))
             .map_err(|s| {

@@ -2,7 +2,7 @@
 //! resource header and driver vtable the way IREE's `driver.c` does.
 
 use crate::abi::*;
-use crate::host_allocator::HostAllocator;
+use crate::iree_core::host_allocator::HostAllocator;
 use crate::status::{Result, Status};
 use core::sync::atomic::Ordering;
 
@@ -49,9 +49,9 @@ impl DriverRef {
         uri: &[u8],
         host_allocator: HostAllocator,
     ) -> Result<*mut iree_hal_device_t> {
-        let parts = crate::uri::split(uri);
-        let params = crate::uri::split_params(parts.params);
-        if params.len() > crate::uri::MAX_URI_PARAMS {
+        let parts = crate::iree_core::uri::split(uri);
+        let params = crate::iree_core::uri::split_params(parts.params);
+        if params.len() > crate::iree_core::uri::MAX_URI_PARAMS {
             return Err(crate::status!(
                 InvalidArgument,
                 "unreasonably large number of device parameters ({}) in URI",
