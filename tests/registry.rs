@@ -4,7 +4,7 @@ mod common;
 
 use common::*;
 use iree_hal_hip_rs::abi::*;
-use iree_hal_hip_rs::iree_core::registry::*;
+use iree_hal_hip_rs::exports::*;
 use iree_hal_hip_rs::status::StatusCode;
 use std::sync::atomic::Ordering;
 

@@ -11,7 +11,10 @@
 //! - one owned reference type, `Retained<T>`, for our objects and for IREE objects of any
 //!   origin (`retained`);
 //! - vtable thunks through `hal_thunks!` (`thunk`), so that a HAL object module is safe Rust;
-//! - calls into IREE objects written in C, through their vtables (`foreign`);
+//! - calls into IREE objects written in C, through their vtables, and into driver factories
+//!   (`foreign`);
+//! - what we place in C's memory: opaque handles (the driver registry), lists returned in
+//!   one allocation, a caller's string builder (`host_memory`);
 //! - IREE io file handles, which HAL files hold (`io_file_handle`).
 //!
 //! The pattern is rustls-ffi's `Castable`: the unsafe casts live here, next to the one
@@ -19,6 +22,7 @@
 //! by `into_raw::<T>`), and the per-type modules only declare their types.
 
 pub mod foreign;
+pub mod host_memory;
 pub mod io_file_handle;
 pub mod retained;
 pub mod thunk;

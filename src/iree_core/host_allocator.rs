@@ -1,53 +1,67 @@
-//! Calls into a caller-supplied `iree_allocator_t`, with IREE's semantics: allocation
-//! requests go through its control function (zeroed memory for `malloc`, as
-//! `iree_allocator_malloc` asks), and a null allocator fails with INVALID_ARGUMENT.
+//! Calls into a caller-supplied `iree_allocator_t`, with IREE's semantics
+//! (`iree/base/allocator.c`): allocation requests go through its control function (zeroed
+//! memory for `malloc`, as `iree_allocator_malloc` asks), and a null allocator fails with
+//! INVALID_ARGUMENT.
+//!
+//! Each of the three functions is one call through the allocator's `ctl` pointer; what is
+//! placed in the memory (objects, lists, handles) is the HAL-object layer's
+//! (`crate::hal_object::host_memory`).
 
 use crate::abi::*;
 use crate::status::{Result, Status};
 use core::ffi::c_void;
 use core::ptr;
 
-/// A copy of a caller's allocator. The caller guarantees it stays usable while we use it.
+/// A copy of a caller's allocator. The caller guarantees it stays usable while we use it
+/// (and IREE, that it is usable from any thread: `iree_allocator_t` is `Send + Sync`).
 #[derive(Clone, Copy, Debug)]
 pub struct HostAllocator(pub iree_allocator_t);
 
-// SAFETY: IREE allocators are required to be usable from any thread.
-unsafe impl Send for HostAllocator {}
-unsafe impl Sync for HostAllocator {}
-
 impl HostAllocator {
-    /// Allocates `byte_length` zeroed bytes.
+    /// Allocates `byte_length` zeroed bytes (`IREE_ALLOCATOR_COMMAND_CALLOC`).
     pub fn allocate_zeroed(&self, byte_length: usize) -> Result<*mut u8> {
-        let Some(ctl) = self.0.ctl else {
-            return Err(crate::status!(
-                InvalidArgument,
-                "allocator has no control routine"
-            ));
-        };
+        let ctl = self.0.ctl.ok_or_else(no_control_routine)?;
         let params = iree_allocator_alloc_params_t { byte_length };
         let mut memory: *mut c_void = ptr::null_mut();
         // SAFETY: the control function follows IREE's allocator contract: it reads `params`
-        // and writes the new pointer to `memory`.
-        let status = unsafe {
-            ctl(
+        // and writes the new pointer to `memory`, and returns OK or a status we now own.
+        unsafe {
+            Status::from_raw(ctl(
                 self.0.self_,
                 IREE_ALLOCATOR_COMMAND_CALLOC,
                 (&params as *const iree_allocator_alloc_params_t).cast(),
                 &mut memory,
-            )
-        };
-        // SAFETY: the control function returns OK or a status we now own.
-        unsafe { Status::from_raw(status) }?;
+            ))
+        }?;
         if memory.is_null() {
-            return Err(crate::status!(
-                ResourceExhausted,
-                "allocator returned NULL for {byte_length} bytes"
-            ));
+            return Err(crate::status!(ResourceExhausted, "allocator returned NULL for {byte_length} bytes"));
         }
         Ok(memory.cast())
     }
 
-    /// Frees memory from `allocate_zeroed`.
+    /// Grows or shrinks `memory` to `byte_length` bytes, keeping its contents
+    /// (`IREE_ALLOCATOR_COMMAND_REALLOC`); NULL allocates.
+    ///
+    /// # Safety
+    /// `memory` must be NULL or come from this allocator; on success it is no longer valid
+    /// and the returned memory replaces it.
+    pub unsafe fn reallocate(&self, memory: *mut u8, byte_length: usize) -> Result<*mut u8> {
+        let ctl = self.0.ctl.ok_or_else(no_control_routine)?;
+        let params = iree_allocator_alloc_params_t { byte_length };
+        let mut memory = memory.cast::<c_void>();
+        // SAFETY: per the caller, IREE's allocator contract for REALLOC of its own memory.
+        unsafe {
+            Status::from_raw(ctl(
+                self.0.self_,
+                IREE_ALLOCATOR_COMMAND_REALLOC,
+                (&params as *const iree_allocator_alloc_params_t).cast(),
+                &mut memory,
+            ))
+        }?;
+        Ok(memory.cast())
+    }
+
+    /// Frees memory from this allocator (`IREE_ALLOCATOR_COMMAND_FREE`); NULL is ignored.
     ///
     /// # Safety
     /// `memory` must come from this allocator and not be used afterwards.
@@ -58,43 +72,12 @@ impl HostAllocator {
         if let Some(ctl) = self.0.ctl {
             let mut memory = memory.cast::<c_void>();
             // SAFETY: per the caller; a failed free has nowhere to go but away.
-            drop(unsafe {
-                Status::from_raw(ctl(
-                    self.0.self_,
-                    IREE_ALLOCATOR_COMMAND_FREE,
-                    ptr::null(),
-                    &mut memory,
-                ))
-            });
+            drop(unsafe { Status::from_raw(ctl(self.0.self_, IREE_ALLOCATOR_COMMAND_FREE, ptr::null(), &mut memory)) });
         }
     }
 }
 
-impl HostAllocator {
-    /// The list `query_available_devices` returns: one allocation holding the infos, then
-    /// every path and name, sized exactly (the caller frees it with this allocator).
-    /// `(device id, path, name)` per device; an empty list is `(0, NULL)`.
-    pub fn device_info_list(&self, devices: &[(iree_hal_device_id_t, String, String)]) -> Result<(usize, *mut iree_hal_device_info_t)> {
-        if devices.is_empty() {
-            return Ok((0, ptr::null_mut()));
-        }
-        let infos_size = core::mem::size_of_val(devices) / core::mem::size_of::<(iree_hal_device_id_t, String, String)>() * core::mem::size_of::<iree_hal_device_info_t>();
-        let strings: usize = devices.iter().map(|(_, path, name)| path.len() + name.len()).sum();
-        let memory = self.allocate_zeroed(infos_size + strings)?;
-        // SAFETY: `memory` holds the infos followed by exactly `strings` bytes of text.
-        unsafe {
-            let mut text = memory.add(infos_size);
-            let mut place = |s: &str| {
-                ptr::copy_nonoverlapping(s.as_ptr(), text, s.len());
-                let view = iree_string_view_t { data: text.cast(), size: s.len() };
-                text = text.add(s.len());
-                view
-            };
-            for (i, (device_id, path, name)) in devices.iter().enumerate() {
-                let info = iree_hal_device_info_t { device_id: *device_id, path: place(path), name: place(name) };
-                memory.cast::<iree_hal_device_info_t>().add(i).write(info);
-            }
-        }
-        Ok((devices.len(), memory.cast()))
-    }
+/// What a null allocator answers.
+fn no_control_routine() -> Status {
+    crate::status!(InvalidArgument, "allocator has no control routine")
 }
