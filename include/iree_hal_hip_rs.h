@@ -2012,6 +2012,15 @@ iree_status_t iree_hal_hip_driver_create(struct iree_string_view_t identifier,
                                          struct iree_hal_driver_t **out_driver);
 
 /*
+ Registers the HIP driver factory (driver name `hip`) with `registry`, through the
+ registry implementation the program uses (IREE's in an IREE build, ours otherwise).
+
+ # Safety
+ `registry` must be NULL or a live registry.
+ */
+iree_status_t iree_hal_hip_driver_module_register(struct iree_hal_driver_registry_t *registry);
+
+/*
  Returns the process-wide driver registry (created once, never freed).
  */
 struct iree_hal_driver_registry_t *iree_hal_driver_registry_default(void);
@@ -2093,15 +2102,6 @@ iree_status_t iree_hal_create_device(struct iree_hal_driver_registry_t *registry
                                      struct iree_string_view_t device_uri,
                                      struct iree_allocator_t host_allocator,
                                      struct iree_hal_device_t **out_device);
-
-/*
- Registers the HIP driver factory (driver name `hip`) with `registry`, through the
- registry implementation the program uses (IREE's in an IREE build, ours otherwise).
-
- # Safety
- `registry` must be NULL or a live registry.
- */
-iree_status_t iree_hal_hip_driver_module_register(struct iree_hal_driver_registry_t *registry);
 
 #ifdef __cplusplus
 }  // extern "C"
