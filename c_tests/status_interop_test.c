@@ -13,7 +13,7 @@ int main(void) {
                                           test_system_allocator(), &driver),
       IREE_STATUS_NOT_FOUND);
   printf("IREE prints: %s\n", text);
-  CHECK(strncmp(text, "src/registry.rs:", 16) == 0);
+  CHECK(strncmp(text, "src/iree_core/registry.rs:", 26) == 0);
   CHECK(strstr(text, ": NOT_FOUND; no driver 'rocm' registered") != NULL);
   const char* tail = ": NOT_FOUND; no driver 'rocm' registered";
   CHECK(strcmp(strstr(text, tail), tail) == 0);  // Nothing after the message.

@@ -53,7 +53,7 @@ typedef struct iree_wait_source_t iree_wait_source_t;
 #define IREE_HAL_SEMAPHORE_FAILURE_VALUE_STATUS_BIT 9223372036854775808ull
 
 /*
- `iree_hal_driver_registry_t`: opaque to C; see `crate::registry`.
+ `iree_hal_driver_registry_t`: opaque to C; see `crate::iree_core::registry`.
  */
 typedef struct iree_hal_driver_registry_t iree_hal_driver_registry_t;
 

@@ -10,7 +10,7 @@ use crate::hip::gpu::Gpu;
 use crate::hip::types::*;
 use crate::hip::HipSymbols;
 use crate::{hip_call, hip_value};
-use crate::host_allocator::HostAllocator;
+use crate::iree_core::host_allocator::HostAllocator;
 use crate::status::Result;
 use core::ffi::c_void;
 use std::sync::Arc;

@@ -16,7 +16,7 @@ use crate::driver::DeviceRequest;
 use crate::hip::gpu::Gpu;
 use crate::hip::types::*;
 use crate::hip::HipSymbols;
-use crate::host_allocator::HostAllocator;
+use crate::iree_core::host_allocator::HostAllocator;
 use crate::queue::{Operation, Queue};
 use crate::semaphore::Semaphore;
 use crate::status::Result;

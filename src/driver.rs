@@ -4,14 +4,15 @@
 
 use crate::abi::*;
 use crate::hal_object::thunk::{Builder, DriverOptionsValue};
+use crate::hal_object::host_memory::HostList;
 use crate::hal_object::{self, Bytes, Ours, Out};
 use crate::device_path::{self, DevicePath, DeviceSelector};
 use crate::hip::types::{hipDevice_t, hipUUID};
 use crate::hip::HipSymbols;
 use crate::hip_call;
-use crate::host_allocator::HostAllocator;
+use crate::iree_core::host_allocator::HostAllocator;
 use crate::status::Result;
-use crate::string_builder::StringBuilder;
+use crate::iree_core::string_builder::StringBuilder;
 use core::ffi::{c_char, c_int};
 use std::sync::Arc;
 
@@ -98,11 +99,19 @@ impl HipDriver {
         Ok(PhysicalDevice { ordinal, device, uuid: uuid.bytes.map(|b| b as u8), name })
     }
 
-    /// The device list `query_available_devices` returns, in `host_allocator`'s memory.
+    /// The device list `query_available_devices` returns: one allocation from
+    /// `host_allocator` holding the infos, then every path and name, sized exactly (the
+    /// caller frees it with that allocator); an empty list is `(0, NULL)`.
     fn device_infos(&self, host_allocator: HostAllocator) -> Result<(usize, *mut iree_hal_device_info_t)> {
         let devices: Vec<(iree_hal_device_id_t, String, String)> =
             self.devices()?.into_iter().map(|d| (device_id_of(d.device), device_path::format_uuid_path(&d.uuid), d.name)).collect();
-        host_allocator.device_info_list(&devices)
+        let strings: usize = devices.iter().map(|(_, path, name)| path.len() + name.len()).sum();
+        let mut list = HostList::<iree_hal_device_info_t>::allocate(host_allocator, devices.len(), strings)?;
+        for (device_id, path, name) in &devices {
+            let info = iree_hal_device_info_t { device_id: *device_id, path: list.string(path.as_bytes())?, name: list.string(name.as_bytes())? };
+            list.push(info)?;
+        }
+        list.finish()
     }
 
     fn device_by_id(&self, device_id: iree_hal_device_id_t) -> Result<PhysicalDevice> {

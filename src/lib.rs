@@ -2,8 +2,9 @@
 //!
 //! Layout: `abi` mirrors IREE's C types; `boundary` is the FFI edge (null checks, panics);
 //! `status` makes and consumes IREE statuses; `argument_rules` holds IREE's rules for call
-//! arguments (buffer ranges, fills, queue affinities) as pure functions; `registry` is the
-//! driver registry; each HAL object has a module of its own.
+//! arguments (buffer ranges, fills, queue affinities) as pure functions; `iree_core` holds
+//! what IREE's core does that we re-implement (the driver registry, device URIs, string
+//! builders, host allocators); each HAL object has a module of its own.
 #![deny(unsafe_op_in_unsafe_fn)]
 // `hip_call!` is the HIP call layer: its arguments expand inside its unsafe block on purpose
 // (src/hip/error.rs).
@@ -20,7 +21,6 @@ pub mod device;
 pub mod device_params;
 pub mod device_path;
 pub mod driver;
-pub mod driver_handle;
 pub mod event;
 pub mod executable;
 pub mod executable_cache;
@@ -31,12 +31,9 @@ pub mod file;
 pub mod hal_object;
 pub mod hal_resource;
 pub mod hip;
-pub mod host_allocator;
+pub mod iree_core;
 pub mod memory_pools;
 pub mod queue;
 pub mod registration;
-pub mod registry;
 pub mod semaphore;
 pub mod status;
-pub mod string_builder;
-pub mod uri;

@@ -27,7 +27,7 @@
 use crate::abi::*;
 use crate::hal_object::thunk::OwnedStatus;
 use crate::hal_object::{Ours, Out};
-use crate::host_allocator::HostAllocator;
+use crate::iree_core::host_allocator::HostAllocator;
 use crate::status::{Result, Status};
 use core::sync::atomic::{AtomicUsize, Ordering};
 use parking_lot::{Condvar, Mutex};

@@ -20,7 +20,7 @@ const EXPORTED: &[&str] = &[
     "iree_hal_hip_driver_options_initialize",
 ];
 
-/// Exported for preloading into an IREE build (src/registration/preload.rs) but IREE's own
+/// Exported for preloading into an IREE build (src/exports/registration.rs) but IREE's own
 /// function, declared by IREE's flags.h and so not by our header.
 const EXPORTED_FOR_PRELOADING: &[&str] = &["iree_flag_register"];
 

@@ -10,7 +10,6 @@ use iree_hal_hip_rs::hal_object::HalObject;
 use iree_hal_hip_rs::driver::*;
 use iree_hal_hip_rs::exports::*;
 use iree_hal_hip_rs::status::StatusCode;
-use iree_hal_hip_rs::string_builder::iree_string_builder_layout_t;
 use std::path::Path;
 
 static ALLOCATOR: CountingAllocator = CountingAllocator::new();
@@ -54,7 +53,7 @@ fn query_devices(driver: *mut iree_hal_driver_t) -> Vec<(usize, String, String)>
         .map(|info| (info.device_id, view_to_string(info.path), view_to_string(info.name)))
         .collect();
     assert_eq!(allocator.live(), if count > 0 { 1 } else { 0 }, "one allocation holds infos and strings");
-    unsafe { iree_hal_hip_rs::host_allocator::HostAllocator(allocator.as_iree()).free(infos.cast()) };
+    unsafe { iree_hal_hip_rs::iree_core::host_allocator::HostAllocator(allocator.as_iree()).free(infos.cast()) };
     list
 }
 
@@ -315,8 +314,6 @@ fn the_registered_factory_creates_drivers_from_the_environment() {
 #[test]
 #[ignore = "run by the_registered_factory_creates_drivers_from_the_environment in a child process"]
 fn registered_factory_child() {
-    use iree_hal_hip_rs::registration::iree_hal_hip_driver_module_register;
-    use iree_hal_hip_rs::registry::*;
     let registry = iree_hal_driver_registry_default();
     assert_ok(unsafe { iree_hal_hip_driver_module_register(registry) });
     assert_code(unsafe { iree_hal_hip_driver_module_register(registry) }, StatusCode::AlreadyExists);

@@ -10,7 +10,7 @@ use core::ffi::c_void;
 use core::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
 use iree_hal_hip_rs::abi::*;
 use iree_hal_hip_rs::hal_object::HalObject;
-use iree_hal_hip_rs::host_allocator::HostAllocator;
+use iree_hal_hip_rs::iree_core::host_allocator::HostAllocator;
 use iree_hal_hip_rs::status::StatusCode;
 use std::io::{Read, Seek, Write};
 use std::os::fd::AsRawFd;

@@ -4,7 +4,7 @@ mod common;
 
 use common::*;
 use iree_hal_hip_rs::abi::*;
-use iree_hal_hip_rs::registry::*;
+use iree_hal_hip_rs::exports::*;
 use iree_hal_hip_rs::status::StatusCode;
 use std::sync::atomic::Ordering;
 
@@ -51,7 +51,7 @@ fn names(registry: *mut iree_hal_driver_registry_t) -> Vec<(String, String)> {
             }
         }
         unsafe {
-            iree_hal_hip_rs::host_allocator::HostAllocator(allocator.as_iree()).free(infos.cast())
+            iree_hal_hip_rs::iree_core::host_allocator::HostAllocator(allocator.as_iree()).free(infos.cast())
         };
     } else {
         assert!(infos.is_null());

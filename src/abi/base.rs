@@ -92,6 +92,12 @@ pub struct iree_allocator_t {
     pub ctl: iree_allocator_ctl_fn_t,
 }
 
+// SAFETY: IREE requires allocators to be usable from any thread (its own objects keep the
+// host allocator they were created with and free through it from whichever thread drops
+// them); the struct is only the state pointer and the control function.
+unsafe impl Send for iree_allocator_t {}
+unsafe impl Sync for iree_allocator_t {}
+
 /// `iree_byte_span_t`: a borrowed range of mutable bytes.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]

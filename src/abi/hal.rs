@@ -43,6 +43,16 @@ pub struct iree_string_builder_t {
     _private: [u8; 0],
 }
 
+/// The fields of `iree_string_builder_t` (iree/base/string_builder.h), which IREE's dump
+/// functions hand to drivers; `crate::iree_core::string_builder` appends to them.
+#[repr(C)]
+pub struct iree_string_builder_layout_t {
+    pub allocator: iree_allocator_t,
+    pub buffer: *mut core::ffi::c_char,
+    pub size: iree_host_size_t,
+    pub capacity: iree_host_size_t,
+}
+
 /// `iree_hal_device_info_t`: one enumerated device.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
@@ -126,7 +136,15 @@ pub struct iree_hal_driver_factory_t {
     >,
 }
 
-/// `iree_hal_driver_registry_t`: opaque to C; see `crate::registry`.
+// SAFETY: IREE requires factories to be callable from any thread; the struct itself is only
+// the state pointer and the callbacks.
+unsafe impl Sync for iree_hal_driver_factory_t {}
+
+// SAFETY: plain data: sharing a driver info shares two views, and reading what they point
+// at needs an `unsafe` block of its own (IREE publishes driver infos immutable).
+unsafe impl Sync for iree_hal_driver_info_t {}
+
+/// `iree_hal_driver_registry_t`: opaque to C; see `crate::iree_core::registry`.
 pub struct iree_hal_driver_registry_t {
     _private: [u8; 0],
 }

@@ -1,6 +1,8 @@
 //! Calls into HAL objects of any origin (IREE's own C objects, or ours) through their
 //! vtables, the way IREE's `iree_hal_*` wrapper functions make them: a live object, its
 //! vtable entry (a missing entry is UNIMPLEMENTED), and the returned status taken over.
+//! Driver factories, C objects with a table of callbacks but no resource header, are called
+//! here too (`FactoryRef`).
 
 use super::thunk::Borrowed;
 use super::{Resource, Retained};
@@ -61,3 +63,122 @@ pub trait AllocatorCalls: LiveObject<iree_hal_allocator_t> {
 }
 
 impl<T: LiveObject<iree_hal_allocator_t>> AllocatorCalls for T {}
+
+/// `iree_hal_driver_*` on a driver of any origin.
+pub trait DriverCalls: LiveObject<iree_hal_driver_t> {
+    /// `create_device_by_path` of the driver's vtable, with the views and pairs borrowed for
+    /// the call; the new device's reference is the caller's.
+    fn create_device_by_path(
+        &self,
+        driver_name: &[u8],
+        device_path: &[u8],
+        params: &[iree_string_pair_t],
+        host_allocator: crate::iree_core::host_allocator::HostAllocator,
+    ) -> Result<*mut iree_hal_device_t> {
+        let vtable: &iree_hal_driver_vtable_t = vtable_of(self);
+        let create = vtable.create_device_by_path.ok_or_else(|| crate::status!(Unimplemented, "driver has no create_device_by_path"))?;
+        let mut device: *mut iree_hal_device_t = core::ptr::null_mut();
+        let params_ptr = if params.is_empty() { core::ptr::null() } else { params.as_ptr() };
+        // SAFETY: the driver's own entry on the live driver, with views and pairs valid for
+        // the call.
+        unsafe {
+            Status::from_raw(create(
+                self.live_pointer(),
+                view_of(driver_name),
+                view_of(device_path),
+                params.len(),
+                params_ptr,
+                host_allocator.0,
+                &mut device,
+            ))
+        }?;
+        Ok(device)
+    }
+}
+
+impl<T: LiveObject<iree_hal_driver_t>> DriverCalls for T {}
+
+/// A view of bytes borrowed for a call.
+pub fn view_of(bytes: &[u8]) -> iree_string_view_t {
+    iree_string_view_t { data: bytes.as_ptr().cast(), size: bytes.len() }
+}
+
+/// A driver factory C registered (`iree_hal_driver_factory_t`, not a HAL object): borrowed
+/// by address, which its registrant keeps alive until it unregisters it. Holding or
+/// comparing the address is harmless; calling the factory needs it still registered.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct FactoryRef(pub(crate) core::ptr::NonNull<iree_hal_driver_factory_t>);
+
+// SAFETY: IREE requires factories to be callable from any thread; holding the address is
+// harmless (see above).
+unsafe impl Send for FactoryRef {}
+unsafe impl Sync for FactoryRef {}
+
+/// One driver a factory offers (`iree_hal_driver_info_t`), borrowed from the factory.
+#[repr(transparent)]
+pub struct DriverInfo(iree_hal_driver_info_t);
+
+impl DriverInfo {
+    /// The bytes of the driver's name; `what` names the view in a refusal.
+    pub fn driver_name(&self, what: &str) -> Result<&[u8]> {
+        // SAFETY: a `DriverInfo` is only borrowed from a factory's list (`enumerate`), whose
+        // views stay valid while the factory is registered (IREE's contract).
+        unsafe { crate::boundary::view_bytes(self.0.driver_name, what) }
+    }
+
+    /// The bytes of the driver's full name.
+    pub fn full_name(&self, what: &str) -> Result<&[u8]> {
+        // SAFETY: as `driver_name`.
+        unsafe { crate::boundary::view_bytes(self.0.full_name, what) }
+    }
+
+    /// How many bytes both names hold (as the factory says).
+    pub fn text_size(&self) -> usize {
+        self.0.driver_name.size + self.0.full_name.size
+    }
+}
+
+impl FactoryRef {
+    fn factory(&self) -> &iree_hal_driver_factory_t {
+        // SAFETY: only called from the methods below, whose callers vouch for the factory.
+        unsafe { self.0.as_ref() }
+    }
+
+    /// The drivers the factory offers, borrowed from it for `'a`.
+    ///
+    /// # Safety
+    /// The factory must stay registered (alive, its infos unchanged) for `'a`, and calls
+    /// into it be serialised as IREE's registry does.
+    pub unsafe fn enumerate<'a>(self) -> Result<&'a [DriverInfo]> {
+        let factory = self.factory();
+        let enumerate = factory.enumerate.ok_or_else(|| crate::boundary::missing_callback("factory enumerate"))?;
+        let mut count: iree_host_size_t = 0;
+        let mut infos: *const iree_hal_driver_info_t = core::ptr::null();
+        // SAFETY: IREE's factory contract, per the caller.
+        unsafe { Status::from_raw(enumerate(factory.self_, &mut count, &mut infos)) }?;
+        if count == 0 {
+            return Ok(&[]);
+        }
+        if infos.is_null() {
+            return Err(crate::status!(InvalidArgument, "factory enumerated {count} drivers but returned no infos"));
+        }
+        // SAFETY: the factory's `count` infos stay immutable while it is registered (IREE's
+        // contract); `DriverInfo` has their layout.
+        Ok(unsafe { core::slice::from_raw_parts(infos.cast::<DriverInfo>(), count) })
+    }
+
+    /// Asks the factory for the driver `driver_name`, which becomes the caller's.
+    ///
+    /// # Safety
+    /// As `enumerate`, for the call.
+    pub unsafe fn try_create(self, driver_name: &[u8], host_allocator: crate::iree_core::host_allocator::HostAllocator) -> Result<Retained<iree_hal_driver_t>> {
+        let factory = self.factory();
+        let try_create = factory.try_create.ok_or_else(|| crate::boundary::missing_callback("factory try_create"))?;
+        let mut driver: *mut iree_hal_driver_t = core::ptr::null_mut();
+        // SAFETY: IREE's factory contract, per the caller; the name is valid for the call.
+        unsafe { Status::from_raw(try_create(factory.self_, view_of(driver_name), host_allocator.0, &mut driver)) }?;
+        // SAFETY: a factory that succeeded hands us one reference to a valid driver.
+        unsafe { Retained::adopt(driver) }
+            .ok_or_else(|| crate::status!(Internal, "factory for '{}' returned no driver", String::from_utf8_lossy(driver_name)))
+    }
+}

@@ -9,7 +9,7 @@
 use super::thunk::IoFileHandleRef;
 use super::Address;
 use crate::abi::*;
-use crate::host_allocator::HostAllocator;
+use crate::iree_core::host_allocator::HostAllocator;
 use crate::status::Result;
 use core::ffi::c_int;
 use core::ptr::NonNull;

@@ -11,7 +11,10 @@
 //! - one owned reference type, `Retained<T>`, for our objects and for IREE objects of any
 //!   origin (`retained`);
 //! - vtable thunks through `hal_thunks!` (`thunk`), so that a HAL object module is safe Rust;
-//! - calls into IREE objects written in C, through their vtables (`foreign`);
+//! - calls into IREE objects written in C, through their vtables, and into driver factories
+//!   (`foreign`);
+//! - what we place in C's memory: opaque handles (the driver registry), lists returned in
+//!   one allocation, a caller's string builder (`host_memory`);
 //! - IREE io file handles, which HAL files hold (`io_file_handle`).
 //!
 //! The pattern is rustls-ffi's `Castable`: the unsafe casts live here, next to the one
@@ -19,6 +22,7 @@
 //! by `into_raw::<T>`), and the per-type modules only declare their types.
 
 pub mod foreign;
+pub mod host_memory;
 pub mod io_file_handle;
 pub mod retained;
 pub mod thunk;
@@ -27,7 +31,7 @@ pub use retained::Retained;
 pub use thunk::{Binding, BindingTable, Borrowed, BufferRefList, BufferRefView, ConstBytes, WorkgroupCount, Bytes, Live, Mut, Nullable, OptionalMut, OptionalRef, Unreferenced, Ours, OursConst, Out, Ref, SemaphoreList, SemaphoreListView};
 
 use crate::abi::*;
-use crate::host_allocator::HostAllocator;
+use crate::iree_core::host_allocator::HostAllocator;
 use crate::status::Result;
 use core::sync::atomic::{AtomicI32, Ordering};
 
@@ -149,7 +153,7 @@ macro_rules! hal_object {
     };
     (@host_allocator) => {};
     (@host_allocator HostAllocator) => {
-        fn host_allocator(&self) -> Option<$crate::host_allocator::HostAllocator> {
+        fn host_allocator(&self) -> Option<$crate::iree_core::host_allocator::HostAllocator> {
             Some(self.host_allocator)
         }
     };

@@ -467,16 +467,89 @@ impl Arg for OwnedStatus {
     }
 }
 
-/// A caller's `iree_string_builder_t`, borrowed for the call.
+/// A caller's `iree_string_builder_t`, borrowed for the call; must not be NULL.
 pub struct Builder;
 
 impl Arg for Builder {
     type C = *mut iree_string_builder_t;
-    type Value<'a> = crate::string_builder::StringBuilder<'a>;
+    type Value<'a> = crate::iree_core::string_builder::StringBuilder<'a>;
 
-    unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, _: &'static str) -> Result<crate::string_builder::StringBuilder<'a>> {
-        // SAFETY: per the caller, a valid builder nobody else uses during the call.
-        unsafe { crate::string_builder::StringBuilder::from_raw(c) }
+    unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, _: &'static str) -> Result<crate::iree_core::string_builder::StringBuilder<'a>> {
+        crate::boundary::non_null(c, "builder")?;
+        // SAFETY: per the caller, a valid, initialised builder nobody else uses during the
+        // call; `iree_string_builder_layout_t` mirrors its fields.
+        let storage = unsafe { super::host_memory::StringBuilderStorage::new(&mut *c.cast::<iree_string_builder_layout_t>()) };
+        Ok(crate::iree_core::string_builder::StringBuilder::new(storage))
+    }
+}
+
+/// The handle of a value C holds opaquely (`iree_hal_driver_registry_t*`, see
+/// `host_memory::Opaque`), live for the call; must not be NULL.
+pub struct Handle<T>(core::marker::PhantomData<T>);
+
+impl<T: super::host_memory::Opaque> Arg for Handle<T> {
+    type C = *mut T::Raw;
+    type Value<'a> = &'a T;
+
+    unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, name: &'static str) -> Result<&'a T> {
+        let handle = NonNull::new(c).ok_or_else(|| crate::status!(InvalidArgument, "{name} must not be NULL"))?;
+        // SAFETY: per the caller, a live handle of this library.
+        Ok(unsafe { super::host_memory::Hosted::<T>::value(handle) })
+    }
+}
+
+/// A handle C gives back to be freed, or NULL; nobody else may use it during or after the
+/// call.
+pub struct FreedHandle<T>(core::marker::PhantomData<T>);
+
+impl<T: super::host_memory::Opaque> Arg for FreedHandle<T> {
+    type C = *mut T::Raw;
+    type Value<'a> = super::host_memory::HandleToFree<'a, T>;
+
+    unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, _: &'static str) -> Result<super::host_memory::HandleToFree<'a, T>> {
+        Ok(super::host_memory::HandleToFree { handle: NonNull::new(c), _call: core::marker::PhantomData })
+    }
+}
+
+/// A pointer C passes that the body only hands on to C (a registry of whichever
+/// implementation the program uses); must not be NULL.
+pub struct PassedOn<T>(core::marker::PhantomData<T>);
+
+/// The pointer of a `PassedOn` argument, valid for the call.
+#[derive(Clone, Copy)]
+pub struct PassedOnRef<'a, T> {
+    pointer: NonNull<T>,
+    _call: core::marker::PhantomData<&'a T>,
+}
+
+impl<T> PassedOnRef<'_, T> {
+    /// The pointer, valid for the call.
+    pub fn as_ptr(&self) -> *mut T {
+        self.pointer.as_ptr()
+    }
+}
+
+impl<T: 'static> Arg for PassedOn<T> {
+    type C = *mut T;
+    type Value<'a> = PassedOnRef<'a, T>;
+
+    unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, name: &'static str) -> Result<PassedOnRef<'a, T>> {
+        let pointer = NonNull::new(c).ok_or_else(|| crate::status!(InvalidArgument, "{name} must not be NULL"))?;
+        Ok(PassedOnRef { pointer, _call: core::marker::PhantomData })
+    }
+}
+
+/// A driver factory C registers or unregisters; must not be NULL. Its address outlives the
+/// call (the registrant keeps the factory alive until it unregisters it).
+pub struct Factory;
+
+impl Arg for Factory {
+    type C = *const iree_hal_driver_factory_t;
+    type Value<'a> = super::foreign::FactoryRef;
+
+    unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, name: &'static str) -> Result<super::foreign::FactoryRef> {
+        let factory = NonNull::new(c.cast_mut()).ok_or_else(|| crate::status!(InvalidArgument, "{name} must not be NULL"))?;
+        Ok(super::foreign::FactoryRef(factory))
     }
 }
 
@@ -848,6 +921,7 @@ macro_rules! hal_entry {
     ) => {
         $crate::boundary::status_entry($name, || {
             let scope = $crate::hal_object::thunk::CallScope::new();
+            #[allow(unused_variables)]
             let scope = &scope;
             $(
                 // SAFETY: IREE's contract for the entry point.
@@ -875,6 +949,7 @@ macro_rules! hal_entry {
         let fallback = || -> $ret { $fallback };
         $crate::boundary::value_entry($name, fallback(), || {
             let scope = $crate::hal_object::thunk::CallScope::new();
+            #[allow(unused_variables)]
             let scope = &scope;
             let value = (|| -> $crate::status::Result<$ret> {
                 $(

@@ -12,7 +12,7 @@
  * driver reads only the environment.
  * 3. Standing in for IREE's C HIP driver when preloaded (LD_PRELOAD) into an IREE build
  *    that has it: that driver's registration library still registers its own --hip_* flags.
- *    Our library exports iree_flag_register (src/registration/preload.rs), so IREE's
+ *    Our library exports iree_flag_register (src/exports/registration.rs), so IREE's
  *    registrations reach the filter below first; it drops the C driver's copies of our six
  *    flags and passes everything else on to IREE's flag library, leaving one set of
  *    --hip_* flags, ours.

@@ -13,16 +13,17 @@
 //! | `--hip_default_index` | `IREE_HIP_DEFAULT_INDEX` | default device index |
 //!
 //! Preloaded into an IREE build that has IREE's C HIP driver, these flags replace that
-//! driver's (`preload`).
+//! driver's (`preload`). The C functions are exported by `crate::exports::registration`.
 
 pub mod cli_flags;
 pub mod preload;
 
 use crate::abi::*;
-use crate::boundary::{self, OutParam};
 use crate::device_params::parse_bool;
 use crate::driver::HipDriver;
-use crate::status::Result;
+use crate::hal_object::thunk::PassedOnRef;
+use crate::hal_object::{self, Bytes, Out};
+use crate::status::{Result, Status};
 use core::ffi::c_void;
 
 /// The driver name the factory offers.
@@ -86,61 +87,43 @@ fn process_settings() -> Result<DriverSettings> {
 }
 
 /// The one driver the factory offers, with static strings.
-struct StaticInfos([iree_hal_driver_info_t; 1]);
-// SAFETY: immutable views of 'static strings.
-unsafe impl Sync for StaticInfos {}
-
-static DRIVER_INFOS: StaticInfos = StaticInfos([iree_hal_driver_info_t {
+static DRIVER_INFOS: [iree_hal_driver_info_t; 1] = [iree_hal_driver_info_t {
     driver_name: iree_string_view_t { data: DRIVER_NAME.as_ptr().cast(), size: DRIVER_NAME.len() },
     full_name: iree_string_view_t { data: FULL_NAME.as_ptr().cast(), size: FULL_NAME.len() },
-}]);
+}];
 
 /// The factory lives for the whole process, like IREE's static factories.
-struct StaticFactory(iree_hal_driver_factory_t);
-// SAFETY: the factory is immutable and its functions are thread-safe.
-unsafe impl Sync for StaticFactory {}
-
-static HIP_DRIVER_FACTORY: StaticFactory = StaticFactory(iree_hal_driver_factory_t {
+static HIP_DRIVER_FACTORY: iree_hal_driver_factory_t = iree_hal_driver_factory_t {
     self_: core::ptr::null_mut(),
-    enumerate: Some(factory_enumerate),
-    try_create: Some(factory_try_create),
-});
+    enumerate: Some(driver_factory_enumerate),
+    try_create: Some(driver_factory_try_create),
+};
 
-unsafe extern "C" fn factory_enumerate(
-    _self: *mut c_void,
-    out_driver_info_count: *mut iree_host_size_t,
-    out_driver_infos: *mut *const iree_hal_driver_info_t,
-) -> iree_status_t {
-    boundary::status_entry("iree_hal_hip_driver_factory_enumerate", || {
-        // SAFETY: per IREE's factory contract.
-        let (count, infos) = unsafe {
-            (OutParam::new(out_driver_info_count, "out_driver_info_count", 0)?, OutParam::new(out_driver_infos, "out_driver_infos", core::ptr::null())?)
-        };
-        count.set(DRIVER_INFOS.0.len());
-        infos.set(DRIVER_INFOS.0.as_ptr());
+crate::hal_thunks! {
+    fn driver_factory_enumerate(
+        _self: *mut c_void,
+        out_driver_info_count: Out<iree_host_size_t>,
+        out_driver_infos: Out<*const iree_hal_driver_info_t>,
+    ) -> Status {
+        out_driver_info_count.set(DRIVER_INFOS.len());
+        out_driver_infos.set(DRIVER_INFOS.as_ptr());
         Ok(())
-    })
-}
+    }
 
-unsafe extern "C" fn factory_try_create(
-    _self: *mut c_void,
-    driver_name: iree_string_view_t,
-    _host_allocator: iree_allocator_t,
-    out_driver: *mut *mut iree_hal_driver_t,
-) -> iree_status_t {
-    boundary::status_entry("iree_hal_hip_driver_factory_try_create", || {
-        // SAFETY: per IREE's factory contract.
-        let out = unsafe { OutParam::new(out_driver, "out_driver", core::ptr::null_mut()) }?;
-        // SAFETY: per IREE's factory contract.
-        let name = unsafe { boundary::view_bytes(driver_name, "driver_name") }?;
-        if name != DRIVER_NAME.as_bytes() {
-            return Err(crate::status!(Unavailable, "no driver '{}' is provided by this factory", String::from_utf8_lossy(name)));
+    fn driver_factory_try_create(
+        _self: *mut c_void,
+        driver_name: Bytes,
+        _host_allocator: iree_allocator_t,
+        out_driver: Out<*mut iree_hal_driver_t>,
+    ) -> Status {
+        if driver_name != DRIVER_NAME.as_bytes() {
+            return Err(crate::status!(Unavailable, "no driver '{}' is provided by this factory", String::from_utf8_lossy(driver_name)));
         }
         let settings = process_settings()?;
         let driver = HipDriver::create(DRIVER_NAME, &settings.search_paths, settings.params, settings.default_device_index)?;
-        out.set(Box::into_raw(driver).cast());
+        out_driver.set(hal_object::into_raw(driver));
         Ok(())
-    })
+    }
 }
 
 // Opaque IREE handles cross this boundary as pointers only.
@@ -153,20 +136,15 @@ extern "C" {
     ) -> iree_status_t;
 }
 
-/// Registers the HIP driver factory (driver name `hip`) with `registry`, through the
+/// `iree_hal_hip_driver_module_register` (exported by `crate::exports::registration`):
+/// registers the HIP driver factory (driver name `hip`) with `registry`, through the
 /// registry implementation the program uses (IREE's in an IREE build, ours otherwise).
-///
-/// # Safety
-/// `registry` must be NULL or a live registry.
-#[no_mangle]
-pub unsafe extern "C" fn iree_hal_hip_driver_module_register(registry: *mut iree_hal_driver_registry_t) -> iree_status_t {
+pub fn register(registry: PassedOnRef<'_, iree_hal_driver_registry_t>) -> Result<()> {
     // Reading the flags keeps iree_link_shim.c, and so its flag registration, in every link.
     let _ = cli_flags::current();
-    crate::boundary::status_entry("iree_hal_hip_driver_module_register", || {
-        crate::boundary::non_null(registry, "registry")?;
-        // SAFETY: per the caller; the shim forwards to the program's registry.
-        unsafe { crate::status::Status::from_raw(iree_hal_hip_rs_register_factory_in_program_registry(registry, &HIP_DRIVER_FACTORY.0)) }
-    })
+    // SAFETY: a call into iree_link_shim.c, which hands the registry (live for the call) and
+    // our factory (static) to the program's `iree_hal_driver_registry_register_factory`.
+    unsafe { Status::from_raw(iree_hal_hip_rs_register_factory_in_program_registry(registry.as_ptr(), &HIP_DRIVER_FACTORY)) }
 }
 
 #[cfg(test)]

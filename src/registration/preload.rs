@@ -4,9 +4,10 @@
 //! libraries reach our HIP driver, registration and driver registry instead of IREE's C
 //! ones. One thing is left behind: IREE's C HIP registration library is still loaded and,
 //! from its static initializers, registers its own `--hip_*` flags, which would shadow or
-//! duplicate ours. We therefore also export IREE's `iree_flag_register`: every flag
-//! registration in the process passes through iree_link_shim.c's filter, which drops that
-//! library's copies of our six flags and forwards everything else to IREE's flag library.
+//! duplicate ours. We therefore also export IREE's `iree_flag_register`
+//! (`crate::exports::registration`): every flag registration in the process passes through
+//! iree_link_shim.c's filter, which drops that library's copies of our six flags and
+//! forwards everything else to IREE's flag library.
 //!
 //! In a static link (`libiree_hal_hip_rs_for_iree.a`) the symbol is weak, so IREE's own
 //! flag library wins and nothing is filtered; there is no C HIP driver to filter there.
@@ -15,12 +16,12 @@ use crate::abi::iree_string_view_t;
 use core::ffi::{c_char, c_int, c_void};
 
 /// IREE's flag parse and print callbacks; passed through untouched.
-type FlagCallback = *const c_void;
+pub type FlagCallback = *const c_void;
 
 extern "C" {
     /// iree_link_shim.c: drops the C HIP driver's `--hip_*` registrations, forwards the rest
     /// to the next `iree_flag_register` in the lookup order (-1 when there is none).
-    fn iree_hal_hip_rs_filter_flag_registration(
+    pub(crate) fn iree_hal_hip_rs_filter_flag_registration(
         file: *const c_char,
         line: c_int,
         flag_type: c_int,
@@ -30,29 +31,4 @@ extern "C" {
         name: iree_string_view_t,
         description: iree_string_view_t,
     ) -> c_int;
-}
-
-/// IREE's `iree_flag_register` (iree/base/internal/flags.h), interposed; see the module
-/// documentation. Returns IREE's flag ordinal, or -1 when the flag was dropped or the
-/// program has no IREE flag library.
-///
-/// # Safety
-/// As IREE's: the strings and storage must outlive the process's flag parsing.
-#[no_mangle]
-pub unsafe extern "C" fn iree_flag_register(
-    file: *const c_char,
-    line: c_int,
-    flag_type: c_int,
-    storage: *mut c_void,
-    parse_callback: FlagCallback,
-    print_callback: FlagCallback,
-    name: iree_string_view_t,
-    description: iree_string_view_t,
-) -> c_int {
-    crate::boundary::value_entry("iree_flag_register", -1, || {
-        // SAFETY: forwarded unchanged under the caller's contract.
-        unsafe {
-            iree_hal_hip_rs_filter_flag_registration(file, line, flag_type, storage, parse_callback, print_callback, name, description)
-        }
-    })
 }

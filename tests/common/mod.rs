@@ -233,7 +233,7 @@ unsafe extern "C" fn fake_create_device_by_path(
 }
 
 pub fn release_driver(driver: *mut iree_hal_driver_t) {
-    drop(unsafe { iree_hal_hip_rs::driver_handle::DriverRef::adopt(driver) });
+    drop(unsafe { iree_hal_hip_rs::iree_core::driver_handle::DriverRef::adopt(driver) });
 }
 
 /// The software HIP device library built in this workspace (a dev-dependency, so cargo

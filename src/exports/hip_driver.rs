@@ -1,7 +1,5 @@
-//! The C API this library exports besides vtables: IREE's HIP driver functions and its
-//! driver registry. Each function is written out (cbindgen reads the signatures for
-//! `include/`) and its body is one `hal_entry!`, which converts the arguments and calls the
-//! safe function of the module that implements it.
+//! IREE's HIP driver API (`iree/hal/drivers/hip/api.h`): driver options, device
+//! parameters, driver creation (`crate::driver`, `crate::device_params`).
 
 use crate::abi::*;
 use crate::hal_object::thunk::DriverOptions;
