@@ -29,7 +29,6 @@ pub mod executable_format;
 pub mod exports;
 pub mod file;
 pub mod hal_object;
-pub mod hal_resource;
 pub mod hip;
 pub mod iree_core;
 pub mod memory_pools;

@@ -158,7 +158,7 @@ impl Drop for Fixture {
             let _context = ContextGuard::push(self.hip(), self.gpu().context()).unwrap();
             hip_call!(self.hip(), hipStreamDestroy(self.stream)).unwrap();
         }
-        unsafe { iree_hal_hip_rs::hal_resource::release(self.device) };
+        unsafe { iree_hal_hip_rs::hal_object::resource::release(self.device) };
         release_driver(self.driver);
     }
 }
@@ -173,7 +173,7 @@ impl Buffer {
 
 impl Drop for Buffer {
     fn drop(&mut self) {
-        unsafe { iree_hal_hip_rs::hal_resource::release_buffer(self.0) };
+        unsafe { iree_hal_hip_rs::hal_object::resource::release_buffer(self.0) };
     }
 }
 
@@ -239,7 +239,7 @@ impl CommandBuffer {
 
 impl Drop for CommandBuffer {
     fn drop(&mut self) {
-        unsafe { iree_hal_hip_rs::hal_resource::release(self.0) };
+        unsafe { iree_hal_hip_rs::hal_object::resource::release(self.0) };
     }
 }
 
@@ -863,7 +863,7 @@ struct Executable(*mut iree_hal_executable_t);
 
 impl Drop for Executable {
     fn drop(&mut self) {
-        unsafe { iree_hal_hip_rs::hal_resource::release(self.0) };
+        unsafe { iree_hal_hip_rs::hal_object::resource::release(self.0) };
     }
 }
 
@@ -914,7 +914,7 @@ fn load_cts_kernel(fixture: &Fixture, source: &str, kernel: &str, block_dims: [u
     };
     let mut executable = core::ptr::null_mut();
     assert_ok(unsafe { (cache_vtable.prepare_executable.unwrap())(cache, &params, &mut executable) });
-    unsafe { iree_hal_hip_rs::hal_resource::release(cache) };
+    unsafe { iree_hal_hip_rs::hal_object::resource::release(cache) };
     Executable(executable)
 }
 

@@ -70,7 +70,7 @@ fn create_by_path(driver: *mut iree_hal_driver_t, path: &'static str, params: &[
         return Err(err);
     }
     let gpus = unsafe { iree_hal_hip_rs::device::HipDevice::from_raw(device) }.unwrap().gpus().iter().map(|g| g.device() as usize).collect();
-    unsafe { iree_hal_hip_rs::hal_resource::release(device) };
+    unsafe { iree_hal_hip_rs::hal_object::resource::release(device) };
     Ok(gpus)
 }
 
@@ -329,7 +329,7 @@ fn registered_factory_child() {
     assert_eq!(hip_device.gpus()[0].device(), 1);
     assert_eq!(hip_device.params().queue_count, 2);
     assert_eq!(hip_device.params().command_buffer_mode, IREE_HAL_HIP_COMMAND_BUFFER_MODE_GRAPH);
-    unsafe { iree_hal_hip_rs::hal_resource::release(device) };
+    unsafe { iree_hal_hip_rs::hal_object::resource::release(device) };
     let text = assert_code(unsafe { iree_hal_create_device(registry, sv("hip://0?bogus=1"), ALLOCATOR.as_iree(), &mut device) }, StatusCode::InvalidArgument);
     assert!(text.contains("unknown HIP device parameter 'bogus'"), "{text}");
 }

@@ -120,7 +120,7 @@ impl Fixture {
 
 impl Drop for Fixture {
     fn drop(&mut self) {
-        unsafe { iree_hal_hip_rs::hal_resource::release(self.device) };
+        unsafe { iree_hal_hip_rs::hal_object::resource::release(self.device) };
         release_driver(self.driver);
     }
 }
@@ -139,7 +139,7 @@ impl Event {
 
 impl Drop for Event {
     fn drop(&mut self) {
-        unsafe { iree_hal_hip_rs::hal_resource::release(self.0) };
+        unsafe { iree_hal_hip_rs::hal_object::resource::release(self.0) };
     }
 }
 
@@ -147,7 +147,7 @@ struct Buffer(*mut iree_hal_buffer_t);
 
 impl Drop for Buffer {
     fn drop(&mut self) {
-        unsafe { iree_hal_hip_rs::hal_resource::release_buffer(self.0) };
+        unsafe { iree_hal_hip_rs::hal_object::resource::release_buffer(self.0) };
     }
 }
 
@@ -211,7 +211,7 @@ impl CommandBuffer {
 
 impl Drop for CommandBuffer {
     fn drop(&mut self) {
-        unsafe { iree_hal_hip_rs::hal_resource::release(self.0) };
+        unsafe { iree_hal_hip_rs::hal_object::resource::release(self.0) };
     }
 }
 
@@ -270,8 +270,8 @@ fn chained_copy(f: &Fixture, first_queue: u64, second_queue: u64, pattern: u32) 
         std::thread::yield_now();
     }
     unsafe {
-        iree_hal_hip_rs::hal_resource::release(first_done);
-        iree_hal_hip_rs::hal_resource::release(second_done);
+        iree_hal_hip_rs::hal_object::resource::release(first_done);
+        iree_hal_hip_rs::hal_object::resource::release(second_done);
     }
     contents
 }
@@ -315,7 +315,7 @@ fn signal_reset_and_wait_within_one_command_buffer() {
         f.wait(done, 1);
         assert_all(&f.read(&b), 0x12345678, &format!("{mode:?}"));
         assert_eq!(event.signals_issued(), 1, "{mode:?}");
-        unsafe { iree_hal_hip_rs::hal_resource::release(done) };
+        unsafe { iree_hal_hip_rs::hal_object::resource::release(done) };
     }
 }
 
@@ -339,7 +339,7 @@ fn waits_on_never_signalled_events_complete() {
         assert_all(&f.read(&a), 0x0BADF00D, &format!("{mode:?}"));
         assert_eq!(never.signals_issued(), 0);
         assert_eq!(later.signals_issued(), 1);
-        unsafe { iree_hal_hip_rs::hal_resource::release(done) };
+        unsafe { iree_hal_hip_rs::hal_object::resource::release(done) };
     }
 }
 

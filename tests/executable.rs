@@ -102,8 +102,8 @@ impl Fixture {
 impl Drop for Fixture {
     fn drop(&mut self) {
         unsafe {
-            iree_hal_hip_rs::hal_resource::release(self.cache);
-            iree_hal_hip_rs::hal_resource::release(self.device);
+            iree_hal_hip_rs::hal_object::resource::release(self.cache);
+            iree_hal_hip_rs::hal_object::resource::release(self.device);
         }
         release_driver(self.driver);
     }
@@ -120,7 +120,7 @@ impl Loaded {
 
 impl Drop for Loaded {
     fn drop(&mut self) {
-        unsafe { iree_hal_hip_rs::hal_resource::release(self.0) };
+        unsafe { iree_hal_hip_rs::hal_object::resource::release(self.0) };
     }
 }
 

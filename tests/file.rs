@@ -102,7 +102,7 @@ impl Fixture {
 
 impl Drop for Fixture {
     fn drop(&mut self) {
-        unsafe { iree_hal_hip_rs::hal_resource::release(self.device) };
+        unsafe { iree_hal_hip_rs::hal_object::resource::release(self.device) };
         release_driver(self.driver);
     }
 }
@@ -159,7 +159,7 @@ fn release_handle(handle: *mut iree_io_file_handle_t) {
 }
 
 fn release_file(file: *mut iree_hal_file_t) {
-    unsafe { iree_hal_hip_rs::hal_resource::release(file) };
+    unsafe { iree_hal_hip_rs::hal_object::resource::release(file) };
 }
 
 fn file_vtable(file: *mut iree_hal_file_t) -> &'static iree_hal_file_vtable_t {
@@ -212,9 +212,9 @@ fn memory_file_reads_and_writes_at_offsets() {
     }
     assert_eq!(RELEASED.load(Ordering::SeqCst), 1, "the last file reference releases the handle once");
     unsafe {
-        iree_hal_hip_rs::hal_resource::release_buffer(buffer);
-        iree_hal_hip_rs::hal_resource::release_buffer(source);
-        iree_hal_hip_rs::hal_resource::release(done);
+        iree_hal_hip_rs::hal_object::resource::release_buffer(buffer);
+        iree_hal_hip_rs::hal_object::resource::release_buffer(source);
+        iree_hal_hip_rs::hal_object::resource::release(done);
     }
 }
 
@@ -265,10 +265,10 @@ fn round_trip_through_a_file_is_ordered_by_semaphores() {
     assert_eq!(RELEASED.load(Ordering::SeqCst), 1);
     unsafe {
         for b in [staging, source, target, result] {
-            iree_hal_hip_rs::hal_resource::release_buffer(b);
+            iree_hal_hip_rs::hal_object::resource::release_buffer(b);
         }
-        iree_hal_hip_rs::hal_resource::release(gate);
-        iree_hal_hip_rs::hal_resource::release(step);
+        iree_hal_hip_rs::hal_object::resource::release(gate);
+        iree_hal_hip_rs::hal_object::resource::release(step);
     }
 }
 
@@ -295,9 +295,9 @@ fn ranges_past_the_file_end_are_out_of_range() {
     assert!(f.wait(done, 1).is_none());
     release_file(file);
     unsafe {
-        iree_hal_hip_rs::hal_resource::release_buffer(buffer);
-        iree_hal_hip_rs::hal_resource::release_buffer(whole);
-        iree_hal_hip_rs::hal_resource::release(done);
+        iree_hal_hip_rs::hal_object::resource::release_buffer(buffer);
+        iree_hal_hip_rs::hal_object::resource::release_buffer(whole);
+        iree_hal_hip_rs::hal_object::resource::release(done);
     }
 }
 
@@ -316,7 +316,7 @@ fn access_is_checked() {
     release_file(write_only);
     release_handle(handle);
     eventually("1 handle releases", || RELEASED.load(Ordering::SeqCst) == 1);
-    unsafe { iree_hal_hip_rs::hal_resource::release_buffer(buffer) };
+    unsafe { iree_hal_hip_rs::hal_object::resource::release_buffer(buffer) };
 }
 
 #[test]
@@ -377,7 +377,7 @@ fn bad_handles_files_and_nulls_are_rejected() {
     assert_code(f.queue_write(&[], &[], core::ptr::null_mut(), 0, file, 0, 4), StatusCode::InvalidArgument);
     release_file(file);
     eventually("5 handle releases", || RELEASED.load(Ordering::SeqCst) == 5);
-    unsafe { iree_hal_hip_rs::hal_resource::release_buffer(buffer) };
+    unsafe { iree_hal_hip_rs::hal_object::resource::release_buffer(buffer) };
 }
 
 #[test]
@@ -443,9 +443,9 @@ fn descriptor_files_read_and_write_in_chunks() {
     eventually("1 handle releases", || RELEASED.load(Ordering::SeqCst) == 1);
     unsafe {
         for b in [buffer, source, sync_target] {
-            iree_hal_hip_rs::hal_resource::release_buffer(b);
+            iree_hal_hip_rs::hal_object::resource::release_buffer(b);
         }
-        iree_hal_hip_rs::hal_resource::release(done);
+        iree_hal_hip_rs::hal_object::resource::release(done);
     }
 }
 
@@ -471,7 +471,7 @@ fn read_only_descriptors_refuse_writes() {
     release_file(file);
     drop(read_only);
     let _ = std::fs::remove_file(&path);
-    unsafe { iree_hal_hip_rs::hal_resource::release_buffer(buffer) };
+    unsafe { iree_hal_hip_rs::hal_object::resource::release_buffer(buffer) };
 }
 
 fn tempfile_in_target(name: &str) -> std::fs::File {

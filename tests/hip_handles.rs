@@ -234,9 +234,9 @@ fn device_failed_releases_child() {
     let failures = release_failures();
     let mut event = core::ptr::null_mut();
     assert_ok(unsafe { (vtable.create_event.unwrap())(device, IREE_HAL_QUEUE_AFFINITY_ANY, IREE_HAL_EVENT_FLAG_NONE, &mut event) });
-    unsafe { iree_hal_hip_rs::hal_resource::release(event) };
+    unsafe { iree_hal_hip_rs::hal_object::resource::release(event) };
     assert_eq!(release_failures(), failures + 1, "the HAL event's failed hipEventDestroy");
-    unsafe { iree_hal_hip_rs::hal_resource::release(device) };
+    unsafe { iree_hal_hip_rs::hal_object::resource::release(device) };
     assert_eq!(release_failures(), failures + 2, "the queue's failed hipStreamDestroy");
     release_driver(driver);
 }

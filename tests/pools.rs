@@ -111,7 +111,7 @@ impl Fixture {
 
 impl Drop for Fixture {
     fn drop(&mut self) {
-        unsafe { iree_hal_hip_rs::hal_resource::release(self.device) };
+        unsafe { iree_hal_hip_rs::hal_object::resource::release(self.device) };
         release_driver(self.driver);
     }
 }
@@ -137,12 +137,12 @@ fn signal(semaphore: *mut iree_hal_semaphore_t, value: u64) {
 
 fn release_semaphores(semaphores: &[*mut iree_hal_semaphore_t]) {
     for semaphore in semaphores {
-        unsafe { iree_hal_hip_rs::hal_resource::release(*semaphore) };
+        unsafe { iree_hal_hip_rs::hal_object::resource::release(*semaphore) };
     }
 }
 
 fn release_buffer(buffer: *mut iree_hal_buffer_t) {
-    unsafe { iree_hal_hip_rs::hal_resource::release_buffer(buffer) };
+    unsafe { iree_hal_hip_rs::hal_object::resource::release_buffer(buffer) };
 }
 
 fn hip_buffer<'a>(buffer: *mut iree_hal_buffer_t) -> &'a HipBuffer {
@@ -459,7 +459,7 @@ fn channels_look_for_rccl_beside_the_drivers_hip() {
         let mut channel = core::ptr::null_mut();
         let status = unsafe { (vtable.create_channel.unwrap())(device, 0, params, &mut channel) };
         assert!(channel.is_null());
-        unsafe { iree_hal_hip_rs::hal_resource::release(device) };
+        unsafe { iree_hal_hip_rs::hal_object::resource::release(device) };
         take_status(status).expect("no channel yet")
     };
     let hip_dir: &'static str = Box::leak(dir.display().to_string().into_boxed_str());
@@ -553,8 +553,8 @@ fn command_buffers_take_buffers_whose_alloca_is_not_issued_yet() {
         assert!(f.wait(done, 4, 5000).is_none(), "{mode}");
         assert_eq!(read_host(host), vec![pattern; 256], "{mode}");
         unsafe {
-            iree_hal_hip_rs::hal_resource::release(one_shot);
-            iree_hal_hip_rs::hal_resource::release(reusable);
+            iree_hal_hip_rs::hal_object::resource::release(one_shot);
+            iree_hal_hip_rs::hal_object::resource::release(reusable);
         }
         for buffer in [first, second, host] {
             release_buffer(buffer);

@@ -65,7 +65,7 @@ impl Fixture {
 
 impl Drop for Fixture {
     fn drop(&mut self) {
-        unsafe { iree_hal_hip_rs::hal_resource::release(self.device) };
+        unsafe { iree_hal_hip_rs::hal_object::resource::release(self.device) };
         release_driver(self.driver);
     }
 }
@@ -117,9 +117,9 @@ fn fill_update_and_copy_move_the_right_bytes() {
     expected[8..12].copy_from_slice(b"cdef");
     assert_eq!(bytes, expected);
     unsafe {
-        iree_hal_hip_rs::hal_resource::release_buffer(device_buffer);
-        iree_hal_hip_rs::hal_resource::release_buffer(host_buffer);
-        iree_hal_hip_rs::hal_resource::release(done);
+        iree_hal_hip_rs::hal_object::resource::release_buffer(device_buffer);
+        iree_hal_hip_rs::hal_object::resource::release_buffer(host_buffer);
+        iree_hal_hip_rs::hal_object::resource::release(done);
     }
 }
 
@@ -147,9 +147,9 @@ fn waits_may_run_ahead_of_later_signals() {
     assert!(wait(&f, done, 1, 5000).is_none());
     assert_eq!(f.read(buffer), vec![0x5A; 16]);
     unsafe {
-        iree_hal_hip_rs::hal_resource::release_buffer(buffer);
-        iree_hal_hip_rs::hal_resource::release(gate);
-        iree_hal_hip_rs::hal_resource::release(done);
+        iree_hal_hip_rs::hal_object::resource::release_buffer(buffer);
+        iree_hal_hip_rs::hal_object::resource::release(gate);
+        iree_hal_hip_rs::hal_object::resource::release(done);
     }
 }
 
@@ -183,8 +183,8 @@ fn a_failed_wait_reaches_the_waiters_with_its_root_cause() {
     assert_eq!(code, StatusCode::Aborted, "{text}");
     assert!(text.contains("the upstream producer lost its input") && text.contains("queue_execute"), "{text}");
     unsafe {
-        iree_hal_hip_rs::hal_resource::release(gate);
-        iree_hal_hip_rs::hal_resource::release(done);
+        iree_hal_hip_rs::hal_object::resource::release(gate);
+        iree_hal_hip_rs::hal_object::resource::release(done);
     }
 }
 
@@ -209,8 +209,8 @@ fn hip_error_child() {
     assert_eq!(code, StatusCode::Aborted, "{text}");
     assert!(text.contains("hipMemsetD32Async failed: HIP error hipErrorOutOfMemory"), "{text}");
     unsafe {
-        iree_hal_hip_rs::hal_resource::release_buffer(buffer);
-        iree_hal_hip_rs::hal_resource::release(done);
+        iree_hal_hip_rs::hal_object::resource::release_buffer(buffer);
+        iree_hal_hip_rs::hal_object::resource::release(done);
     }
 }
 
@@ -232,7 +232,7 @@ fn a_two_gpu_device_runs_work_on_each_queue() {
     assert!(wait(&f, done, 2, 5000).is_none());
     for (buffer, byte) in buffers {
         assert_eq!(f.read(buffer), vec![byte; 32]);
-        unsafe { iree_hal_hip_rs::hal_resource::release_buffer(buffer) };
+        unsafe { iree_hal_hip_rs::hal_object::resource::release_buffer(buffer) };
     }
     let (mut ss, mut sv2) = (Vec::new(), Vec::new());
     let signals = list(&mut [(done, 3)], &mut ss, &mut sv2);
@@ -240,7 +240,7 @@ fn a_two_gpu_device_runs_work_on_each_queue() {
         (f.vtable().queue_execute.unwrap())(f.device, 1 << 5, empty_list(), signals, core::ptr::null_mut(), iree_hal_buffer_binding_table_t { count: 0, bindings: core::ptr::null() })
     };
     assert!(assert_code(status, StatusCode::InvalidArgument).contains("names no queue"));
-    unsafe { iree_hal_hip_rs::hal_resource::release(done) };
+    unsafe { iree_hal_hip_rs::hal_object::resource::release(done) };
 }
 
 /// Every call that takes a queue affinity reads it by one rule
@@ -276,7 +276,7 @@ fn an_affinity_past_the_gpus_is_refused_alike_by_every_call() {
         assert_ok(status);
     }
     eventually("the fills complete", || unsafe { (*buffer).resource.ref_count.load(std::sync::atomic::Ordering::SeqCst) } == 1);
-    unsafe { iree_hal_hip_rs::hal_resource::release_buffer(buffer) };
+    unsafe { iree_hal_hip_rs::hal_object::resource::release_buffer(buffer) };
 }
 
 #[test]
@@ -292,7 +292,7 @@ fn bad_queue_arguments_are_refused() {
     assert!(assert_code(fill(0, 16, 3), StatusCode::InvalidArgument).contains("not 1, 2 or 4"));
     let status = unsafe { (f.vtable().queue_fill.unwrap())(f.device, 0, empty_list(), empty_list(), core::ptr::null_mut(), 0, 4, (&pattern as *const u32).cast(), 4, 0) };
     assert_code(status, StatusCode::InvalidArgument);
-    unsafe { iree_hal_hip_rs::hal_resource::release_buffer(buffer) };
+    unsafe { iree_hal_hip_rs::hal_object::resource::release_buffer(buffer) };
 }
 
 #[repr(C)]
@@ -346,7 +346,7 @@ fn allocations_follow_the_affinity_child() {
         let other = 1 - expected_gpu;
         assert!(after[expected_gpu] >= before[expected_gpu] + SIZE, "affinity {affinity:#x} with the thread on device {thread_device}: {before:?} -> {after:?}");
         assert_eq!(after[other], before[other], "affinity {affinity:#x} charged the wrong GPU: {before:?} -> {after:?}");
-        unsafe { iree_hal_hip_rs::hal_resource::release_buffer(buffer) };
+        unsafe { iree_hal_hip_rs::hal_object::resource::release_buffer(buffer) };
         assert_eq!([usage(0), usage(1)], before, "the buffer's memory went back");
     }
 }
@@ -384,9 +384,9 @@ fn inline_fill_lands_before_submission(f: &Fixture, byte: u8) -> bool {
     assert!(wait(f, done, 2, 5000).is_none());
     assert_eq!(f.read(buffer), vec![byte; 64], "the fill ran by the time the submission signalled");
     unsafe {
-        iree_hal_hip_rs::hal_resource::release(command_buffer);
-        iree_hal_hip_rs::hal_resource::release_buffer(buffer);
-        iree_hal_hip_rs::hal_resource::release(done);
+        iree_hal_hip_rs::hal_object::resource::release(command_buffer);
+        iree_hal_hip_rs::hal_object::resource::release_buffer(buffer);
+        iree_hal_hip_rs::hal_object::resource::release(done);
     }
     landed
 }

@@ -112,7 +112,7 @@ impl Fixture {
 
 impl Drop for Fixture {
     fn drop(&mut self) {
-        unsafe { iree_hal_hip_rs::hal_resource::release(self.device) };
+        unsafe { iree_hal_hip_rs::hal_object::resource::release(self.device) };
         release_driver(self.driver);
     }
 }
@@ -137,10 +137,10 @@ fn timepoints(semaphore: *mut iree_hal_semaphore_t) -> usize {
 
 fn release_all(semaphores: &[*mut iree_hal_semaphore_t], buffers: &[*mut iree_hal_buffer_t]) {
     for semaphore in semaphores {
-        unsafe { iree_hal_hip_rs::hal_resource::release(*semaphore) };
+        unsafe { iree_hal_hip_rs::hal_object::resource::release(*semaphore) };
     }
     for buffer in buffers {
-        unsafe { iree_hal_hip_rs::hal_resource::release_buffer(*buffer) };
+        unsafe { iree_hal_hip_rs::hal_object::resource::release_buffer(*buffer) };
     }
 }
 

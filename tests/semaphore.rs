@@ -70,7 +70,7 @@ fn c_wait(semaphore: Raw, value: u64, timeout: iree_timeout_t) -> iree_status_t 
 }
 
 fn c_release(semaphore: Raw) {
-    unsafe { iree_hal_hip_rs::hal_resource::release(semaphore.0) }
+    unsafe { iree_hal_hip_rs::hal_object::resource::release(semaphore.0) }
 }
 
 fn ours(semaphore: Raw) -> &'static Semaphore {

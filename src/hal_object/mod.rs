@@ -22,6 +22,7 @@
 //! by `into_raw::<T>`), and the per-type modules only declare their types.
 
 pub mod foreign;
+pub mod resource;
 pub mod host_memory;
 pub mod io_file_handle;
 pub mod retained;
@@ -50,7 +51,7 @@ pub unsafe trait Resource: Sized + 'static {
     /// `object` must be NULL or live, and the caller must own the reference it drops.
     unsafe fn release(object: *mut Self) {
         // SAFETY: per the caller.
-        unsafe { crate::hal_resource::release(object) }
+        unsafe { crate::hal_object::resource::release(object) }
     }
 }
 
@@ -85,7 +86,7 @@ unsafe impl Resource for iree_hal_buffer_t {
 
     unsafe fn release(object: *mut Self) {
         // SAFETY: per the caller.
-        unsafe { crate::hal_resource::release_buffer(object) }
+        unsafe { crate::hal_object::resource::release_buffer(object) }
     }
 }
 

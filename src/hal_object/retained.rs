@@ -26,7 +26,7 @@ impl<T: Resource> Retained<T> {
     pub unsafe fn retain(object: *mut T, name: &str) -> Result<Retained<T>> {
         let object = NonNull::new(object).ok_or_else(|| crate::status!(InvalidArgument, "{name} must not be NULL"))?;
         // SAFETY: live per the caller.
-        unsafe { crate::hal_resource::retain(object.as_ptr()) };
+        unsafe { crate::hal_object::resource::retain(object.as_ptr()) };
         Ok(Retained { object })
     }
 
@@ -37,7 +37,7 @@ impl<T: Resource> Retained<T> {
     pub unsafe fn retain_live(object: *mut T) -> Retained<T> {
         let object = NonNull::new(object).expect("a live object is never NULL");
         // SAFETY: live per the caller.
-        unsafe { crate::hal_resource::retain(object.as_ptr()) };
+        unsafe { crate::hal_object::resource::retain(object.as_ptr()) };
         Retained { object }
     }
 
@@ -66,7 +66,7 @@ impl<T: Resource> Retained<T> {
     /// host callback requires); otherwise hands it back.
     pub fn release_if_shared(self) -> core::result::Result<(), Retained<T>> {
         // SAFETY: we own one reference to a live object.
-        if unsafe { crate::hal_resource::release_if_shared(self.object.as_ptr()) } {
+        if unsafe { crate::hal_object::resource::release_if_shared(self.object.as_ptr()) } {
             core::mem::forget(self);
             Ok(())
         } else {
@@ -97,7 +97,7 @@ impl<T: HalObject> Retained<T> {
 
     fn with_new_reference(self) -> Retained<T> {
         // SAFETY: live (borrowed by the caller of `from_ours`).
-        unsafe { crate::hal_resource::retain(self.object.as_ptr()) };
+        unsafe { crate::hal_object::resource::retain(self.object.as_ptr()) };
         self
     }
 
@@ -148,7 +148,7 @@ impl<T: HalObject> core::ops::Deref for Retained<T> {
 impl<T: Resource> Clone for Retained<T> {
     fn clone(&self) -> Retained<T> {
         // SAFETY: live while we hold our reference.
-        unsafe { crate::hal_resource::retain(self.object.as_ptr()) };
+        unsafe { crate::hal_object::resource::retain(self.object.as_ptr()) };
         Retained { object: self.object }
     }
 }
