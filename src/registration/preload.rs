@@ -1,4 +1,4 @@
-//! What preloading the library into an IREE build needs (`LD_PRELOAD`, iree-preload/).
+//! What preloading the library into an IREE build needs (`LD_PRELOAD`, iree-harness/preload/).
 //!
 //! Preloaded, our exports come first in the program's symbol lookup, so IREE's tools and
 //! libraries reach our HIP driver, registration and driver registry instead of IREE's C
