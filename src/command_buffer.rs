@@ -419,14 +419,7 @@ impl HipCommandBuffer {
             if target_ref.length == 0 {
                 return Ok(None);
             }
-            if source_ref.length != target_ref.length {
-                return Err(crate::status!(
-                    InvalidArgument,
-                    "{what}: source length {} and target length {} differ",
-                    source_ref.length,
-                    target_ref.length
-                ));
-            }
+            stream::check_copy_lengths(source_ref.length, target_ref.length, what)?;
             let (source, source_range) = self.capture_ref(list.resources(), source_ref, what, false)?;
             let (target, target_range) = self.capture_ref(list.resources(), target_ref, what, false)?;
             if let (Some(source_range), Some(target_range)) = (source_range, target_range) {

@@ -319,11 +319,7 @@ pub fn prepare_read(
     target_offset: iree_device_size_t,
     length: iree_device_size_t,
 ) -> Result<PreparedTransfer> {
-    let file: &HipFile = hal_object::required(source_file, "file").and_then(|file| file.ours("file")).map_err(|s| s.annotate("source_file"))?;
-    file.require(IREE_HAL_MEMORY_ACCESS_READ, "queue_read")?;
-    file.check_range(source_offset, length)?;
-    let range = crate::buffer::device_range(hal_object::required(target_buffer, "target_buffer")?, target_offset, length, "target_buffer")?;
-    Ok(prepare(file, Direction::FileToDevice, source_offset, range))
+    prepare_queue_transfer(Direction::FileToDevice, source_file, source_offset, target_buffer, target_offset, length)
 }
 
 /// Checks a queue write of `[source_offset, +length)` of `source_buffer` into
@@ -335,11 +331,27 @@ pub fn prepare_write(
     target_offset: u64,
     length: iree_device_size_t,
 ) -> Result<PreparedTransfer> {
-    let file: &HipFile = hal_object::required(target_file, "file").and_then(|file| file.ours("file")).map_err(|s| s.annotate("target_file"))?;
-    file.require(IREE_HAL_MEMORY_ACCESS_WRITE, "queue_write")?;
-    file.check_range(target_offset, length)?;
-    let range = crate::buffer::device_range(hal_object::required(source_buffer, "source_buffer")?, source_offset, length, "source_buffer")?;
-    Ok(prepare(file, Direction::DeviceToFile, target_offset, range))
+    prepare_queue_transfer(Direction::DeviceToFile, target_file, target_offset, source_buffer, source_offset, length)
+}
+
+/// A queue read or write: the file, then the buffer, each checked, as IREE's driver does.
+fn prepare_queue_transfer(
+    direction: Direction,
+    file: Option<Borrowed<'_, iree_hal_file_t>>,
+    file_offset: u64,
+    buffer: Option<Borrowed<'_, iree_hal_buffer_t>>,
+    buffer_offset: iree_device_size_t,
+    length: iree_device_size_t,
+) -> Result<PreparedTransfer> {
+    let (file_name, buffer_name, access, operation) = match direction {
+        Direction::FileToDevice => ("source_file", "target_buffer", IREE_HAL_MEMORY_ACCESS_READ, "queue_read"),
+        Direction::DeviceToFile => ("target_file", "source_buffer", IREE_HAL_MEMORY_ACCESS_WRITE, "queue_write"),
+    };
+    let file: &HipFile = hal_object::required(file, "file").and_then(|file| file.ours("file")).map_err(|s| s.annotate(file_name))?;
+    file.require(access, operation)?;
+    file.check_range(file_offset, length)?;
+    let range = crate::buffer::device_range(hal_object::required(buffer, buffer_name)?, buffer_offset, length, buffer_name)?;
+    Ok(prepare(file, direction, file_offset, range))
 }
 
 //===----------------------------------------------------------------------===//

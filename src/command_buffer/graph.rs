@@ -125,11 +125,9 @@ struct NodeChain {
 }
 
 impl NodeChain {
-    fn dependencies(&self) -> (*const hipGraphNode_t, usize) {
-        match &self.barrier {
-            Some(node) => (node as *const hipGraphNode_t, 1),
-            None => (core::ptr::null(), 0),
-        }
+    /// What the next node depends on: the last barrier, if any.
+    fn dependencies(&self) -> Option<hipGraphNode_t> {
+        self.barrier
     }
 }
 
@@ -145,7 +143,9 @@ fn build(current: &Current<'_>, gpu_index: usize, list: &CommandList, binding_ta
     let mut chain = NodeChain { barrier: None, since_barrier: Vec::new() };
     for step in steps {
         let mut node: hipGraphNode_t = core::ptr::null_mut();
-        let (dependencies, dependency_count) = chain.dependencies();
+        let barrier = chain.dependencies();
+        let barrier: &[hipGraphNode_t] = barrier.as_slice();
+        let (dependencies, dependency_count) = (if barrier.is_empty() { core::ptr::null() } else { barrier.as_ptr() }, barrier.len());
         match step {
             // Waits only reach graphs when every event they name is signalled earlier in
             // the same command buffer (see `waits_outside`): then all work before the wait,
@@ -199,7 +199,7 @@ fn build(current: &Current<'_>, gpu_index: usize, list: &CommandList, binding_ta
                 params.dstMemoryType = hipMemoryTypeDevice;
                 params.dstDevice = range.device_pointer();
                 params.WidthInBytes = data.len();
-                hip.graph_add_memcpy_node(&mut node, graph, dependencies, dependency_count, &params, gpu_context, "update_buffer")?;
+                hip.graph_add_memcpy_node(&mut node, graph, barrier, &params, gpu_context, "update_buffer")?;
             }
             Step::Copy { source, target } => {
                 if target.length == 0 {
@@ -211,7 +211,7 @@ fn build(current: &Current<'_>, gpu_index: usize, list: &CommandList, binding_ta
                 params.dstMemoryType = hipMemoryTypeDevice;
                 params.dstDevice = target.device_pointer();
                 params.WidthInBytes = target.length as usize;
-                hip.graph_add_memcpy_node(&mut node, graph, dependencies, dependency_count, &params, gpu_context, "copy_buffer")?;
+                hip.graph_add_memcpy_node(&mut node, graph, barrier, &params, gpu_context, "copy_buffer")?;
             }
             Step::Launch { info, arguments: span, grid } => {
                 let Grid::Direct(grid) = grid else {

@@ -204,16 +204,17 @@ pub(crate) fn resolve_copy(
     Ok((source, target))
 }
 
+/// A copy's two lengths must be equal.
+pub(crate) fn check_copy_lengths(source: u64, target: u64, what: &str) -> Result<()> {
+    if source != target {
+        return Err(crate::status!(InvalidArgument, "{what}: source length {source} and target length {target} differ"));
+    }
+    Ok(())
+}
+
 /// Checks the two ranges of a copy against each other.
 pub(crate) fn check_copy(source: &DeviceRange, target: &DeviceRange, what: &str) -> Result<()> {
-    if source.length != target.length {
-        return Err(crate::status!(
-            InvalidArgument,
-            "{what}: source length {} and target length {} differ",
-            source.length,
-            target.length
-        ));
-    }
+    check_copy_lengths(source.length, target.length, what)?;
     if source.overlaps(target) {
         return Err(crate::status!(InvalidArgument, "{what}: source and target ranges overlap within the same buffer"));
     }

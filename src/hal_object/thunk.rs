@@ -920,25 +920,7 @@ macro_rules! hal_entry {
         $body:block
     ) => {
         $crate::boundary::status_entry($name, || {
-            let scope = $crate::hal_object::thunk::CallScope::new();
-            #[allow(unused_variables)]
-            let scope = &scope;
-            $(
-                // SAFETY: IREE's contract for the entry point.
-                unsafe { <$kind as $crate::hal_object::thunk::Arg>::before_any(&$arg) };
-            )*
-            $($(
-                // SAFETY: IREE's contract for the entry point.
-                let $joined = unsafe { $crate::hal_object::thunk::joint::$join(scope, $($part,)* stringify!($joined)) }?;
-            )+)?
-            // Every argument is converted (taking over what C hands over) before the first
-            // refusal is reported.
-            $(
-                // SAFETY: IREE's contract for the entry point.
-                let $arg = unsafe { <$kind as $crate::hal_object::thunk::Arg>::convert(scope, $arg, stringify!($arg)) };
-            )*
-            $( #[allow(unused_variables)] let $arg = $arg?; )*
-            $body
+            $crate::hal_entry!(@converted ($($arg : $kind),*) $(where $($joined = $join($($part),*)),+)?; $body)
         })
     };
     (
@@ -948,27 +930,39 @@ macro_rules! hal_entry {
     ) => {{
         let fallback = || -> $ret { $fallback };
         $crate::boundary::value_entry($name, fallback(), || {
-            let scope = $crate::hal_object::thunk::CallScope::new();
-            #[allow(unused_variables)]
-            let scope = &scope;
             let value = (|| -> $crate::status::Result<$ret> {
-                $(
-                    // SAFETY: IREE's contract for the entry point.
-                    unsafe { <$kind as $crate::hal_object::thunk::Arg>::before_any(&$arg) };
-                )*
-                $($(
-                    // SAFETY: IREE's contract for the entry point.
-                    let $joined = unsafe { $crate::hal_object::thunk::joint::$join(scope, $($part,)* stringify!($joined)) }?;
-                )+)?
-                $(
-                    // SAFETY: IREE's contract for the entry point.
-                    let $arg = unsafe { <$kind as $crate::hal_object::thunk::Arg>::convert(scope, $arg, stringify!($arg)) };
-                )*
-                $( #[allow(unused_variables)] let $arg = $arg?; )*
-                Ok($body)
+                $crate::hal_entry!(@converted ($($arg : $kind),*) $(where $($joined = $join($($part),*)),+)?; Ok($body))
             })();
             value.unwrap_or_else(|_| fallback())
         })
+    }};
+    // The arguments converted, then `$result`, in a block returning its value.
+    (
+        @converted ( $($arg:ident : $kind:ty),* )
+        $(where $($joined:ident = $join:ident ( $($part:ident),* )),+ )?;
+        $result:expr
+    ) => {{
+        let scope = $crate::hal_object::thunk::CallScope::new();
+        #[allow(unused_variables)]
+        let scope = &scope;
+        $(
+            // SAFETY: IREE's contract for the entry point.
+            unsafe { <$kind as $crate::hal_object::thunk::Arg>::before_any(&$arg) };
+        )*
+        $($(
+            // SAFETY: IREE's contract for the entry point.
+            let $joined = unsafe { $crate::hal_object::thunk::joint::$join(scope, $($part,)* stringify!($joined)) }?;
+        )+)?
+        // Every argument is converted (taking over what C hands over) before the first
+        // refusal is reported.
+        $(
+            // SAFETY: IREE's contract for the entry point.
+            let $arg = unsafe { <$kind as $crate::hal_object::thunk::Arg>::convert(scope, $arg, stringify!($arg)) };
+        )*
+        $( #[allow(unused_variables)] let $arg = $arg?; )*
+        // Bound first, so that temporaries of the body end before the arguments do.
+        let result = $result;
+        result
     }};
 }
 

@@ -12,6 +12,7 @@ struct Pending<T> {
 }
 
 /// Enqueues `run(value)` on `stream`. If HIP refuses, the value comes back with the failure.
+#[allow(clippy::not_unsafe_ptr_arg_deref)] // the stream is a handle, passed on to HIP
 pub fn launch<T: Send + 'static>(hip: &HipSymbols, stream: hipStream_t, value: Box<T>, run: fn(Box<T>)) -> Result<(), (Status, Box<T>)> {
     let pending = Box::into_raw(Box::new(Pending { value, run }));
     match crate::hip_call!(hip, hipLaunchHostFunc(stream, Some(trampoline::<T>), pending.cast())) {

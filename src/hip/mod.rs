@@ -99,12 +99,12 @@ impl HipSymbols {
 impl HipSymbols {
     /// `hipDrvGraphAddMemcpyNode` (optional in HIP: graph copies and updates need it);
     /// `what` names the command buffer operation in the error when it is missing.
+    #[allow(clippy::not_unsafe_ptr_arg_deref, clippy::too_many_arguments)] // handles, passed on to HIP
     pub fn graph_add_memcpy_node(
         &self,
         node: &mut types::hipGraphNode_t,
         graph: types::hipGraph_t,
-        dependencies: *const types::hipGraphNode_t,
-        dependency_count: usize,
+        dependencies: &[types::hipGraphNode_t],
         params: &types::HIP_MEMCPY3D,
         context: types::hipCtx_t,
         what: &str,
@@ -116,9 +116,10 @@ impl HipSymbols {
                 self.library_path.display()
             )
         })?;
-        // SAFETY: HIP's signature; the graph, dependency list (`dependency_count` nodes) and
-        // parameters are valid for the call, as hip_call! callers guarantee for the others.
-        let error = unsafe { add_memcpy(node, graph, dependencies, dependency_count, params, context) };
+        let nodes = if dependencies.is_empty() { core::ptr::null() } else { dependencies.as_ptr() };
+        // SAFETY: HIP's signature; the node list and parameters are valid for the call, and
+        // the graph and context are handles HIP checks.
+        let error = unsafe { add_memcpy(node, graph, nodes, dependencies.len(), params, context) };
         self.check(error, "hipDrvGraphAddMemcpyNode", crate::here!())
     }
 }
