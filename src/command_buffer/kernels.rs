@@ -114,18 +114,14 @@ mod tests {
         builder.push_constant(9);
         let empty = builder.start_launch();
         let mut table = builder.finish();
-        let params = table.kernel_params(first);
-        // SAFETY: four valid slot pointers.
-        unsafe {
-            assert_eq!(*(*params.add(0)).cast::<usize>(), 0x1000);
-            assert_eq!(*(*params.add(1)).cast::<usize>(), 0x2000);
-            assert_eq!(*(*params.add(2)).cast::<u32>(), 7);
-            assert_eq!(*(*params.add(3)).cast::<u32>(), 0xFFFF_FFFF);
-            assert_eq!(*(*params.add(3)).cast::<u8>().add(4), 0, "constant slots are zero padded");
-        }
-        let params = table.kernel_params(second);
-        // SAFETY: one valid slot pointer.
-        unsafe { assert_eq!(*(*params).cast::<u32>(), 9) };
+        // Each kernelParams entry points at its own slot, in order.
+        let slot_addresses: Vec<usize> = table._slots.iter().map(|slot| slot as *const u64 as usize).collect();
+        let pointer_addresses: Vec<usize> = table.pointers.iter().map(|pointer| pointer.get() as usize).collect();
+        assert_eq!(pointer_addresses, slot_addresses);
+        assert_eq!(table.kernel_params(first) as usize, table.pointers.as_ptr() as usize);
+        assert_eq!(table.kernel_params(second) as usize, table.pointers[4..].as_ptr() as usize);
+        // Bindings whole, constants in their slot's first 4 bytes, zero padded.
+        assert_eq!(&table._slots[..5], &[0x1000, 0x2000, 7, 0xFFFF_FFFF, 9]);
         // A launch without arguments gets a pointer it never reads through.
         let _ = table.kernel_params(empty);
     }
