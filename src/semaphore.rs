@@ -628,30 +628,25 @@ pub fn wait_semaphores(
 }
 
 /// The semaphores of a list, each checked to be one of ours, with their values.
-fn list_entries<'a>(list: crate::hal_object::SemaphoreListView<'a>) -> Result<Vec<(&'a Semaphore, u64)>> {
-    list.semaphores
-        .iter()
-        .zip(list.values)
-        .enumerate()
-        .map(|(index, (semaphore, &value))| {
-            let semaphore = crate::hal_object::required(*semaphore, "semaphore")
-                .and_then(|semaphore| semaphore.ours::<Semaphore>("semaphore"))
-                .map_err(|status| status.annotate(&format!("semaphore_list entry {index}")))?;
-            Ok((semaphore, value))
-        })
-        .collect()
+fn list_entries<'a>(list: crate::hal_object::SemaphoreListView<'a>) -> impl Iterator<Item = Result<(&'a Semaphore, u64)>> {
+    list.semaphores.iter().zip(list.values).enumerate().map(|(index, (semaphore, &value))| {
+        let semaphore = crate::hal_object::required(*semaphore, "semaphore")
+            .and_then(|semaphore| semaphore.ours::<Semaphore>("semaphore"))
+            .map_err(|status| status.annotate(&format!("semaphore_list entry {index}")))?;
+        Ok((semaphore, value))
+    })
 }
 
 /// Takes a reference to every semaphore of a list (all ours), with its value.
 pub fn retain_list(list: crate::hal_object::SemaphoreListView<'_>) -> Result<Vec<(SemaphoreRef, u64)>> {
-    Ok(list_entries(list)?.into_iter().map(|(semaphore, value)| (SemaphoreRef::from_ours(semaphore), value)).collect())
+    list_entries(list).map(|entry| entry.map(|(semaphore, value)| (SemaphoreRef::from_ours(semaphore), value))).collect()
 }
 
 /// `iree_hal_device_wait_semaphores` for our semaphores.
 pub fn wait_semaphore_list(wait_mode: iree_hal_wait_mode_t, list: crate::hal_object::SemaphoreListView<'_>, timeout: iree_timeout_t) -> Result<()> {
     let mode = WaitMode::from_raw(wait_mode)?;
     let deadline = Deadline::from_timeout(timeout)?;
-    let entries = list_entries(list)?;
+    let entries = list_entries(list).collect::<Result<Vec<_>>>()?;
     wait_semaphores(mode, &entries, deadline)
 }
 

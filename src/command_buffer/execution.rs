@@ -48,6 +48,9 @@ pub fn prepare_execution(command_buffer: Option<Borrowed<'_, iree_hal_command_bu
     let for_issue = execution.clone();
     let issue: IssueFn = Box::new(move |queue: &StreamContext| {
         let command_buffer = for_issue.command_buffer.as_ref().expect("held until the execution completes");
+        if for_issue.binding_table.is_empty() {
+            return command_buffer.issue(queue.hip, queue.gpu, queue.gpu_index, queue.stream, &[]);
+        }
         let table: Vec<Binding<'_>> = for_issue.binding_table.iter().map(TableEntry::binding).collect();
         command_buffer.issue(queue.hip, queue.gpu, queue.gpu_index, queue.stream, &table)
     });

@@ -79,9 +79,9 @@ impl<T: HalObject> Arg for OursConst<T> {
     type C = *const T::Raw;
     type Value<'a> = &'a T;
 
-    unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, name: &'static str) -> Result<&'a T> {
-        // SAFETY: per the caller.
-        unsafe { super::cast::<T>(c, name) }
+    unsafe fn convert<'a>(scope: &'a CallScope, c: Self::C, name: &'static str) -> Result<&'a T> {
+        // SAFETY: per the caller; only read through.
+        unsafe { <Ours<T> as Arg>::convert(scope, c.cast_mut(), name) }
     }
 }
 
