@@ -144,6 +144,12 @@ impl HipBuffer {
         Ok(pointer)
     }
 
+    /// The size of the allocation (the header's `allocation_size`).
+    #[inline]
+    pub fn allocation_size(&self) -> u64 {
+        self.base.allocation_size
+    }
+
     /// How the buffer's memory was obtained.
     pub fn memory(&self) -> BufferMemory {
         self.memory

@@ -75,21 +75,26 @@ pub(crate) fn locate_buffer(buffer: Borrowed<'_, iree_hal_buffer_t>, offset: u64
 }
 
 /// `locate_buffer`, with the allocation it found.
-#[inline]
+#[inline(always)]
 fn locate_in<'a>(buffer: Borrowed<'a, iree_hal_buffer_t>, offset: u64, length: u64, what: &str) -> Result<(DeviceRange, &'a HipBuffer)> {
     let header = buffer.header();
-    let allocated = buffer.allocated_buffer()?;
-    let Some(ours) = allocated.downcast::<HipBuffer>() else {
-        return Err(crate::status!(InvalidArgument, "{what}: buffer was not allocated by a HIP device of this library"));
+    let Some(ours) = buffer.allocated_ours::<HipBuffer>() else {
+        return Err(not_our_memory(what));
     };
-    let window = BufferWindow { allocation_size: allocated.header().allocation_size, byte_offset: header.byte_offset, byte_length: header.byte_length };
+    let window = BufferWindow { allocation_size: ours.allocation_size(), byte_offset: header.byte_offset, byte_length: header.byte_length };
     let range = crate::argument_rules::buffer_range(what, window, offset, length)?;
     let allocation = (ours as *const HipBuffer).cast();
     Ok((DeviceRange { pointer: core::ptr::null_mut(), length: range.length, allocation, allocation_offset: range.start }, ours))
 }
 
+#[cold]
+#[inline(never)]
+fn not_our_memory(what: &str) -> crate::status::Status {
+    crate::status!(InvalidArgument, "{what}: buffer was not allocated by a HIP device of this library")
+}
+
 /// Resolves `[offset, +length)` of a buffer given directly to its device range.
-#[inline]
+#[inline(always)]
 pub(crate) fn resolve_buffer(buffer: Borrowed<'_, iree_hal_buffer_t>, offset: u64, length: u64, what: &str) -> Result<DeviceRange> {
     let (range, ours) = locate_in(buffer, offset, length, what)?;
     let pointer = ours.checked_device_pointer()?.cast::<u8>().wrapping_add(range.allocation_offset as usize);
@@ -99,19 +104,20 @@ pub(crate) fn resolve_buffer(buffer: Borrowed<'_, iree_hal_buffer_t>, offset: u6
 impl BufferRef {
     /// The device range this reference names under `binding_table`.
     pub(crate) fn resolve(&self, resources: &ResourceSet, binding_table: &[Binding<'_>], what: &str) -> Result<DeviceRange> {
-        self.range(resources, binding_table, what, true)
+        self.range::<true>(resources, binding_table, what)
     }
 
     /// The range this reference names, checked but without its device address (NULL): at
     /// submission a stream-ordered buffer may not be allocated yet; issuing resolves it.
     pub(crate) fn locate(&self, resources: &ResourceSet, binding_table: &[Binding<'_>], what: &str) -> Result<DeviceRange> {
-        self.range(resources, binding_table, what, false)
+        self.range::<false>(resources, binding_table, what)
     }
 
-    fn range(&self, resources: &ResourceSet, binding_table: &[Binding<'_>], what: &str, with_address: bool) -> Result<DeviceRange> {
-        let find = if with_address { resolve_buffer } else { locate_buffer };
+    #[inline(always)]
+    fn range<const WITH_ADDRESS: bool>(&self, resources: &ResourceSet, binding_table: &[Binding<'_>], what: &str) -> Result<DeviceRange> {
+        let find = |buffer, offset, length| if WITH_ADDRESS { resolve_buffer(buffer, offset, length, what) } else { locate_buffer(buffer, offset, length, what) };
         match &self.source {
-            BufferSource::Direct(held) => find(resources.buffer(*held), self.offset, self.length, what),
+            BufferSource::Direct(held) => find(resources.buffer(*held), self.offset, self.length),
             BufferSource::Unbound => Ok(DeviceRange::unbound()),
             BufferSource::Slot(slot) => {
                 let binding = binding_table.get(*slot as usize).ok_or_else(|| {
@@ -133,7 +139,7 @@ impl BufferRef {
                     self.offset,
                     self.length,
                 )?;
-                find(buffer, offset, length, what)
+                find(buffer, offset, length)
             }
         }
     }

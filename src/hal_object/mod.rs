@@ -202,10 +202,12 @@ unsafe impl<T: HalObject> Resource for T {
 }
 
 /// A resource header with one reference and `T`'s vtable: the start of every new `T`.
+#[inline]
 pub fn resource_header<T: HalObject>() -> iree_hal_resource_t {
     iree_hal_resource_t { ref_count: AtomicI32::new(1), vtable: vtable_pointer::<T>() }
 }
 
+#[inline]
 fn vtable_pointer<T: HalObject>() -> *const core::ffi::c_void {
     (T::vtable() as *const T::Vtable).cast()
 }
@@ -247,6 +249,7 @@ pub fn into_retained_in<T: HalObject>(object: T, host_allocator: HostAllocator) 
 ///
 /// # Safety
 /// `object` must point at a live HAL object header.
+#[inline(always)]
 unsafe fn is_ours<T: HalObject>(object: *const T::Raw) -> bool {
     // SAFETY: per the caller, the header is readable.
     let vtable = unsafe { core::ptr::addr_of!((*object.cast::<iree_hal_resource_t>()).vtable).read() };
@@ -257,22 +260,31 @@ unsafe fn is_ours<T: HalObject>(object: *const T::Raw) -> bool {
 ///
 /// # Safety
 /// `object` must be NULL or a live HAL object of `T::Raw`'s kind for `'a`.
+#[inline(always)]
 pub unsafe fn cast<'a, T: HalObject>(object: *const T::Raw, name: &str) -> Result<&'a T> {
-    if object.is_null() {
-        return Err(crate::status!(InvalidArgument, "{name} must not be NULL"));
-    }
     // SAFETY: per the caller.
-    if !unsafe { is_ours::<T>(object) } {
-        return Err(crate::status!(InvalidArgument, "{name} is not a HIP {} of this library", <T::Raw as Resource>::KIND));
+    match unsafe { downcast::<T>(object) } {
+        Some(ours) => Ok(ours),
+        None => Err(not_ours::<T>(object.is_null(), name)),
     }
-    // SAFETY: our vtable means `into_raw::<T>` made it (HalObject's contract).
-    Ok(unsafe { &*object.cast::<T>() })
+}
+
+/// Why `cast` refused (out of line: every entry point's hot path is the cast that succeeds).
+#[cold]
+#[inline(never)]
+fn not_ours<T: HalObject>(null: bool, name: &str) -> crate::status::Status {
+    if null {
+        crate::status!(InvalidArgument, "{name} must not be NULL")
+    } else {
+        crate::status!(InvalidArgument, "{name} is not a HIP {} of this library", <T::Raw as Resource>::KIND)
+    }
 }
 
 /// As `cast`, for callers that have no name for the argument.
 ///
 /// # Safety
 /// As `cast`.
+#[inline(always)]
 pub unsafe fn downcast<'a, T: HalObject>(object: *const T::Raw) -> Option<&'a T> {
     // SAFETY: per the caller.
     (!object.is_null() && unsafe { is_ours::<T>(object) }).then(|| unsafe { &*object.cast::<T>() })
@@ -337,6 +349,7 @@ impl Address {
 }
 
 /// A nullable argument that this use requires: NULL is INVALID_ARGUMENT naming it.
+#[inline]
 pub fn required<'a, R: Resource>(object: Option<Borrowed<'a, R>>, name: &str) -> Result<Borrowed<'a, R>> {
     object.ok_or_else(|| crate::status!(InvalidArgument, "{name} must not be NULL"))
 }

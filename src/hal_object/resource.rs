@@ -8,6 +8,7 @@ use core::sync::atomic::Ordering;
 ///
 /// # Safety
 /// `resource` must be NULL or a live HAL object.
+#[inline]
 pub unsafe fn retain<T>(resource: *mut T) {
     if let Some(header) = unsafe { resource.cast::<iree_hal_resource_t>().as_ref() } {
         header.ref_count.fetch_add(1, Ordering::Relaxed);

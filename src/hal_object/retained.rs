@@ -23,6 +23,7 @@ impl<T: Resource> Retained<T> {
     ///
     /// # Safety
     /// `object` must be NULL or a live HAL object of `T`'s kind.
+    #[inline]
     pub unsafe fn retain(object: *mut T, name: &str) -> Result<Retained<T>> {
         let object = NonNull::new(object).ok_or_else(|| crate::status!(InvalidArgument, "{name} must not be NULL"))?;
         // SAFETY: live per the caller.
@@ -51,6 +52,7 @@ impl<T: Resource> Retained<T> {
     }
 
     /// The object, still referenced by this value.
+    #[inline]
     pub fn as_ptr(&self) -> *mut T {
         self.object.as_ptr()
     }

@@ -29,13 +29,29 @@ use crate::abi::*;
 use crate::status::Result;
 use core::ptr::NonNull;
 
-/// What borrowed arguments borrow: it lives for one call.
-pub struct CallScope(());
+/// What borrowed arguments borrow: it lives for one call. It also owns what C hands over
+/// with the call (a status given to `semaphore_fail`) until an argument takes it, so that a
+/// call refused on another argument still frees it.
+pub struct CallScope {
+    handed_over: core::cell::Cell<iree_status_t>,
+}
 
 impl CallScope {
     #[doc(hidden)]
+    #[inline(always)]
     pub fn new() -> CallScope {
-        CallScope(())
+        CallScope { handed_over: core::cell::Cell::new(core::ptr::null_mut()) }
+    }
+}
+
+impl Drop for CallScope {
+    #[inline(always)]
+    fn drop(&mut self) {
+        let status = self.handed_over.get();
+        if !status.is_null() {
+            // SAFETY: a status C handed over with the call, not taken by any argument.
+            drop(unsafe { crate::status::Status::from_raw(status) });
+        }
     }
 }
 
@@ -51,12 +67,13 @@ pub trait Arg {
     unsafe fn convert<'a>(scope: &'a CallScope, c: Self::C, name: &'static str) -> Result<Self::Value<'a>>;
 
     /// Runs for every argument before any is converted: output parameters are cleared then,
-    /// so that a caller never reads a stale value after any argument was refused.
+    /// so that a caller never reads a stale value after any argument was refused, and what C
+    /// hands over is owned by the scope.
     ///
     /// # Safety
     /// As `convert`.
-    #[inline]
-    unsafe fn before_any(_c: &Self::C) {}
+    #[inline(always)]
+    unsafe fn before_any(_scope: &CallScope, _c: &Self::C) {}
 }
 
 /// One of our objects, checked: NULL or another library's object is INVALID_ARGUMENT.
@@ -66,6 +83,7 @@ impl<T: HalObject> Arg for Ours<T> {
     type C = *mut T::Raw;
     type Value<'a> = &'a T;
 
+    #[inline]
     unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, name: &'static str) -> Result<&'a T> {
         // SAFETY: per the caller.
         unsafe { super::cast::<T>(c, name) }
@@ -79,6 +97,7 @@ impl<T: HalObject> Arg for OursConst<T> {
     type C = *const T::Raw;
     type Value<'a> = &'a T;
 
+    #[inline]
     unsafe fn convert<'a>(scope: &'a CallScope, c: Self::C, name: &'static str) -> Result<&'a T> {
         // SAFETY: per the caller; only read through.
         unsafe { <Ours<T> as Arg>::convert(scope, c.cast_mut(), name) }
@@ -101,29 +120,34 @@ impl<'a, R: Resource> Borrowed<'a, R> {
     }
 
     /// A reference of our own, for keeping the object past the call.
+    #[inline]
     pub fn retain(&self) -> Retained<R> {
         // SAFETY: live for the call, non-null.
         unsafe { Retained::retain(self.object.as_ptr(), R::KIND) }.expect("checked non-null")
     }
 
     /// The C pointer (for handing on to C, or for identity comparisons).
+    #[inline]
     pub fn as_ptr(&self) -> *mut R {
         self.object.as_ptr()
     }
 
     /// The one of ours it is, or INVALID_ARGUMENT naming `name`.
+    #[inline]
     pub fn ours<T: HalObject<Raw = R>>(&self, name: &str) -> Result<&'a T> {
         // SAFETY: live for the call.
         unsafe { super::cast::<T>(self.object.as_ptr(), name) }
     }
 
     /// The one of ours it is, if it is one.
+    #[inline(always)]
     pub fn downcast<T: HalObject<Raw = R>>(&self) -> Option<&'a T> {
         // SAFETY: live for the call.
         unsafe { super::downcast::<T>(self.object.as_ptr()) }
     }
 
     /// The object's header fields (buffers: their range and allocated buffer).
+    #[inline]
     pub fn header(&self) -> &'a R {
         // SAFETY: live for the call; IREE's headers are plain `repr(C)` data.
         unsafe { &*self.object.as_ptr() }
@@ -132,6 +156,7 @@ impl<'a, R: Resource> Borrowed<'a, R> {
 
 impl<R: Resource> Retained<R> {
     /// Borrows the object for as long as this reference is borrowed.
+    #[inline]
     pub fn borrow(&self) -> Borrowed<'_, R> {
         // SAFETY: our reference keeps it alive while `self` is borrowed.
         unsafe { Borrowed::new(NonNull::new(self.as_ptr()).expect("a retained object is never NULL")) }
@@ -139,7 +164,16 @@ impl<R: Resource> Retained<R> {
 }
 
 impl<'a> Borrowed<'a, iree_hal_buffer_t> {
+    /// The buffer owning the memory (the buffer itself unless it is a subspan) if it is one
+    /// of ours: one load and one compare on the hot path.
+    #[inline(always)]
+    pub fn allocated_ours<T: HalObject<Raw = iree_hal_buffer_t>>(&self) -> Option<&'a T> {
+        // SAFETY: a live buffer keeps its allocated buffer alive (NULL is refused by downcast).
+        unsafe { super::downcast::<T>(self.header().allocated_buffer) }
+    }
+
     /// The buffer that owns the memory: the buffer itself unless it is a subspan.
+    #[inline(always)]
     pub fn allocated_buffer(&self) -> Result<Borrowed<'a, iree_hal_buffer_t>> {
         let allocated = NonNull::new(self.header().allocated_buffer).ok_or_else(|| crate::status!(InvalidArgument, "buffer has no allocated buffer"))?;
         // SAFETY: a live buffer keeps its allocated buffer alive.
@@ -186,6 +220,7 @@ impl Arg for IoFileHandle {
     type C = *mut iree_io_file_handle_t;
     type Value<'a> = IoFileHandleRef<'a>;
 
+    #[inline]
     unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, name: &'static str) -> Result<IoFileHandleRef<'a>> {
         let handle = NonNull::new(c).ok_or_else(|| crate::status!(InvalidArgument, "{name} must not be NULL"))?;
         Ok(IoFileHandleRef { handle, _call: core::marker::PhantomData })
@@ -199,6 +234,7 @@ impl<R: Resource> Arg for Live<R> {
     type C = *mut R;
     type Value<'a> = Borrowed<'a, R>;
 
+    #[inline]
     unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, name: &'static str) -> Result<Borrowed<'a, R>> {
         let object = NonNull::new(c).ok_or_else(|| crate::status!(InvalidArgument, "{name} must not be NULL"))?;
         // SAFETY: live for the call per the caller.
@@ -213,6 +249,7 @@ impl<R: Resource> Arg for Nullable<R> {
     type C = *mut R;
     type Value<'a> = Option<Borrowed<'a, R>>;
 
+    #[inline]
     unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, _: &'static str) -> Result<Option<Borrowed<'a, R>>> {
         // SAFETY: live for the call per the caller.
         Ok(NonNull::new(c).map(|object| unsafe { Borrowed::new(object) }))
@@ -226,6 +263,7 @@ impl<T: 'static> Arg for Ref<T> {
     type C = *const T;
     type Value<'a> = &'a T;
 
+    #[inline]
     unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, name: &'static str) -> Result<&'a T> {
         // SAFETY: per the caller.
         unsafe { crate::boundary::try_ref(c, name) }
@@ -239,6 +277,7 @@ impl<T: 'static> Arg for Mut<T> {
     type C = *mut T;
     type Value<'a> = &'a mut T;
 
+    #[inline]
     unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, name: &'static str) -> Result<&'a mut T> {
         crate::boundary::non_null(c, name)?;
         // SAFETY: per the caller, writable and not aliased for the call.
@@ -253,6 +292,7 @@ impl<T: 'static> Arg for OptionalMut<T> {
     type C = *mut T;
     type Value<'a> = Option<&'a mut T>;
 
+    #[inline]
     unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, _: &'static str) -> Result<Option<&'a mut T>> {
         // SAFETY: per the caller, writable and not aliased for the call when non-null.
         Ok(unsafe { c.as_mut() })
@@ -286,6 +326,7 @@ impl<R: Resource> Arg for Unreferenced<R> {
     type C = *mut R;
     type Value<'a> = UnreferencedObject<'a, R>;
 
+    #[inline]
     unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, name: &'static str) -> Result<UnreferencedObject<'a, R>> {
         let object = NonNull::new(c).ok_or_else(|| crate::status!(InvalidArgument, "{name} must not be NULL"))?;
         Ok(UnreferencedObject { object, _call: core::marker::PhantomData })
@@ -299,6 +340,7 @@ impl<T: 'static> Arg for OptionalRef<T> {
     type C = *const T;
     type Value<'a> = Option<&'a T>;
 
+    #[inline]
     unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, _: &'static str) -> Result<Option<&'a T>> {
         // SAFETY: per the caller.
         Ok(unsafe { c.as_ref() })
@@ -312,6 +354,7 @@ impl Arg for Bytes {
     type C = iree_string_view_t;
     type Value<'a> = &'a [u8];
 
+    #[inline]
     unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, name: &'static str) -> Result<&'a [u8]> {
         // SAFETY: per the caller.
         unsafe { crate::boundary::view_bytes(c, name) }
@@ -347,13 +390,15 @@ impl<V: Cleared> Arg for Out<V> {
     type C = *mut V;
     type Value<'a> = crate::boundary::OutParam<V>;
 
-    unsafe fn before_any(c: &*mut V) {
+    #[inline(always)]
+    unsafe fn before_any(_scope: &CallScope, c: &*mut V) {
         if !c.is_null() {
             // SAFETY: per the caller, a writable output slot.
             unsafe { c.write(V::cleared()) };
         }
     }
 
+    #[inline]
     unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, name: &'static str) -> Result<crate::boundary::OutParam<V>> {
         // SAFETY: per the caller.
         unsafe { crate::boundary::OutParam::new(c, name, V::cleared()) }
@@ -397,6 +442,7 @@ impl Arg for SemaphoreList {
     type C = iree_hal_semaphore_list_t;
     type Value<'a> = SemaphoreListView<'a>;
 
+    #[inline]
     unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, _: &'static str) -> Result<SemaphoreListView<'a>> {
         // SAFETY: per the caller.
         unsafe { SemaphoreListView::from_c(&c) }
@@ -447,6 +493,7 @@ impl Arg for BindingTable {
     type C = iree_hal_buffer_binding_table_t;
     type Value<'a> = &'a [Binding<'a>];
 
+    #[inline]
     unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, _: &'static str) -> Result<&'a [Binding<'a>]> {
         // SAFETY: per the caller.
         unsafe { Binding::from_c(&c) }
@@ -461,9 +508,15 @@ impl Arg for OwnedStatus {
     type C = iree_status_t;
     type Value<'a> = Result<()>;
 
-    unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, _: &'static str) -> Result<Result<()>> {
-        // SAFETY: per the caller, a status whose ownership passes to us.
-        Ok(unsafe { crate::status::Status::from_raw(c) })
+    unsafe fn before_any(scope: &CallScope, c: &iree_status_t) {
+        scope.handed_over.set(*c);
+    }
+
+    #[inline]
+    unsafe fn convert<'a>(scope: &'a CallScope, _: Self::C, _: &'static str) -> Result<Result<()>> {
+        let status = scope.handed_over.replace(core::ptr::null_mut());
+        // SAFETY: per the caller, a status whose ownership passed to the scope.
+        Ok(unsafe { crate::status::Status::from_raw(status) })
     }
 }
 
@@ -474,6 +527,7 @@ impl Arg for Builder {
     type C = *mut iree_string_builder_t;
     type Value<'a> = crate::iree_core::string_builder::StringBuilder<'a>;
 
+    #[inline]
     unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, _: &'static str) -> Result<crate::iree_core::string_builder::StringBuilder<'a>> {
         crate::boundary::non_null(c, "builder")?;
         // SAFETY: per the caller, a valid, initialised builder nobody else uses during the
@@ -491,6 +545,7 @@ impl<T: super::host_memory::Opaque> Arg for Handle<T> {
     type C = *mut T::Raw;
     type Value<'a> = &'a T;
 
+    #[inline]
     unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, name: &'static str) -> Result<&'a T> {
         let handle = NonNull::new(c).ok_or_else(|| crate::status!(InvalidArgument, "{name} must not be NULL"))?;
         // SAFETY: per the caller, a live handle of this library.
@@ -506,6 +561,7 @@ impl<T: super::host_memory::Opaque> Arg for FreedHandle<T> {
     type C = *mut T::Raw;
     type Value<'a> = super::host_memory::HandleToFree<'a, T>;
 
+    #[inline]
     unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, _: &'static str) -> Result<super::host_memory::HandleToFree<'a, T>> {
         Ok(super::host_memory::HandleToFree { handle: NonNull::new(c), _call: core::marker::PhantomData })
     }
@@ -533,6 +589,7 @@ impl<T: 'static> Arg for PassedOn<T> {
     type C = *mut T;
     type Value<'a> = PassedOnRef<'a, T>;
 
+    #[inline]
     unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, name: &'static str) -> Result<PassedOnRef<'a, T>> {
         let pointer = NonNull::new(c).ok_or_else(|| crate::status!(InvalidArgument, "{name} must not be NULL"))?;
         Ok(PassedOnRef { pointer, _call: core::marker::PhantomData })
@@ -547,6 +604,7 @@ impl Arg for Factory {
     type C = *const iree_hal_driver_factory_t;
     type Value<'a> = super::foreign::FactoryRef;
 
+    #[inline]
     unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, name: &'static str) -> Result<super::foreign::FactoryRef> {
         let factory = NonNull::new(c.cast_mut()).ok_or_else(|| crate::status!(InvalidArgument, "{name} must not be NULL"))?;
         Ok(super::foreign::FactoryRef(factory))
@@ -566,6 +624,7 @@ impl Arg for DriverOptions {
     type C = *const iree_hal_hip_driver_options_t;
     type Value<'a> = DriverOptionsValue;
 
+    #[inline]
     unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, name: &'static str) -> Result<DriverOptionsValue> {
         // SAFETY: per the caller.
         let options = unsafe { crate::boundary::try_ref(c, name) }?;
@@ -603,6 +662,7 @@ const _: () = assert!(core::mem::offset_of!(BufferRefView, length) == core::mem:
 
 impl BufferRefView<'_> {
     /// IREE's `buffer_slot`: the binding table slot used when `buffer` is NULL.
+    #[inline]
     pub fn buffer_slot(&self) -> u32 {
         self.reserved_and_buffer_slot >> 8
     }
@@ -615,6 +675,7 @@ impl Arg for BufferRefArg {
     type C = iree_hal_buffer_ref_t;
     type Value<'a> = BufferRefView<'a>;
 
+    #[inline]
     unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, _: &'static str) -> Result<BufferRefView<'a>> {
         // SAFETY: same layout; per the caller the buffer is NULL or live for the call.
         Ok(unsafe { core::mem::transmute::<iree_hal_buffer_ref_t, BufferRefView<'a>>(c) })
@@ -628,6 +689,7 @@ impl Arg for BufferRefList {
     type C = iree_hal_buffer_ref_list_t;
     type Value<'a> = &'a [BufferRefView<'a>];
 
+    #[inline]
     unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, name: &'static str) -> Result<&'a [BufferRefView<'a>]> {
         if c.count == 0 {
             return Ok(&[]);
@@ -645,6 +707,7 @@ impl Arg for ConstBytes {
     type C = iree_const_byte_span_t;
     type Value<'a> = &'a [u8];
 
+    #[inline]
     unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, name: &'static str) -> Result<&'a [u8]> {
         if c.data_length == 0 {
             return Ok(&[]);
@@ -665,6 +728,7 @@ impl Arg for WorkgroupCount {
     type C = *const u32;
     type Value<'a> = [u32; 3];
 
+    #[inline]
     unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, name: &'static str) -> Result<[u32; 3]> {
         crate::boundary::non_null(c, name)?;
         // SAFETY: per the caller, three values (read unaligned: any pointer C may pass).
@@ -701,6 +765,7 @@ impl Arg for ExecutableParams {
     type C = *const iree_hal_executable_params_t;
     type Value<'a> = ExecutableParamsRef<'a>;
 
+    #[inline]
     unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, name: &'static str) -> Result<ExecutableParamsRef<'a>> {
         // SAFETY: per the caller.
         Ok(ExecutableParamsRef { params: unsafe { crate::boundary::try_ref(c, name) }? })
@@ -746,6 +811,7 @@ impl<T: 'static> Arg for *mut T {
     type C = *mut T;
     type Value<'a> = *mut T;
 
+    #[inline]
     unsafe fn convert<'a>(_: &'a CallScope, c: *mut T, _: &'static str) -> Result<*mut T> {
         Ok(c)
     }
@@ -754,6 +820,7 @@ impl<T: 'static> Arg for *const T {
     type C = *const T;
     type Value<'a> = *const T;
 
+    #[inline]
     unsafe fn convert<'a>(_: &'a CallScope, c: *const T, _: &'static str) -> Result<*const T> {
         Ok(c)
     }
@@ -947,19 +1014,17 @@ macro_rules! hal_entry {
         let scope = &scope;
         $(
             // SAFETY: IREE's contract for the entry point.
-            unsafe { <$kind as $crate::hal_object::thunk::Arg>::before_any(&$arg) };
+            unsafe { <$kind as $crate::hal_object::thunk::Arg>::before_any(scope, &$arg) };
         )*
         $($(
             // SAFETY: IREE's contract for the entry point.
             let $joined = unsafe { $crate::hal_object::thunk::joint::$join(scope, $($part,)* stringify!($joined)) }?;
         )+)?
-        // Every argument is converted (taking over what C hands over) before the first
-        // refusal is reported.
         $(
             // SAFETY: IREE's contract for the entry point.
-            let $arg = unsafe { <$kind as $crate::hal_object::thunk::Arg>::convert(scope, $arg, stringify!($arg)) };
+            #[allow(unused_variables)]
+            let $arg = unsafe { <$kind as $crate::hal_object::thunk::Arg>::convert(scope, $arg, stringify!($arg)) }?;
         )*
-        $( #[allow(unused_variables)] let $arg = $arg?; )*
         // Bound first, so that temporaries of the body end before the arguments do.
         let result = $result;
         result
