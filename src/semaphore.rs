@@ -639,14 +639,23 @@ fn list_entries<'a>(list: crate::hal_object::SemaphoreListView<'a>) -> impl Iter
 
 /// Takes a reference to every semaphore of a list (all ours), with its value.
 pub fn retain_list(list: crate::hal_object::SemaphoreListView<'_>) -> Result<Vec<(SemaphoreRef, u64)>> {
-    list_entries(list).map(|entry| entry.map(|(semaphore, value)| (SemaphoreRef::from_ours(semaphore), value))).collect()
+    // One allocation of the final size (collecting Results would grow it step by step).
+    let mut retained = Vec::with_capacity(list.semaphores.len());
+    for entry in list_entries(list) {
+        let (semaphore, value) = entry?;
+        retained.push((SemaphoreRef::from_ours(semaphore), value));
+    }
+    Ok(retained)
 }
 
 /// `iree_hal_device_wait_semaphores` for our semaphores.
 pub fn wait_semaphore_list(wait_mode: iree_hal_wait_mode_t, list: crate::hal_object::SemaphoreListView<'_>, timeout: iree_timeout_t) -> Result<()> {
     let mode = WaitMode::from_raw(wait_mode)?;
     let deadline = Deadline::from_timeout(timeout)?;
-    let entries = list_entries(list).collect::<Result<Vec<_>>>()?;
+    let mut entries = Vec::with_capacity(list.semaphores.len());
+    for entry in list_entries(list) {
+        entries.push(entry?);
+    }
     wait_semaphores(mode, &entries, deadline)
 }
 
