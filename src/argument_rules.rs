@@ -152,24 +152,33 @@ pub struct Fill {
 /// caller's range), with `IREE_HAL_WHOLE_BUFFER` resolved: IREE tests that all-ones value
 /// itself, so it refuses every 2- and 4-byte whole-buffer fill; we fill to the end instead.
 /// A zero-length fill is a no-op that IREE does not validate: callers skip it before this.
-#[inline]
+#[inline(always)]
 pub fn fill_pattern(what: &str, pattern: &[u8], offset: u64, length: u64) -> Result<Fill> {
     let splat = match *pattern {
         [b] => [b; 4],
         [a, b] => [a, b, a, b],
         [a, b, c, d] => [a, b, c, d],
-        _ => return Err(crate::status!(InvalidArgument, "{what}: fill pattern length {} is not 1, 2 or 4 bytes", pattern.len())),
+        _ => return Err(bad_pattern_length(what, pattern.len())),
     };
     let pattern_length = pattern.len() as u64;
     // A power of two: a mask does what a division would (fills are recorded by the thousand).
     let misaligned = (offset | length) & (pattern_length - 1);
     if misaligned != 0 {
-        return Err(crate::status!(
-            InvalidArgument,
-            "{what}: offset {offset} and length {length} must be multiples of the {pattern_length}-byte pattern"
-        ));
+        return Err(misaligned_fill(what, offset, length, pattern_length));
     }
-    Ok(Fill { pattern: FillPattern { splat, length: pattern.len() as u8 }, count: length / pattern_length })
+    Ok(Fill { pattern: FillPattern { splat, length: pattern.len() as u8 }, count: length >> pattern_length.trailing_zeros() })
+}
+
+#[cold]
+#[inline(never)]
+fn bad_pattern_length(what: &str, length: usize) -> crate::status::Status {
+    crate::status!(InvalidArgument, "{what}: fill pattern length {length} is not 1, 2 or 4 bytes")
+}
+
+#[cold]
+#[inline(never)]
+fn misaligned_fill(what: &str, offset: u64, length: u64, pattern_length: u64) -> crate::status::Status {
+    crate::status!(InvalidArgument, "{what}: offset {offset} and length {length} must be multiples of the {pattern_length}-byte pattern")
 }
 
 //===----------------------------------------------------------------------===//

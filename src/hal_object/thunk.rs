@@ -837,23 +837,33 @@ pub mod joint {
     ///
     /// # Safety
     /// A non-null `data` must hold `offset + length` readable bytes for the call.
+    #[inline(always)]
     pub unsafe fn host_bytes_at<'a>(_: &CallScope, data: *const c_void, offset: usize, length: u64, name: &str) -> Result<&'a [u8]> {
-        if length > isize::MAX as u64 {
-            return Err(crate::status!(OutOfRange, "{name}: {length} bytes of host data cannot be addressed"));
-        }
-        let length = length as usize;
         if length == 0 {
             return Ok(&[]);
         }
-        crate::boundary::non_null(data, name)?;
+        if data.is_null() || length > isize::MAX as u64 {
+            return Err(unaddressable(data.is_null(), length, name));
+        }
         // SAFETY: per the caller.
-        Ok(unsafe { core::slice::from_raw_parts(data.cast::<u8>().add(offset), length) })
+        Ok(unsafe { core::slice::from_raw_parts(data.cast::<u8>().add(offset), length as usize) })
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn unaddressable(null: bool, length: u64, name: &str) -> crate::status::Status {
+        if null {
+            crate::status!(InvalidArgument, "{name} must not be NULL")
+        } else {
+            crate::status!(OutOfRange, "{name}: {length} bytes of host data cannot be addressed")
+        }
     }
 
     /// `length` bytes of host memory at `data`.
     ///
     /// # Safety
     /// As `host_bytes_at`.
+    #[inline(always)]
     pub unsafe fn host_bytes<'a>(scope: &'a CallScope, data: *const c_void, length: usize, name: &str) -> Result<&'a [u8]> {
         // SAFETY: per the caller.
         unsafe { host_bytes_at(scope, data, 0, length as u64, name) }
