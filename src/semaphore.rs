@@ -32,7 +32,6 @@ use crate::status::{Result, Status};
 use core::sync::atomic::{AtomicUsize, Ordering};
 use parking_lot::{Condvar, Mutex};
 use std::sync::PoisonError;
-use crate::queue::SignalProgress;
 use std::collections::{BTreeMap, VecDeque};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
@@ -50,12 +49,17 @@ pub fn live_semaphore_count() -> usize {
 /// semaphore's original failure (a copy) when it failed; ABORTED when it was destroyed first.
 pub type TimepointCallback = Box<dyn FnOnce(Result<()>) + Send>;
 
+/// What a queue keeps on a semaphore for an operation that will signal it: opaque here
+/// (the queue's signal progress), handed back to the queue when a later wait asks. Opaque, so
+/// that semaphores do not depend on the queues that use them.
+pub type SignalProgressHandle = Arc<dyn core::any::Any + Send + Sync>;
+
 /// Who will bring a semaphore to a value a queue operation waits for.
 pub enum QueuedSignal {
     /// Already there.
     Reached,
     /// An operation already submitted to a queue signals exactly that value.
-    By(Arc<SignalProgress>),
+    By(SignalProgressHandle),
     /// The host, an operation not submitted yet, or a failure: wait on the host.
     Unknown,
 }
@@ -104,7 +108,7 @@ struct SemaphoreState {
     next_serial: u64,
     /// Values that operations already submitted to a queue will signal, in value order,
     /// with their progress: a later wait for one of them can be ordered on the GPU.
-    queued_signals: VecDeque<(u64, Arc<SignalProgress>)>,
+    queued_signals: VecDeque<(u64, SignalProgressHandle)>,
     /// Threads blocked in `wait`, and the lowest value one of them waits for (or above):
     /// a signal below it wakes nobody. Reset on every wake-up; the woken threads that still
     /// wait lower it again before they sleep.
@@ -377,7 +381,7 @@ impl Semaphore {
     /// Records that a queue operation (`progress`) will signal `value`, so that later waits
     /// for it can be ordered on the GPU. Nothing is recorded for a value already reached or
     /// a failed semaphore (such a signal would fail anyway).
-    pub fn add_queued_signal(&self, value: u64, progress: Arc<SignalProgress>) {
+    pub fn add_queued_signal(&self, value: u64, progress: SignalProgressHandle) {
         let mut state = self.state.lock();
         if state.failure.is_some() || value <= state.value {
             return;

@@ -562,7 +562,7 @@ impl Queue {
         let register_signals = |progress: &Option<Arc<SignalProgress>>| {
             if let Some(progress) = progress {
                 for (semaphore, value) in &signals {
-                    semaphore.add_queued_signal(*value, progress.clone());
+                    semaphore.add_queued_signal(*value, progress.clone() as crate::semaphore::SignalProgressHandle);
                 }
             }
         };

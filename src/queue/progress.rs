@@ -233,7 +233,8 @@ pub fn plan_wait(queue: &Arc<QueueShared>, waiter: &mut Option<Arc<PendingOperat
     match semaphore.queued_signal(value) {
         QueuedSignal::Reached => WaitPlan::Reached,
         QueuedSignal::Unknown => WaitPlan::Host(semaphore, value),
-        QueuedSignal::By(signaller) => match signaller.order_waiter(queue, waiter) {
+        // Only queues put signal progress on semaphores; anything else waits on the host.
+        QueuedSignal::By(signaller) => match signaller.downcast::<SignalProgress>().map_or(WaitOrder::Host, |signaller| signaller.order_waiter(queue, waiter)) {
             WaitOrder::Host => WaitPlan::Host(semaphore, value),
             WaitOrder::SameQueue => WaitPlan::Device(DeviceWait { semaphore, value, other_queue: None }),
             WaitOrder::OtherQueue(progress) => WaitPlan::Device(DeviceWait { semaphore, value, other_queue: Some(progress) }),
