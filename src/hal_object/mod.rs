@@ -29,7 +29,7 @@ pub mod retained;
 pub mod thunk;
 
 pub use retained::Retained;
-pub use thunk::{Binding, BindingTable, Borrowed, BufferRefList, BufferRefView, ConstBytes, WorkgroupCount, Bytes, Live, Mut, Nullable, OptionalMut, OptionalRef, Unreferenced, Ours, OursConst, Out, Ref, SemaphoreList, SemaphoreListView};
+pub use thunk::{Binding, BindingTable, Borrowed, BufferRefList, BufferRefView, ConstBytes, WorkgroupCount, Bytes, Live, Mut, Nullable, OptionalMut, Unreferenced, Ours, OursConst, Out, Ref, SemaphoreList, SemaphoreListView};
 
 use crate::abi::*;
 use crate::iree_core::host_allocator::HostAllocator;

@@ -31,17 +31,6 @@ impl<T: Resource> Retained<T> {
         Ok(Retained { object })
     }
 
-    /// Takes a new reference to an object known to be live and non-NULL.
-    ///
-    /// # Safety
-    /// `object` must be a live HAL object of `T`'s kind.
-    pub unsafe fn retain_live(object: *mut T) -> Retained<T> {
-        let object = NonNull::new(object).expect("a live object is never NULL");
-        // SAFETY: live per the caller.
-        unsafe { crate::hal_object::resource::retain(object.as_ptr()) };
-        Retained { object }
-    }
-
     /// Takes over a reference the caller owned; None for NULL.
     ///
     /// # Safety

@@ -333,20 +333,6 @@ impl<R: Resource> Arg for Unreferenced<R> {
     }
 }
 
-/// A pointer to a C struct, or NULL.
-pub struct OptionalRef<T>(core::marker::PhantomData<T>);
-
-impl<T: 'static> Arg for OptionalRef<T> {
-    type C = *const T;
-    type Value<'a> = Option<&'a T>;
-
-    #[inline]
-    unsafe fn convert<'a>(_: &'a CallScope, c: Self::C, _: &'static str) -> Result<Option<&'a T>> {
-        // SAFETY: per the caller.
-        Ok(unsafe { c.as_ref() })
-    }
-}
-
 /// The bytes of a string view (NULL only with size 0).
 pub struct Bytes;
 
@@ -473,15 +459,6 @@ impl<'a> Binding<'a> {
         crate::boundary::non_null(c.bindings, "binding_table.bindings")?;
         // SAFETY: per the caller; same layout.
         Ok(unsafe { core::slice::from_raw_parts(c.bindings.cast::<Binding<'a>>(), c.count) })
-    }
-
-    /// The C binding (for tables kept past the call next to retained buffers).
-    pub fn to_raw(&self) -> iree_hal_buffer_binding_t {
-        iree_hal_buffer_binding_t {
-            buffer: self.buffer.map_or(core::ptr::null_mut(), |buffer| buffer.as_ptr()),
-            offset: self.offset,
-            length: self.length,
-        }
     }
 }
 
