@@ -70,19 +70,343 @@ fn generate_c_header(crate_dir: &Path, out_dir: &Path) {
     let config = cbindgen::Config::from_file(crate_dir.join("cbindgen.toml")).expect("cbindgen.toml is invalid");
     match cbindgen::Builder::new().with_crate(crate_dir).with_config(config).generate() {
         Ok(bindings) => {
-            bindings.write_to_file(out_dir.join("iree_hal_hip_rs.h"));
+            let mut text = Vec::new();
+            bindings.write(&mut text);
+            let header = v3_3_header(&String::from_utf8(text).expect("cbindgen writes UTF-8"));
+            std::fs::write(out_dir.join("iree_hal_hip_rs.h"), &header).expect("writing the C header");
             if std::env::var_os("IREE_HAL_HIP_RS_WRITE_HEADER").is_some() {
-                bindings.write_to_file(crate_dir.join("include/iree_hal_hip_rs.h"));
+                std::fs::write(crate_dir.join("include/iree_hal_hip_rs.h"), &header).expect("writing include/iree_hal_hip_rs.h");
             }
         }
         Err(error) => panic!("cbindgen failed to generate the C header: {error}"),
     }
 }
 
+/// The header describes IREE v3.3.0's ABI, the default build: cbindgen marks what differs
+/// for IREE 3.13 with `IREE_HAL_HIP_RS_IREE_3_13` (cbindgen.toml), and this keeps the
+/// v3.3.0 side only. (The 3.13 build's C users include IREE 3.13's own headers.) A field's
+/// closing `;` follows cbindgen's `#endif`, and goes with it.
+fn v3_3_header(text: &str) -> String {
+    const ONLY_3_13: &str = "#if defined(IREE_HAL_HIP_RS_IREE_3_13)";
+    const NOT_3_13: &str = "#if !defined(IREE_HAL_HIP_RS_IREE_3_13)";
+    let mut out = String::with_capacity(text.len());
+    let mut lines = text.lines().peekable();
+    while let Some(line) = lines.next() {
+        match line.trim() {
+            ONLY_3_13 => {
+                for skipped in lines.by_ref() {
+                    if skipped.trim() == "#endif" {
+                        break;
+                    }
+                }
+                if lines.peek().map(|next| next.trim()) == Some(";") {
+                    lines.next();
+                }
+                // The blank line that separated the dropped item from the next one.
+                if out.ends_with("\n\n") && lines.peek().map(|next| next.trim().is_empty()) == Some(true) {
+                    lines.next();
+                }
+            }
+            NOT_3_13 => {
+                for kept in lines.by_ref() {
+                    if kept.trim() == "#endif" {
+                        break;
+                    }
+                    out.push_str(kept);
+                    out.push('\n');
+                }
+                if lines.peek().map(|next| next.trim()) == Some(";") {
+                    lines.next();
+                    out.truncate(out.trim_end().len());
+                    out.push_str(";\n");
+                }
+            }
+            _ => {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
+/// IREE 3.13's runtime sources (`iree/` of eerie-sys 0.5.0): `$IREE_3_13_SOURCE_DIR`, or
+/// what `tools/iree-source/locate.sh 3.13` finds (downloading it through cargo).
+fn locate_iree_3_13(crate_dir: &Path) -> PathBuf {
+    println!("cargo:rerun-if-env-changed=IREE_3_13_SOURCE_DIR");
+    if let Some(dir) = std::env::var_os("IREE_3_13_SOURCE_DIR") {
+        return PathBuf::from(dir);
+    }
+    let output = std::process::Command::new("bash")
+        .arg(crate_dir.join("tools/iree-source/locate.sh"))
+        .arg("3.13")
+        .output()
+        .unwrap_or_else(|e| panic!("running tools/iree-source/locate.sh 3.13: {e}"));
+    if !output.status.success() {
+        panic!(
+            "the iree-3-13 feature needs IREE 3.13's sources: tools/iree-source/locate.sh 3.13 failed \
+             ({}); set IREE_3_13_SOURCE_DIR to an IREE 3.13 tree",
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
+    }
+    PathBuf::from(String::from_utf8_lossy(&output.stdout).trim())
+}
+
+/// IREE 3.13's own types the 3.13 ABI passes (`src/abi/iree_3_13.rs`).
+const IREE_3_13_TYPES: &[&str] = &[
+    "iree_async_semaphore_t",
+    "iree_async_semaphore_timepoint_t",
+    "iree_async_semaphore_timepoint_fn_t",
+    "iree_async_frontier_t",
+    "iree_async_proactor_t",
+    "iree_async_proactor_pool_t",
+    "iree_async_file_t",
+    "iree_async_wait_flags_t",
+    "iree_async_wait_mode_t",
+    "iree_async_wait_mode_e",
+    "iree_hal_alloca_flag_bits_t",
+    "iree_hal_dealloca_flag_bits_t",
+    "iree_hal_execute_flag_bits_t",
+    "iree_hal_host_call_flag_bits_e",
+    "iree_hal_alloca_flags_t",
+    "iree_hal_dealloca_flags_t",
+    "iree_hal_execute_flags_t",
+    "iree_hal_host_call_flags_t",
+    "iree_hal_host_call_t",
+    "iree_hal_host_call_context_t",
+    "iree_hal_pool_t",
+    "iree_hal_physical_memory_t",
+    "iree_hal_memory_protection_t",
+    "iree_hal_memory_advice_t",
+    "iree_hal_device_create_params_t",
+    "iree_hal_device_capabilities_t",
+    "iree_hal_device_topology_info_t",
+    "iree_hal_topology_edge_t",
+    "iree_hal_queue_pool_backend_t",
+    "iree_hal_device_external_capture_options_t",
+    "iree_hal_device_profiling_options_t",
+    "iree_hal_dispatch_config_t",
+    "iree_hal_executable_function_t",
+    "iree_hal_executable_function_info_t",
+    "iree_hal_executable_function_parameter_t",
+    "iree_hal_external_timepoint_t",
+    "iree_hal_external_timepoint_type_t",
+    "iree_hal_external_timepoint_flags_t",
+];
+
+/// Types both IREE versions have, mirrored by hand in `src/abi/` (and checked against both
+/// versions' headers): bindgen names them rather than defining them again. The list is
+/// every type `src/abi/` defines (a test compares them).
+const OUR_MIRRORS: &[&str] = &[
+    "iree_allocator_alloc_params_t",
+    "iree_allocator_command_t",
+    "iree_allocator_ctl_fn_t",
+    "iree_allocator_t",
+    "iree_byte_span_t",
+    "iree_const_byte_span_t",
+    "iree_device_size_t",
+    "iree_duration_t",
+    "iree_hal_access_scope_t",
+    "iree_hal_allocator_memory_heap_t",
+    "iree_hal_allocator_pool_t",
+    "iree_hal_allocator_statistics_t",
+    "iree_hal_allocator_t",
+    "iree_hal_allocator_vtable_t",
+    "iree_hal_buffer_barrier_t",
+    "iree_hal_buffer_binding_requirements_t",
+    "iree_hal_buffer_binding_t",
+    "iree_hal_buffer_binding_table_t",
+    "iree_hal_buffer_compatibility_t",
+    "iree_hal_buffer_mapping_impl_t",
+    "iree_hal_buffer_mapping_t",
+    "iree_hal_buffer_overlap_t",
+    "iree_hal_buffer_params_t",
+    "iree_hal_buffer_placement_flags_t",
+    "iree_hal_buffer_placement_t",
+    "iree_hal_buffer_ref_list_t",
+    "iree_hal_buffer_ref_t",
+    "iree_hal_buffer_release_callback_t",
+    "iree_hal_buffer_release_fn_t",
+    "iree_hal_buffer_t",
+    "iree_hal_buffer_usage_t",
+    "iree_hal_buffer_vtable_t",
+    "iree_hal_channel_flags_t",
+    "iree_hal_channel_params_t",
+    "iree_hal_channel_provider_t",
+    "iree_hal_channel_provider_vtable_t",
+    "iree_hal_channel_t",
+    "iree_hal_channel_vtable_t",
+    "iree_hal_collective_element_type_t",
+    "iree_hal_collective_kind_t",
+    "iree_hal_collective_op_t",
+    "iree_hal_collective_reduction_t",
+    "iree_hal_command_buffer_mode_t",
+    "iree_hal_command_buffer_t",
+    "iree_hal_command_buffer_validation_state_t",
+    "iree_hal_command_buffer_vtable_t",
+    "iree_hal_command_category_t",
+    "iree_hal_copy_flags_t",
+    "iree_hal_device_feature_t",
+    "iree_hal_device_id_t",
+    "iree_hal_device_info_t",
+    "iree_hal_device_profiling_mode_t",
+    "iree_hal_device_t",
+    "iree_hal_device_vtable_t",
+    "iree_hal_dispatch_flags_t",
+    "iree_hal_driver_factory_t",
+    "iree_hal_driver_info_t",
+    "iree_hal_driver_registry_t",
+    "iree_hal_driver_t",
+    "iree_hal_driver_vtable_t",
+    "iree_hal_event_flags_t",
+    "iree_hal_event_t",
+    "iree_hal_event_vtable_t",
+    "iree_hal_executable_cache_t",
+    "iree_hal_executable_cache_vtable_t",
+    "iree_hal_executable_caching_mode_t",
+    "iree_hal_executable_params_t",
+    "iree_hal_executable_t",
+    "iree_hal_executable_vtable_t",
+    "iree_hal_execution_barrier_flags_t",
+    "iree_hal_execution_stage_t",
+    "iree_hal_external_buffer_device_allocation_t",
+    "iree_hal_external_buffer_flags_t",
+    "iree_hal_external_buffer_handle_t",
+    "iree_hal_external_buffer_host_allocation_t",
+    "iree_hal_external_buffer_opaque_fd_t",
+    "iree_hal_external_buffer_opaque_win32_t",
+    "iree_hal_external_buffer_t",
+    "iree_hal_external_buffer_type_t",
+    "iree_hal_external_file_flags_t",
+    "iree_hal_file_mode_t",
+    "iree_hal_file_t",
+    "iree_hal_file_vtable_t",
+    "iree_hal_fill_flags_t",
+    "iree_hal_hip_command_buffer_mode_t",
+    "iree_hal_hip_device_params_t",
+    "iree_hal_hip_driver_options_t",
+    "iree_hal_hip_memory_pool_params_t",
+    "iree_hal_hip_memory_pooling_params_t",
+    "iree_hal_hip_nccl_id_t",
+    "iree_hal_label_color_t",
+    "iree_hal_label_location_t",
+    "iree_hal_mapping_mode_t",
+    "iree_hal_memory_access_t",
+    "iree_hal_memory_advise_flags_t",
+    "iree_hal_memory_barrier_t",
+    "iree_hal_memory_type_t",
+    "iree_hal_queue_affinity_t",
+    "iree_hal_read_flags_t",
+    "iree_hal_resource_t",
+    "iree_hal_resource_vtable_t",
+    "iree_hal_semaphore_compatibility_t",
+    "iree_hal_semaphore_flags_t",
+    "iree_hal_semaphore_list_t",
+    "iree_hal_semaphore_t",
+    "iree_hal_semaphore_vtable_t",
+    "iree_hal_transfer_buffer_flags_t",
+    "iree_hal_update_flags_t",
+    "iree_hal_wait_mode_t",
+    "iree_hal_write_flags_t",
+    "iree_host_size_t",
+    "iree_io_file_access_t",
+    "iree_io_file_handle_fields_t",
+    "iree_io_file_handle_primitive_t",
+    "iree_io_file_handle_primitive_value_t",
+    "iree_io_file_handle_release_callback_t",
+    "iree_io_file_handle_release_fn_t",
+    "iree_io_file_handle_t",
+    "iree_io_file_handle_type_t",
+    "iree_loop_command_t",
+    "iree_loop_ctl_fn_t",
+    "iree_loop_t",
+    "iree_status_code_t",
+    "iree_status_handle_t",
+    "iree_status_payload_formatter_t",
+    "iree_status_payload_message_t",
+    "iree_status_payload_t",
+    "iree_status_payload_type_t",
+    "iree_status_storage_t",
+    "iree_status_t",
+    "iree_string_builder_layout_t",
+    "iree_string_builder_t",
+    "iree_string_pair_t",
+    "iree_string_view_t",
+    "iree_time_t",
+    "iree_timeout_t",
+    "iree_timeout_type_t",
+    "iree_wait_primitive_type_t",
+    "iree_wait_source_command_t",
+    "iree_wait_source_ctl_fn_t",
+    "iree_wait_source_export_params_t",
+    "iree_wait_source_t",
+    "iree_wait_source_wait_params_t",
+];
+
+/// IREE 3.13 only: the layouts that depend on IREE's build configuration (its async
+/// semaphore embeds IREE's mutex) come from IREE's own headers through bindgen, as opaque
+/// blobs of the right size and alignment, and the glue that calls IREE's async semaphore
+/// functions (src/iree_3_13/async_glue.c) is compiled against the same headers.
+/// `IREE_3_13_CFLAGS` passes IREE build options (`-DIREE_...`) that change those layouts.
+fn build_iree_3_13_glue(crate_dir: &Path, out_dir: &Path) {
+    let iree = locate_iree_3_13(crate_dir);
+    let include = iree.join("runtime/src");
+    println!("cargo:rerun-if-env-changed=IREE_3_13_CFLAGS");
+    println!("cargo:rerun-if-changed=src/iree_3_13/async_glue.c");
+    println!("cargo:rerun-if-changed=src/iree_3_13/iree_3_13.h");
+    let extra_flags: Vec<String> =
+        std::env::var("IREE_3_13_CFLAGS").unwrap_or_default().split_whitespace().map(str::to_owned).collect();
+    // The types only IREE 3.13 has, as IREE 3.13's headers define them; the types both
+    // versions share are our mirrors (src/abi/), which bindgen's output names.
+    let mut builder = bindgen::Builder::default()
+        .header(crate_dir.join("src/iree_3_13/iree_3_13.h").display().to_string())
+        .clang_arg(format!("-I{}", include.display()))
+        .clang_args(&extra_flags)
+        .raw_line("use crate::abi::*;")
+        .opaque_type("iree_async_semaphore_t")
+        .opaque_type("iree_async_semaphore_timepoint_t")
+        .opaque_type("iree_async_frontier_t")
+        .opaque_type("iree_slim_mutex_t")
+        .blocklist_function(".*")
+        // Constants of the enums we mirror come from our mirrors.
+        .blocklist_item("IREE_ALLOCATOR_COMMAND_.*")
+        .blocklist_item("IREE_TIMEOUT_.*")
+        .blocklist_item("iree_(allocator_command|timeout_type)_e")
+        .default_enum_style(bindgen::EnumVariation::Consts)
+        .prepend_enum_name(false)
+        .derive_default(true)
+        .layout_tests(true);
+    for ty in IREE_3_13_TYPES {
+        builder = builder.allowlist_type(ty);
+    }
+    for ty in OUR_MIRRORS {
+        builder = builder.blocklist_type(ty);
+    }
+    let bindings = builder
+        .generate()
+        .unwrap_or_else(|e| panic!("bindgen failed on IREE 3.13's headers in {}: {e}", include.display()));
+    bindings.write_to_file(out_dir.join("iree_3_13_types.rs")).expect("writing iree_3_13_types.rs");
+    let mut build = cc::Build::new();
+    // IREE's headers as system headers (their own warnings are not ours); gnu11 as IREE builds.
+    build
+        .file("src/iree_3_13/async_glue.c")
+        .flag("-isystem")
+        .flag(include.display().to_string())
+        .flag_if_supported("-Wall")
+        .flag("-std=gnu11");
+    for flag in &extra_flags {
+        build.flag(flag);
+    }
+    build.compile("iree_hal_hip_rs_iree_3_13_async_glue");
+}
+
 fn main() {
     let crate_dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
     let out_dir = PathBuf::from(std::env::var("OUT_DIR").unwrap());
     generate_hip_types(&crate_dir, &out_dir);
+    if std::env::var_os("CARGO_FEATURE_IREE_3_13").is_some() {
+        build_iree_3_13_glue(&crate_dir, &out_dir);
+    }
     compile_iree_link_shim();
     generate_c_header(&crate_dir, &out_dir);
 }

@@ -278,6 +278,25 @@ typedef struct iree_hal_device_t {
 typedef uint32_t iree_status_code_t;
 
 /*
+ `iree_timeout_type_t` (a C enum): how `iree_timeout_t::nanos` is read.
+ */
+typedef uint32_t iree_timeout_type_t;
+
+/*
+ `iree_time_t`: nanoseconds on IREE's clock (CLOCK_REALTIME on Linux in v3.3.0).
+ */
+typedef int64_t iree_time_t;
+
+/*
+ `iree_timeout_t`: a deadline or a relative timeout.
+
+ */
+typedef struct iree_timeout_t {
+  iree_timeout_type_t type;
+  iree_time_t nanos;
+} iree_timeout_t;
+
+/*
  `iree_loop_command_t`: what a loop's control function is asked to do.
  */
 typedef uint32_t iree_loop_command_t;
@@ -423,7 +442,8 @@ typedef uint64_t iree_hal_device_feature_t;
 typedef uint64_t iree_hal_device_profiling_mode_t;
 
 /*
- `iree_hal_semaphore_compatibility_t`: how a device can use a semaphore.
+ `iree_hal_semaphore_compatibility_t`: how a device can use a semaphore (IREE 3.13
+ narrowed it to 32 bits).
  */
 typedef uint64_t iree_hal_semaphore_compatibility_t;
 
@@ -468,7 +488,7 @@ typedef uint32_t iree_hal_external_file_flags_t;
 typedef uint64_t iree_hal_queue_affinity_t;
 
 /*
- `iree_hal_semaphore_flags_t`.
+ `iree_hal_semaphore_flags_t` (64 bits in IREE 3.13).
  */
 typedef uint32_t iree_hal_semaphore_flags_t;
 
@@ -483,19 +503,9 @@ typedef uint32_t iree_io_file_access_t;
 typedef uint32_t iree_io_file_handle_type_t;
 
 /*
- `iree_time_t`: nanoseconds on IREE's clock (CLOCK_REALTIME on Linux in v3.3.0).
- */
-typedef int64_t iree_time_t;
-
-/*
  `iree_duration_t`: a span of nanoseconds.
  */
 typedef int64_t iree_duration_t;
-
-/*
- `iree_timeout_type_t` (a C enum): how `iree_timeout_t::nanos` is read.
- */
-typedef uint32_t iree_timeout_type_t;
 
 /*
  `iree_wait_primitive_type_t`: the kind of OS primitive behind a wait handle.
@@ -597,15 +607,6 @@ typedef struct iree_loop_t {
   void *self;
   iree_loop_ctl_fn_t ctl;
 } iree_loop_t;
-
-/*
- `iree_timeout_t`: a deadline or a relative timeout.
-
- */
-typedef struct iree_timeout_t {
-  iree_timeout_type_t type;
-  iree_time_t nanos;
-} iree_timeout_t;
 
 /*
  `iree_wait_source_ctl_fn_t`: one entry point serving every wait source command.
@@ -1331,7 +1332,7 @@ typedef struct iree_hal_semaphore_list_t {
 } iree_hal_semaphore_list_t;
 
 /*
- `iree_hal_device_profiling_options_t`.
+ `iree_hal_device_profiling_options_t` (IREE 3.13's, a different struct: `iree_3_13`).
  */
 typedef struct iree_hal_device_profiling_options_t {
   iree_hal_device_profiling_mode_t mode;

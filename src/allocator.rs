@@ -175,7 +175,125 @@ static HIP_ALLOCATOR_VTABLE: iree_hal_allocator_vtable_t = iree_hal_allocator_vt
     deallocate_buffer: Some(allocator_deallocate_buffer),
     import_buffer: Some(allocator_import_buffer),
     export_buffer: Some(allocator_export_buffer),
+    #[cfg(feature = "iree-3-13")]
+    supports_virtual_memory: Some(iree_3_13::allocator_supports_virtual_memory),
+    #[cfg(feature = "iree-3-13")]
+    virtual_memory_query_granularity: Some(iree_3_13::allocator_virtual_memory_query_granularity),
+    #[cfg(feature = "iree-3-13")]
+    virtual_memory_reserve: Some(iree_3_13::allocator_virtual_memory_reserve),
+    #[cfg(feature = "iree-3-13")]
+    virtual_memory_release: Some(iree_3_13::allocator_virtual_memory_release),
+    #[cfg(feature = "iree-3-13")]
+    physical_memory_allocate: Some(iree_3_13::allocator_physical_memory_allocate),
+    #[cfg(feature = "iree-3-13")]
+    physical_memory_free: Some(iree_3_13::allocator_physical_memory_free),
+    #[cfg(feature = "iree-3-13")]
+    virtual_memory_map: Some(iree_3_13::allocator_virtual_memory_map),
+    #[cfg(feature = "iree-3-13")]
+    virtual_memory_unmap: Some(iree_3_13::allocator_virtual_memory_unmap),
+    #[cfg(feature = "iree-3-13")]
+    virtual_memory_protect: Some(iree_3_13::allocator_virtual_memory_protect),
+    #[cfg(feature = "iree-3-13")]
+    virtual_memory_advise: Some(iree_3_13::allocator_virtual_memory_advise),
 };
+
+/// IREE 3.13's virtual memory entries. HIP's virtual memory management (hipMemCreate,
+/// hipMemMap, ...) is not used by this driver, as by IREE's C HIP driver: the allocator says
+/// so, and every entry refuses with UNAVAILABLE naming it.
+#[cfg(feature = "iree-3-13")]
+mod iree_3_13 {
+    use super::HipAllocator;
+    use crate::abi::*;
+    use crate::hal_object::{Ours, Out};
+
+    fn unsupported(entry: &str) -> crate::status::Status {
+        crate::status!(Unavailable, "{entry}: virtual memory is not supported by this HIP driver (supports_virtual_memory is false)")
+    }
+
+    crate::hal_thunks! {
+        pub(super) fn allocator_supports_virtual_memory(_allocator: Ours<HipAllocator>) -> bool [fallback: false] {
+            false
+        }
+
+        pub(super) fn allocator_virtual_memory_query_granularity(
+            _allocator: Ours<HipAllocator>,
+            _params: iree_hal_buffer_params_t,
+            out_minimum_page_size: Out<iree_device_size_t>,
+            out_recommended_page_size: Out<iree_device_size_t>,
+        ) -> Status {
+            Err(unsupported("virtual_memory_query_granularity"))
+        }
+
+        pub(super) fn allocator_virtual_memory_reserve(
+            _allocator: Ours<HipAllocator>,
+            _queue_affinity: iree_hal_queue_affinity_t,
+            _size: iree_device_size_t,
+            out_virtual_buffer: Out<*mut iree_hal_buffer_t>,
+        ) -> Status {
+            Err(unsupported("virtual_memory_reserve"))
+        }
+
+        pub(super) fn allocator_virtual_memory_release(_allocator: Ours<HipAllocator>, _virtual_buffer: *mut iree_hal_buffer_t) -> Status {
+            Err(unsupported("virtual_memory_release"))
+        }
+
+        pub(super) fn allocator_physical_memory_allocate(
+            _allocator: Ours<HipAllocator>,
+            _params: iree_hal_buffer_params_t,
+            _size: iree_device_size_t,
+            _host_allocator: iree_allocator_t,
+            out_physical_memory: Out<*mut iree_hal_physical_memory_t>,
+        ) -> Status {
+            Err(unsupported("physical_memory_allocate"))
+        }
+
+        pub(super) fn allocator_physical_memory_free(_allocator: Ours<HipAllocator>, _physical_memory: *mut iree_hal_physical_memory_t) -> Status {
+            Err(unsupported("physical_memory_free"))
+        }
+
+        pub(super) fn allocator_virtual_memory_map(
+            _allocator: Ours<HipAllocator>,
+            _virtual_buffer: *mut iree_hal_buffer_t,
+            _virtual_offset: iree_device_size_t,
+            _physical_memory: *mut iree_hal_physical_memory_t,
+            _physical_offset: iree_device_size_t,
+            _size: iree_device_size_t,
+        ) -> Status {
+            Err(unsupported("virtual_memory_map"))
+        }
+
+        pub(super) fn allocator_virtual_memory_unmap(
+            _allocator: Ours<HipAllocator>,
+            _virtual_buffer: *mut iree_hal_buffer_t,
+            _virtual_offset: iree_device_size_t,
+            _size: iree_device_size_t,
+        ) -> Status {
+            Err(unsupported("virtual_memory_unmap"))
+        }
+
+        pub(super) fn allocator_virtual_memory_protect(
+            _allocator: Ours<HipAllocator>,
+            _virtual_buffer: *mut iree_hal_buffer_t,
+            _virtual_offset: iree_device_size_t,
+            _size: iree_device_size_t,
+            _queue_affinity: iree_hal_queue_affinity_t,
+            _protection: iree_hal_memory_protection_t,
+        ) -> Status {
+            Err(unsupported("virtual_memory_protect"))
+        }
+
+        pub(super) fn allocator_virtual_memory_advise(
+            _allocator: Ours<HipAllocator>,
+            _virtual_buffer: *mut iree_hal_buffer_t,
+            _virtual_offset: iree_device_size_t,
+            _size: iree_device_size_t,
+            _queue_affinity: iree_hal_queue_affinity_t,
+            _advice: iree_hal_memory_advice_t,
+        ) -> Status {
+            Err(unsupported("virtual_memory_advise"))
+        }
+    }
+}
 
 crate::hal_thunks! {
     fn allocator_host_allocator(allocator: OursConst<HipAllocator>) -> iree_allocator_t [fallback: iree_allocator_t { self_: core::ptr::null_mut(), ctl: None }] {

@@ -105,6 +105,8 @@ impl HipBuffer {
                 byte_length: spec.size,
                 placement: spec.placement,
                 pooling_allocator: core::ptr::null_mut(),
+                #[cfg(feature = "iree-3-13")]
+                preserve_count: 1,
                 memory_type: spec.memory_type,
                 allowed_usage: spec.usage,
                 allowed_access: spec.access,

@@ -52,6 +52,8 @@ use std::sync::Arc;
 crate::hal_object!(HipCommandBuffer { base: iree_hal_command_buffer_t }, vtable::HIP_COMMAND_BUFFER_VTABLE);
 
 pub use execution::prepare_execution;
+#[cfg(feature = "iree-3-13")]
+pub use execution::prepare_single_dispatch;
 
 /// Largest binding table a command buffer may declare: `buffer_slot` is a 24-bit field.
 const MAX_BINDING_CAPACITY: usize = 1 << 24;
@@ -153,6 +155,8 @@ impl HipCommandBuffer {
                 mode: spec.mode,
                 allowed_categories: spec.categories,
                 queue_affinity: spec.queue_affinity,
+                #[cfg(feature = "iree-3-13")]
+                profile_id: 0,
                 binding_capacity: spec.binding_capacity as u32,
                 binding_count: 0,
                 validation_state,
@@ -319,6 +323,24 @@ impl HipCommandBuffer {
     /// Whether commands go onto a stream as they are recorded.
     pub fn is_inline(&self) -> bool {
         self.inline.is_some()
+    }
+
+    /// IREE 3.13: the block dims of export `ordinal` of `executable` (checked as a dispatch
+    /// checks them), for the dispatch configuration's workgroup size.
+    #[cfg(feature = "iree-3-13")]
+    fn export_block_dims(&self, executable: Option<Borrowed<'_, iree_hal_executable_t>>, ordinal: i32) -> Result<[u32; 3]> {
+        let executable = crate::hal_object::required(executable, "executable")?;
+        let ordinal = u32::try_from(ordinal).map_err(|_| crate::status!(InvalidArgument, "dispatch: negative export ordinal {ordinal}"))?;
+        Ok(kernels::lookup_kernel(executable, ordinal, 0)?.block_dims)
+    }
+
+    /// IREE 3.13's flush/invalidate of a range: checked like any recorded reference, nothing
+    /// to do since the memory HIP hosts are coherent.
+    #[cfg(feature = "iree-3-13")]
+    fn check_coherent_range(&self, what: &str, target_ref: BufferRefView<'_>) -> Result<()> {
+        self.ensure_recording(what)?;
+        let mut scratch = ResourceSet::default();
+        self.capture_ref(&mut scratch, &target_ref, what, false).map(|_| ())
     }
 
     fn ensure_recording(&self, what: &str) -> Result<()> {

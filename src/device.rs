@@ -11,7 +11,9 @@ use crate::abi::*;
 use crate::allocator::HipAllocator;
 use crate::boundary;
 use crate::hal_object::foreign::AllocatorCalls;
-use crate::hal_object::{self, BindingTable, Bytes, Live, Nullable, Ours, Out, Retained, SemaphoreList, SemaphoreListView};
+use crate::hal_object::{self, Bytes, Live, Nullable, Ours, Out, Retained, SemaphoreList, SemaphoreListView};
+#[cfg(not(feature = "iree-3-13"))]
+use crate::hal_object::BindingTable;
 use crate::driver::DeviceRequest;
 use crate::hip::gpu::Gpu;
 use crate::hip::types::*;
@@ -42,6 +44,13 @@ pub struct HipDevice {
     queues: Vec<Queue>,
     /// Stream-ordered allocation pools; `None` keeps queue_alloca synchronous.
     memory_pools: Option<Arc<crate::memory_pools::MemoryPools>>,
+    /// IREE 3.13: where this device sits in its device group (IREE assigns it).
+    #[cfg(feature = "iree-3-13")]
+    topology: Mutex<crate::iree_3_13::TopologyInfo>,
+    /// IREE 3.13: the proactor pool the device was created with, held for the semaphores
+    /// that use its proactor. Last, so that it goes after everything that may use it.
+    #[cfg(feature = "iree-3-13")]
+    proactor: crate::iree_3_13::ProactorLease,
 }
 
 impl HipDevice {
@@ -65,6 +74,10 @@ impl HipDevice {
             channel_provider: Mutex::new(None),
             queues,
             memory_pools,
+            #[cfg(feature = "iree-3-13")]
+            topology: Mutex::new(Default::default()),
+            #[cfg(feature = "iree-3-13")]
+            proactor: request.proactor,
         }));
         // Released (destroying the device) if the allocator cannot be made.
         let allocator = HipAllocator::create(hip, owned.as_raw(), gpus, host_allocator)?;
@@ -147,6 +160,33 @@ impl HipDevice {
         let (waits, signals) = (crate::semaphore::retain_list(waits)?, crate::semaphore::retain_list(signals)?);
         queue.submit(Operation { name, waits, signals, issue, keep_alive, issue_blocks });
         Ok(())
+    }
+
+    /// With memory pools (async allocations on, and supported by every GPU) a device-only
+    /// buffer is allocated in stream order: returned now, given memory when the queue issues
+    /// the operation after its waits (see `crate::memory_pools`). Otherwise it is allocated
+    /// at submission from the device allocator and the signals are ordered after the waits.
+    fn queue_alloca(
+        &self,
+        queue_affinity: iree_hal_queue_affinity_t,
+        wait_semaphore_list: SemaphoreListView<'_>,
+        signal_semaphore_list: SemaphoreListView<'_>,
+        params: iree_hal_buffer_params_t,
+        allocation_size: iree_device_size_t,
+    ) -> Result<*mut iree_hal_buffer_t> {
+        let allocator = self.allocator().ok_or_else(|| crate::status!(FailedPrecondition, "device has no allocator"))?;
+        let host_visible = params.type_ & IREE_HAL_MEMORY_TYPE_HOST_VISIBLE != 0;
+        if let (Some(pools), false) = (&self.memory_pools, host_visible) {
+            let gpu_index = self.queue_index(queue_affinity)?;
+            let stats = crate::allocator::shared_statistics(&allocator).unwrap_or_default();
+            let crate::memory_pools::PreparedAlloca { buffer, issue, keep_alive } =
+                pools.prepare_alloca(gpu_index, hal_object::as_raw(self), queue_affinity, &params, allocation_size, stats)?;
+            self.submit("queue_alloca", queue_affinity, wait_semaphore_list, signal_semaphore_list, issue, keep_alive)?;
+            return Ok(buffer.into_raw_header());
+        }
+        let buffer = allocator.allocate_buffer(&with_default_buffer_params(params), allocation_size)?;
+        self.submit("queue_alloca", queue_affinity, wait_semaphore_list, signal_semaphore_list, Box::new(|_| Ok(())), Vec::new())?;
+        Ok(buffer.into_raw())
     }
 
     fn query_i64(&self, category: &[u8], key: &[u8]) -> Result<i64> {
@@ -321,6 +361,7 @@ crate::hal_thunks! {
         Ok(())
     }
 
+    #[cfg(not(feature = "iree-3-13"))]
     fn device_create_executable_cache(
         device: Ours<HipDevice>,
         _identifier: iree_string_view_t,
@@ -343,6 +384,7 @@ crate::hal_thunks! {
         Ok(())
     }
 
+    #[cfg(not(feature = "iree-3-13"))]
     fn device_create_semaphore(
         device: Ours<HipDevice>,
         initial_value: u64,
@@ -360,10 +402,8 @@ crate::hal_thunks! {
         }
     }
 
-    /// With memory pools (async allocations on, and supported by every GPU) a device-only
-    /// buffer is allocated in stream order: returned now, given memory when the queue issues
-    /// the operation after its waits (see `crate::memory_pools`). Otherwise it is allocated
-    /// at submission from the device allocator and the signals are ordered after the waits.
+    /// See `HipDevice::queue_alloca`.
+    #[cfg(not(feature = "iree-3-13"))]
     fn device_queue_alloca(
         device: Ours<HipDevice>,
         queue_affinity: iree_hal_queue_affinity_t,
@@ -374,23 +414,11 @@ crate::hal_thunks! {
         allocation_size: iree_device_size_t,
         out_buffer: Out<*mut iree_hal_buffer_t>,
     ) -> Status {
-        let allocator = device.allocator().ok_or_else(|| crate::status!(FailedPrecondition, "device has no allocator"))?;
-        let host_visible = params.type_ & IREE_HAL_MEMORY_TYPE_HOST_VISIBLE != 0;
-        if let (Some(pools), false) = (&device.memory_pools, host_visible) {
-            let gpu_index = device.queue_index(queue_affinity)?;
-            let stats = crate::allocator::shared_statistics(&allocator).unwrap_or_default();
-            let crate::memory_pools::PreparedAlloca { buffer, issue, keep_alive } =
-                pools.prepare_alloca(gpu_index, hal_object::as_raw(device), queue_affinity, &params, allocation_size, stats)?;
-            device.submit("queue_alloca", queue_affinity, wait_semaphore_list, signal_semaphore_list, issue, keep_alive)?;
-            out_buffer.set(buffer.into_raw_header());
-            return Ok(());
-        }
-        let buffer = allocator.allocate_buffer(&with_default_buffer_params(params), allocation_size)?;
-        device.submit("queue_alloca", queue_affinity, wait_semaphore_list, signal_semaphore_list, Box::new(|_| Ok(())), Vec::new())?;
-        out_buffer.set(buffer.into_raw());
+        out_buffer.set(device.queue_alloca(queue_affinity, wait_semaphore_list, signal_semaphore_list, params, allocation_size)?);
         Ok(())
     }
 
+    #[cfg(not(feature = "iree-3-13"))]
     /// A stream-ordered buffer's memory goes back to its pool on the queue's stream after
     /// the waits; for other buffers this only orders the signals after the waits and the
     /// memory goes back when the last reference to the buffer is released.
@@ -515,6 +543,7 @@ crate::hal_thunks! {
         device.submit_operation("queue_write", queue_affinity, wait_semaphore_list, signal_semaphore_list, transfer.issue, transfer.keep_alive, true)
     }
 
+    #[cfg(not(feature = "iree-3-13"))]
     /// Checks the command buffer and table now and keeps them alive until the queue is done;
     /// a NULL command buffer makes a barrier (the signals follow the waits).
     fn device_queue_execute(
@@ -534,6 +563,7 @@ crate::hal_thunks! {
         Ok(())
     }
 
+    #[cfg(not(feature = "iree-3-13"))]
     fn device_wait_semaphores(
         _device: Ours<HipDevice>,
         wait_mode: iree_hal_wait_mode_t,
@@ -566,27 +596,64 @@ static HIP_DEVICE_VTABLE: iree_hal_device_vtable_t = iree_hal_device_vtable_t {
     replace_channel_provider: Some(device_replace_channel_provider),
     trim: Some(device_trim),
     query_i64: Some(device_query_i64),
+    #[cfg(feature = "iree-3-13")]
+    query_capabilities: Some(iree_3_13::device_query_capabilities),
+    #[cfg(feature = "iree-3-13")]
+    topology_info: Some(iree_3_13::device_topology_info),
+    #[cfg(feature = "iree-3-13")]
+    refine_topology_edge: Some(iree_3_13::device_refine_topology_edge),
+    #[cfg(feature = "iree-3-13")]
+    assign_topology_info: Some(iree_3_13::device_assign_topology_info),
     create_channel: Some(device_create_channel),
     create_command_buffer: Some(device_create_command_buffer),
     create_event: Some(device_create_event),
+    #[cfg(not(feature = "iree-3-13"))]
     create_executable_cache: Some(device_create_executable_cache),
+    #[cfg(feature = "iree-3-13")]
+    create_executable_cache: Some(iree_3_13::device_create_executable_cache),
     import_file: Some(device_import_file),
+    #[cfg(not(feature = "iree-3-13"))]
     create_semaphore: Some(device_create_semaphore),
+    #[cfg(feature = "iree-3-13")]
+    create_semaphore: Some(iree_3_13::device_create_semaphore),
     query_semaphore_compatibility: Some(device_query_semaphore_compatibility),
+    #[cfg(feature = "iree-3-13")]
+    query_queue_pool_backend: Some(iree_3_13::device_query_queue_pool_backend),
+    #[cfg(not(feature = "iree-3-13"))]
     queue_alloca: Some(device_queue_alloca),
+    #[cfg(feature = "iree-3-13")]
+    queue_alloca: Some(iree_3_13::device_queue_alloca),
+    #[cfg(not(feature = "iree-3-13"))]
     queue_dealloca: Some(device_queue_dealloca),
+    #[cfg(feature = "iree-3-13")]
+    queue_dealloca: Some(iree_3_13::device_queue_dealloca),
     queue_fill: Some(device_queue_fill),
     queue_update: Some(device_queue_update),
     queue_copy: Some(device_queue_copy),
     queue_read: Some(device_queue_read),
     queue_write: Some(device_queue_write),
+    #[cfg(feature = "iree-3-13")]
+    queue_host_call: Some(iree_3_13::device_queue_host_call),
+    #[cfg(feature = "iree-3-13")]
+    queue_dispatch: Some(iree_3_13::device_queue_dispatch),
+    #[cfg(not(feature = "iree-3-13"))]
     queue_execute: Some(device_queue_execute),
+    #[cfg(feature = "iree-3-13")]
+    queue_execute: Some(iree_3_13::device_queue_execute),
     queue_flush: Some(device_queue_flush),
+    #[cfg(not(feature = "iree-3-13"))]
     wait_semaphores: Some(device_wait_semaphores),
     profiling_begin: Some(device_profiling_begin),
     profiling_flush: Some(device_profiling_flush),
     profiling_end: Some(device_profiling_end),
+    #[cfg(feature = "iree-3-13")]
+    external_capture_begin: Some(iree_3_13::device_external_capture_begin),
+    #[cfg(feature = "iree-3-13")]
+    external_capture_end: Some(iree_3_13::device_external_capture_end),
 };
+
+#[cfg(feature = "iree-3-13")]
+mod iree_3_13;
 
 #[cfg(test)]
 mod tests {

@@ -24,6 +24,10 @@ pub fn default_params() -> iree_hal_hip_device_params_t {
         file_transfer_chunk_size: DEFAULT_FILE_TRANSFER_CHUNK_SIZE,
         memory_pools: iree_hal_hip_memory_pooling_params_t::default(),
         allow_inline_execution: false,
+        #[cfg(feature = "iree-3-13")]
+        async_caching: false,
+        #[cfg(feature = "iree-3-13")]
+        external_stream: 0,
     }
 }
 

@@ -6,6 +6,8 @@ use crate::abi::*;
 use crate::hal_object::thunk::{Builder, DriverOptionsValue};
 use crate::hal_object::host_memory::HostList;
 use crate::hal_object::{self, Bytes, Ours, Out};
+#[cfg(feature = "iree-3-13")]
+use crate::hal_object::Ref;
 use crate::device_path::{self, DevicePath, DeviceSelector};
 use crate::hip::types::{hipDevice_t, hipUUID};
 use crate::hip::HipSymbols;
@@ -43,6 +45,9 @@ pub struct PhysicalDevice {
 pub struct DeviceRequest {
     pub devices: Vec<PhysicalDevice>,
     pub params: iree_hal_hip_device_params_t,
+    /// IREE 3.13: the proactor pool from the device create params, held by the device.
+    #[cfg(feature = "iree-3-13")]
+    pub proactor: crate::iree_3_13::ProactorLease,
 }
 
 // Device ids handed to IREE are HIP device handles plus one, so that id 0 stays
@@ -245,6 +250,10 @@ crate::hal_thunks! {
         driver.dump_device_info(device_id, &mut builder)
     }
 
+}
+
+#[cfg(not(feature = "iree-3-13"))]
+crate::hal_thunks! {
     fn driver_create_device_by_id(
         driver: Ours<HipDriver>,
         device_id: iree_hal_device_id_t,
@@ -275,6 +284,49 @@ crate::hal_thunks! {
         let path = String::from_utf8_lossy(device_path).into_owned();
         let params = driver.params_with(&pairs)?;
         let request = DeviceRequest { devices: driver.devices_for_path(&path)?, params };
+        out_device.set(driver.create_device(request, HostAllocator(host_allocator))?);
+        Ok(())
+    }
+}
+
+// IREE 3.13: devices are created with IREE's create params, whose proactor pool the device
+// keeps (`ProactorLease`).
+#[cfg(feature = "iree-3-13")]
+crate::hal_thunks! {
+    fn driver_create_device_by_id(
+        driver: Ours<HipDriver>,
+        device_id: iree_hal_device_id_t,
+        param_count: iree_host_size_t,
+        params: *const iree_string_pair_t,
+        create_params: Ref<iree_hal_device_create_params_t>,
+        host_allocator: iree_allocator_t,
+        out_device: Out<*mut iree_hal_device_t>,
+    ) -> Status
+    where pairs = string_pairs(param_count, params)
+    {
+        let params = driver.params_with(&pairs)?;
+        let devices = vec![driver.device_by_id(device_id)?];
+        let request = DeviceRequest { devices, params, proactor: crate::iree_3_13::ProactorLease::acquire(create_params)? };
+        out_device.set(driver.create_device(request, HostAllocator(host_allocator))?);
+        Ok(())
+    }
+
+    fn driver_create_device_by_path(
+        driver: Ours<HipDriver>,
+        _driver_name: iree_string_view_t,
+        device_path: Bytes,
+        param_count: iree_host_size_t,
+        params: *const iree_string_pair_t,
+        create_params: Ref<iree_hal_device_create_params_t>,
+        host_allocator: iree_allocator_t,
+        out_device: Out<*mut iree_hal_device_t>,
+    ) -> Status
+    where pairs = string_pairs(param_count, params)
+    {
+        let path = String::from_utf8_lossy(device_path).into_owned();
+        let params = driver.params_with(&pairs)?;
+        let devices = driver.devices_for_path(&path)?;
+        let request = DeviceRequest { devices, params, proactor: crate::iree_3_13::ProactorLease::acquire(create_params)? };
         out_device.set(driver.create_device(request, HostAllocator(host_allocator))?);
         Ok(())
     }

@@ -33,6 +33,10 @@ use std::sync::Arc;
 /// `hal.executable.format`). Both name the same HIP1 flatbuffer.
 pub const ACCEPTED_FORMATS: [&str; 2] = ["HSACO", "rocm-hsaco-fb"];
 
+/// IREE 3.13: the format `infer_format` names for HIP executable data.
+#[cfg(feature = "iree-3-13")]
+pub const INFERRED_FORMAT: &[u8] = b"HSACO";
+
 /// Whether `format` is one this driver prepares.
 pub fn is_accepted_format(format: &[u8]) -> bool {
     ACCEPTED_FORMATS.iter().any(|accepted| accepted.as_bytes() == format)
@@ -90,7 +94,106 @@ pub struct HipExecutable {
 
 crate::hal_object!(HipExecutable { base: iree_hal_executable_t }, HIP_EXECUTABLE_VTABLE);
 
+#[cfg(not(feature = "iree-3-13"))]
 static HIP_EXECUTABLE_VTABLE: iree_hal_executable_vtable_t = iree_hal_executable_vtable_t { destroy: Some(hal_object::destroy::<HipExecutable>) };
+
+#[cfg(feature = "iree-3-13")]
+static HIP_EXECUTABLE_VTABLE: iree_hal_executable_vtable_t = iree_hal_executable_vtable_t {
+    destroy: Some(hal_object::destroy::<HipExecutable>),
+    function_count: Some(iree_3_13::executable_function_count),
+    function_info: Some(iree_3_13::executable_function_info),
+    function_parameters: Some(iree_3_13::executable_function_parameters),
+    lookup_function_by_name: Some(iree_3_13::executable_lookup_function_by_name),
+    lookup_global_by_name: Some(iree_3_13::executable_lookup_global_by_name),
+};
+
+/// IREE 3.13's reflection entries: a function is an export, by its index.
+#[cfg(feature = "iree-3-13")]
+mod iree_3_13 {
+    use super::{ExportInfo, HipExecutable};
+    use crate::abi::*;
+    use crate::hal_object::{Bytes, Mut, Ours, Out};
+    use crate::status::Result;
+
+    impl HipExecutable {
+        /// The export a 3.13 function names (its index, below the export count).
+        fn function_export(&self, function: iree_hal_executable_function_t) -> Result<&ExportInfo> {
+            match u32::try_from(function.value) {
+                Ok(ordinal) if (ordinal as usize) < self.exports.len() => self.export(ordinal),
+                _ => Err(crate::status!(
+                    OutOfRange,
+                    "function {} is not one of the executable's {} functions",
+                    function.value,
+                    self.exports.len()
+                )),
+            }
+        }
+    }
+
+    crate::hal_thunks! {
+        pub(super) fn executable_function_count(executable: Ours<HipExecutable>) -> iree_host_size_t [fallback: 0] {
+            executable.exports.len()
+        }
+
+        pub(super) fn executable_function_info(
+            executable: Ours<HipExecutable>,
+            function: iree_hal_executable_function_t,
+            out_info: Mut<iree_hal_executable_function_info_t>,
+        ) -> Status {
+            let export = executable.function_export(function)?;
+            let name = export.kernel_name.to_bytes();
+            *out_info = iree_hal_executable_function_info_t {
+                // The name lives as long as the executable, as IREE's C driver's does.
+                name: iree_string_view_t { data: name.as_ptr().cast(), size: name.len() },
+                flags: 0,
+                constant_count: export.constant_count as u16,
+                binding_count: export.binding_flags.len() as u16,
+                parameter_count: 0,
+                workgroup_size: export.block_dims,
+                ..Default::default()
+            };
+            Ok(())
+        }
+
+        /// HIP executables carry no parameter reflection (as in IREE's C driver).
+        pub(super) fn executable_function_parameters(
+            executable: Ours<HipExecutable>,
+            function: iree_hal_executable_function_t,
+            _capacity: iree_host_size_t,
+            _out_parameters: *mut iree_hal_executable_function_parameter_t,
+        ) -> Status {
+            executable.function_export(function)?;
+            Err(crate::status!(Unimplemented, "HIP executables carry no parameter reflection"))
+        }
+
+        pub(super) fn executable_lookup_function_by_name(
+            executable: Ours<HipExecutable>,
+            name: Bytes,
+            out_function: Out<iree_hal_executable_function_t>,
+        ) -> Status {
+            match executable.exports.iter().position(|export| export.kernel_name.to_bytes() == name) {
+                Some(index) => {
+                    out_function.set(iree_hal_executable_function_t { value: index as u64 });
+                    Ok(())
+                }
+                None => Err(crate::status!(NotFound, "function '{}' not found in executable", String::from_utf8_lossy(name))),
+            }
+        }
+
+        /// Module globals (hipModuleGetGlobal) are not wrapped as buffers yet (issue 14).
+        pub(super) fn executable_lookup_global_by_name(
+            executable: Ours<HipExecutable>,
+            name: Bytes,
+            _queue_affinity: iree_hal_queue_affinity_t,
+            out_buffer: Out<*mut iree_hal_buffer_t>,
+        ) -> Status {
+            if name.is_empty() {
+                return Err(crate::status!(InvalidArgument, "executable global name is empty"));
+            }
+            Err(crate::status!(Unimplemented, "looking up executable global '{}' is not implemented yet", String::from_utf8_lossy(name)))
+        }
+    }
+}
 
 impl HipExecutable {
     /// Verifies `params` and loads the executable on every GPU in `gpus`.
@@ -108,6 +211,8 @@ impl HipExecutable {
             ));
         }
         let data = params.data()?;
+        #[cfg(feature = "iree-3-13")]
+        let data = executable_format::strip_file_header(data)?;
         let def = executable_format::parse(data)?;
         for (index, gpu) in gpus.iter().enumerate() {
             let limits = query_limits(&hip, gpu.device())?;

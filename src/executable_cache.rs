@@ -8,6 +8,8 @@ use crate::device::HipDevice;
 use crate::executable::{self, HipExecutable};
 use crate::hal_object::thunk::{ExecutableParams, ExecutableParamsRef};
 use crate::hal_object::{self, Bytes, Ours, Out};
+#[cfg(feature = "iree-3-13")]
+use crate::hal_object::ConstBytes;
 use crate::hip::gpu::Gpu;
 use crate::hip::HipSymbols;
 use crate::status::Result;
@@ -64,5 +66,33 @@ crate::hal_thunks! {
 static HIP_EXECUTABLE_CACHE_VTABLE: iree_hal_executable_cache_vtable_t = iree_hal_executable_cache_vtable_t {
     destroy: Some(hal_object::destroy::<HipExecutableCache>),
     can_prepare_format: Some(executable_cache_can_prepare_format),
+    #[cfg(feature = "iree-3-13")]
+    infer_format: Some(executable_cache_infer_format),
     prepare_executable: Some(executable_cache_prepare_executable),
 };
+
+#[cfg(feature = "iree-3-13")]
+crate::hal_thunks! {
+    /// IREE 3.13: names the format of HIP executable data ("HSACO", the name IREE's HIP
+    /// executables use) once the flatbuffer verifies, and how many bytes it occupies.
+    fn executable_cache_infer_format(
+        _executable_cache: Ours<HipExecutableCache>,
+        _caching_mode: iree_hal_executable_caching_mode_t,
+        executable_data: ConstBytes,
+        executable_format_capacity: iree_host_size_t,
+        executable_format: *mut core::ffi::c_char,
+        out_inferred_size: Out<iree_host_size_t>,
+    ) -> Status
+    where format_out = out_array(executable_format, executable_format_capacity)
+    {
+        let size = crate::executable_format::verified_size(executable_data)?;
+        // The name and its NUL must fit, as IREE's C driver requires.
+        let format: Vec<core::ffi::c_char> = executable::INFERRED_FORMAT.iter().chain(b"\0").map(|&byte| byte as core::ffi::c_char).collect();
+        if format.len() > executable_format_capacity {
+            return Err(crate::status!(OutOfRange, "executable format buffer too small ({executable_format_capacity} bytes for {})", format.len()));
+        }
+        format_out.fill_from(&format)?;
+        out_inferred_size.set(size);
+        Ok(())
+    }
+}

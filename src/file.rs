@@ -60,6 +60,8 @@ static HIP_FILE_VTABLE: iree_hal_file_vtable_t = iree_hal_file_vtable_t {
     allowed_access: Some(file_allowed_access),
     length: Some(file_length),
     storage_buffer: Some(file_storage_buffer),
+    #[cfg(feature = "iree-3-13")]
+    async_handle: Some(file_async_handle),
     supports_synchronous_io: Some(file_supports_synchronous_io),
     read: Some(file_read),
     write: Some(file_write),
@@ -369,6 +371,12 @@ crate::hal_thunks! {
 
     /// No file is backed by a HAL buffer: transfers always go through the queue's copies.
     fn file_storage_buffer(_file: *mut iree_hal_file_t) -> *mut iree_hal_buffer_t [fallback: core::ptr::null_mut()] {
+        core::ptr::null_mut()
+    }
+
+    /// IREE 3.13: no handle for IREE's async I/O; reads and writes go through the queue.
+    #[cfg(feature = "iree-3-13")]
+    fn file_async_handle(_file: Ours<HipFile>) -> *mut iree_async_file_t [fallback: core::ptr::null_mut()] {
         core::ptr::null_mut()
     }
 

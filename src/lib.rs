@@ -30,6 +30,8 @@ pub mod exports;
 pub mod file;
 pub mod hal_object;
 pub mod hip;
+#[cfg(feature = "iree-3-13")]
+pub mod iree_3_13;
 pub mod iree_core;
 pub mod memory_pools;
 pub mod queue;

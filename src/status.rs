@@ -212,6 +212,15 @@ impl Status {
         }
     }
 
+    /// A copy (`duplicate`) of a status someone else owns, which stays theirs.
+    ///
+    /// # Safety
+    /// `raw` is a failed status that stays live for the call.
+    pub unsafe fn duplicate_raw(raw: iree_status_t) -> Status {
+        let borrowed = core::mem::ManuallyDrop::new(Status { raw });
+        borrowed.duplicate()
+    }
+
     /// Hands the status to C, which must free it (`iree_status_free`/`iree_status_ignore`).
     pub fn into_raw(self) -> iree_status_t {
         let raw = self.raw;

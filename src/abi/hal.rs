@@ -1,6 +1,8 @@
 //! `iree/hal`: resources, drivers, device infos, driver factories.
 //! Each other HAL object has its own `hal_*` module.
 
+#[cfg(feature = "iree-3-13")]
+use super::iree_3_13::iree_hal_device_create_params_t;
 use super::base::*;
 use super::hal_device::iree_hal_device_t;
 use core::ffi::c_void;
@@ -89,6 +91,7 @@ pub struct iree_hal_driver_vtable_t {
             builder: *mut iree_string_builder_t,
         ) -> iree_status_t,
     >,
+    #[cfg(not(feature = "iree-3-13"))]
     pub create_device_by_id: Option<
         unsafe extern "C" fn(
             driver: *mut iree_hal_driver_t,
@@ -99,6 +102,19 @@ pub struct iree_hal_driver_vtable_t {
             out_device: *mut *mut iree_hal_device_t,
         ) -> iree_status_t,
     >,
+    #[cfg(feature = "iree-3-13")]
+    pub create_device_by_id: Option<
+        unsafe extern "C" fn(
+            driver: *mut iree_hal_driver_t,
+            device_id: iree_hal_device_id_t,
+            param_count: iree_host_size_t,
+            params: *const iree_string_pair_t,
+            create_params: *const iree_hal_device_create_params_t,
+            host_allocator: iree_allocator_t,
+            out_device: *mut *mut iree_hal_device_t,
+        ) -> iree_status_t,
+    >,
+    #[cfg(not(feature = "iree-3-13"))]
     pub create_device_by_path: Option<
         unsafe extern "C" fn(
             driver: *mut iree_hal_driver_t,
@@ -110,7 +126,27 @@ pub struct iree_hal_driver_vtable_t {
             out_device: *mut *mut iree_hal_device_t,
         ) -> iree_status_t,
     >,
+    #[cfg(feature = "iree-3-13")]
+    pub create_device_by_path: Option<
+        unsafe extern "C" fn(
+            driver: *mut iree_hal_driver_t,
+            driver_name: iree_string_view_t,
+            device_path: iree_string_view_t,
+            param_count: iree_host_size_t,
+            params: *const iree_string_pair_t,
+            create_params: *const iree_hal_device_create_params_t,
+            host_allocator: iree_allocator_t,
+            out_device: *mut *mut iree_hal_device_t,
+        ) -> iree_status_t,
+    >,
 }
+
+/// What creating a device passes to the driver beyond its path and parameters: nothing in
+/// IREE v3.3.0; IREE 3.13's `iree_hal_device_create_params_t` (NULL or readable for the call).
+#[cfg(not(feature = "iree-3-13"))]
+pub type DeviceCreateParams = ();
+#[cfg(feature = "iree-3-13")]
+pub type DeviceCreateParams = *const iree_hal_device_create_params_t;
 
 /// `iree_hal_driver_factory_t`: how a driver offers itself to a registry. The registry does
 /// not own factories: they must outlive their registration.

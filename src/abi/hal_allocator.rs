@@ -1,6 +1,8 @@
 //! `iree/hal/allocator.h`: device allocators, their heaps, statistics, buffer
 //! compatibility and external (imported/exported) buffers.
 
+#[cfg(feature = "iree-3-13")]
+use super::{hal_queue::iree_hal_queue_affinity_t, iree_3_13::*};
 use super::base::*;
 use super::hal::iree_hal_resource_t;
 use super::hal_buffer::*;
@@ -173,13 +175,100 @@ pub struct iree_hal_allocator_vtable_t {
             out_external_buffer: *mut iree_hal_external_buffer_t,
         ) -> iree_status_t,
     >,
+    /// IREE 3.13: virtual memory. IREE's core calls these without checking for NULL.
+    #[cfg(feature = "iree-3-13")]
+    pub supports_virtual_memory: Option<unsafe extern "C" fn(allocator: *mut iree_hal_allocator_t) -> bool>,
+    #[cfg(feature = "iree-3-13")]
+    pub virtual_memory_query_granularity: Option<
+        unsafe extern "C" fn(
+            allocator: *mut iree_hal_allocator_t,
+            params: iree_hal_buffer_params_t,
+            out_minimum_page_size: *mut iree_device_size_t,
+            out_recommended_page_size: *mut iree_device_size_t,
+        ) -> iree_status_t,
+    >,
+    #[cfg(feature = "iree-3-13")]
+    pub virtual_memory_reserve: Option<
+        unsafe extern "C" fn(
+            allocator: *mut iree_hal_allocator_t,
+            queue_affinity: iree_hal_queue_affinity_t,
+            size: iree_device_size_t,
+            out_virtual_buffer: *mut *mut iree_hal_buffer_t,
+        ) -> iree_status_t,
+    >,
+    #[cfg(feature = "iree-3-13")]
+    pub virtual_memory_release: Option<
+        unsafe extern "C" fn(allocator: *mut iree_hal_allocator_t, virtual_buffer: *mut iree_hal_buffer_t) -> iree_status_t,
+    >,
+    #[cfg(feature = "iree-3-13")]
+    pub physical_memory_allocate: Option<
+        unsafe extern "C" fn(
+            allocator: *mut iree_hal_allocator_t,
+            params: iree_hal_buffer_params_t,
+            size: iree_device_size_t,
+            host_allocator: iree_allocator_t,
+            out_physical_memory: *mut *mut iree_hal_physical_memory_t,
+        ) -> iree_status_t,
+    >,
+    #[cfg(feature = "iree-3-13")]
+    pub physical_memory_free: Option<
+        unsafe extern "C" fn(
+            allocator: *mut iree_hal_allocator_t,
+            physical_memory: *mut iree_hal_physical_memory_t,
+        ) -> iree_status_t,
+    >,
+    #[cfg(feature = "iree-3-13")]
+    pub virtual_memory_map: Option<
+        unsafe extern "C" fn(
+            allocator: *mut iree_hal_allocator_t,
+            virtual_buffer: *mut iree_hal_buffer_t,
+            virtual_offset: iree_device_size_t,
+            physical_memory: *mut iree_hal_physical_memory_t,
+            physical_offset: iree_device_size_t,
+            size: iree_device_size_t,
+        ) -> iree_status_t,
+    >,
+    #[cfg(feature = "iree-3-13")]
+    pub virtual_memory_unmap: Option<
+        unsafe extern "C" fn(
+            allocator: *mut iree_hal_allocator_t,
+            virtual_buffer: *mut iree_hal_buffer_t,
+            virtual_offset: iree_device_size_t,
+            size: iree_device_size_t,
+        ) -> iree_status_t,
+    >,
+    #[cfg(feature = "iree-3-13")]
+    pub virtual_memory_protect: Option<
+        unsafe extern "C" fn(
+            allocator: *mut iree_hal_allocator_t,
+            virtual_buffer: *mut iree_hal_buffer_t,
+            virtual_offset: iree_device_size_t,
+            size: iree_device_size_t,
+            queue_affinity: iree_hal_queue_affinity_t,
+            protection: iree_hal_memory_protection_t,
+        ) -> iree_status_t,
+    >,
+    #[cfg(feature = "iree-3-13")]
+    pub virtual_memory_advise: Option<
+        unsafe extern "C" fn(
+            allocator: *mut iree_hal_allocator_t,
+            virtual_buffer: *mut iree_hal_buffer_t,
+            virtual_offset: iree_device_size_t,
+            size: iree_device_size_t,
+            queue_affinity: iree_hal_queue_affinity_t,
+            advice: iree_hal_memory_advice_t,
+        ) -> iree_status_t,
+    >,
 }
 
 const _: () = assert!(core::mem::size_of::<iree_hal_allocator_memory_heap_t>() == 24);
 const _: () = assert!(core::mem::size_of::<iree_hal_external_buffer_handle_t>() == 8);
 const _: () = assert!(core::mem::size_of::<iree_hal_external_buffer_t>() == 24);
 const _: () = assert!(core::mem::size_of::<iree_hal_allocator_statistics_t>() == 48);
+#[cfg(not(feature = "iree-3-13"))]
 const _: () = assert!(core::mem::size_of::<iree_hal_allocator_vtable_t>() == 80);
+#[cfg(feature = "iree-3-13")]
+const _: () = assert!(core::mem::size_of::<iree_hal_allocator_vtable_t>() == 160);
 
 impl iree_hal_external_buffer_t {
     /// The host pointer of a HOST_ALLOCATION buffer (None for other types).

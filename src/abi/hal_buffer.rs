@@ -229,6 +229,9 @@ pub struct iree_hal_buffer_t {
     pub placement: iree_hal_buffer_placement_t,
     /// Allocator to return the buffer to instead of destroying it, if any.
     pub pooling_allocator: *mut iree_hal_allocator_t,
+    /// IREE 3.13: how many holders keep the buffer's contents (IREE starts it at 1).
+    #[cfg(feature = "iree-3-13")]
+    pub preserve_count: u32,
     pub memory_type: iree_hal_memory_type_t,
     pub allowed_usage: iree_hal_buffer_usage_t,
     pub allowed_access: iree_hal_memory_access_t,
@@ -243,7 +246,10 @@ const _: () = assert!(core::mem::offset_of!(iree_hal_buffer_mapping_impl_t, rese
 const _: () = assert!(core::mem::size_of::<iree_hal_buffer_mapping_t>() == 48);
 const _: () = assert!(core::mem::size_of::<iree_hal_buffer_release_callback_t>() == 16);
 const _: () = assert!(core::mem::size_of::<iree_hal_buffer_vtable_t>() == 48);
+#[cfg(not(feature = "iree-3-13"))]
 const _: () = assert!(core::mem::size_of::<iree_hal_buffer_t>() == 96);
+#[cfg(feature = "iree-3-13")]
+const _: () = assert!(core::mem::size_of::<iree_hal_buffer_t>() == 104);
 
 #[cfg(test)]
 mod tests {

@@ -2,6 +2,8 @@
 //! categories, buffer references and binding tables, barriers, collectives, dispatch
 //! flags, debug labels, and the command buffer base struct and vtable.
 
+#[cfg(feature = "iree-3-13")]
+use super::iree_3_13::*;
 use super::base::*;
 use super::hal::iree_hal_resource_t;
 use super::hal_allocator::*;
@@ -207,7 +209,25 @@ impl iree_hal_collective_op_t {
 pub type iree_hal_dispatch_flags_t = u64;
 pub const IREE_HAL_DISPATCH_FLAG_NONE: iree_hal_dispatch_flags_t = 0;
 /// The indirect workgroup count is known at record time and will not change.
+#[cfg(not(feature = "iree-3-13"))]
 pub const IREE_HAL_DISPATCH_FLAG_STATIC_INDIRECT_PARAMETERS: iree_hal_dispatch_flags_t = 1 << 0;
+/// IREE 3.13: the workgroup count is read from `config.workgroup_count_ref` when the
+/// dispatch runs (bits moved in 3.13).
+#[cfg(feature = "iree-3-13")]
+pub const IREE_HAL_DISPATCH_FLAG_DYNAMIC_INDIRECT_PARAMETERS: iree_hal_dispatch_flags_t = 1 << 0;
+/// IREE 3.13: the workgroup count is read from `config.workgroup_count_ref` when recorded.
+#[cfg(feature = "iree-3-13")]
+pub const IREE_HAL_DISPATCH_FLAG_STATIC_INDIRECT_PARAMETERS: iree_hal_dispatch_flags_t = 1 << 1;
+#[cfg(feature = "iree-3-13")]
+pub const IREE_HAL_DISPATCH_FLAG_CUSTOM_DIRECT_ARGUMENTS: iree_hal_dispatch_flags_t = 1 << 2;
+#[cfg(feature = "iree-3-13")]
+pub const IREE_HAL_DISPATCH_FLAG_DYNAMIC_INDIRECT_ARGUMENTS: iree_hal_dispatch_flags_t = 1 << 3;
+#[cfg(feature = "iree-3-13")]
+pub const IREE_HAL_DISPATCH_FLAG_STATIC_INDIRECT_ARGUMENTS: iree_hal_dispatch_flags_t = 1 << 4;
+#[cfg(feature = "iree-3-13")]
+pub const IREE_HAL_DISPATCH_FLAG_ALLOW_INLINE_EXECUTION: iree_hal_dispatch_flags_t = 1 << 5;
+#[cfg(feature = "iree-3-13")]
+pub const IREE_HAL_DISPATCH_FLAG_BORROW_RESOURCE_LIFETIMES: iree_hal_dispatch_flags_t = 1 << 6;
 
 /// `iree_hal_label_color_t`: IREE's struct wraps a union of `uint32_t value` with the
 /// bytes `r`, `g`, `b`, `a` (in memory order); mirrored as the word alone. All zero means
@@ -318,6 +338,16 @@ pub struct iree_hal_command_buffer_vtable_t {
             arg1: u64,
         ) -> iree_status_t,
     >,
+    /// IREE 3.13: make host writes to the range visible to the device.
+    #[cfg(feature = "iree-3-13")]
+    pub flush_buffer: Option<
+        unsafe extern "C" fn(command_buffer: *mut iree_hal_command_buffer_t, target_ref: iree_hal_buffer_ref_t) -> iree_status_t,
+    >,
+    /// IREE 3.13: make device writes to the range visible to the host.
+    #[cfg(feature = "iree-3-13")]
+    pub invalidate_buffer: Option<
+        unsafe extern "C" fn(command_buffer: *mut iree_hal_command_buffer_t, target_ref: iree_hal_buffer_ref_t) -> iree_status_t,
+    >,
     pub fill_buffer: Option<
         unsafe extern "C" fn(
             command_buffer: *mut iree_hal_command_buffer_t,
@@ -356,6 +386,7 @@ pub struct iree_hal_command_buffer_vtable_t {
         ) -> iree_status_t,
     >,
     /// `workgroup_count` points at 3 values (x, y, z).
+    #[cfg(not(feature = "iree-3-13"))]
     pub dispatch: Option<
         unsafe extern "C" fn(
             command_buffer: *mut iree_hal_command_buffer_t,
@@ -367,6 +398,21 @@ pub struct iree_hal_command_buffer_vtable_t {
             flags: iree_hal_dispatch_flags_t,
         ) -> iree_status_t,
     >,
+    /// IREE 3.13: the function by ordinal, the workgroup count in `config` (static, or
+    /// read from a buffer per the flags).
+    #[cfg(feature = "iree-3-13")]
+    pub dispatch: Option<
+        unsafe extern "C" fn(
+            command_buffer: *mut iree_hal_command_buffer_t,
+            executable: *mut iree_hal_executable_t,
+            function: iree_hal_executable_function_t,
+            config: iree_hal_dispatch_config_t,
+            constants: iree_const_byte_span_t,
+            bindings: iree_hal_buffer_ref_list_t,
+            flags: iree_hal_dispatch_flags_t,
+        ) -> iree_status_t,
+    >,
+    #[cfg(not(feature = "iree-3-13"))]
     pub dispatch_indirect: Option<
         unsafe extern "C" fn(
             command_buffer: *mut iree_hal_command_buffer_t,
@@ -388,6 +434,9 @@ pub struct iree_hal_command_buffer_t {
     pub mode: iree_hal_command_buffer_mode_t,
     pub allowed_categories: iree_hal_command_category_t,
     pub queue_affinity: iree_hal_queue_affinity_t,
+    /// IREE 3.13: the command buffer's profiling identity (0: none).
+    #[cfg(feature = "iree-3-13")]
+    pub profile_id: u64,
     pub binding_capacity: u32,
     pub binding_count: u32,
     /// `iree_hal_command_buffer_validation_state_t*` owned by the implementation (sized by
@@ -495,8 +544,14 @@ const _: () = assert!(core::mem::size_of::<iree_hal_label_color_t>() == 4);
 const _: () = assert!(core::mem::size_of::<iree_hal_label_location_t>() == 24);
 const _: () = assert!(core::mem::size_of::<iree_hal_buffer_binding_t>() == 24);
 const _: () = assert!(core::mem::size_of::<iree_hal_buffer_binding_table_t>() == 16);
+#[cfg(not(feature = "iree-3-13"))]
 const _: () = assert!(core::mem::size_of::<iree_hal_command_buffer_vtable_t>() == 16 * 8);
+#[cfg(not(feature = "iree-3-13"))]
 const _: () = assert!(core::mem::size_of::<iree_hal_command_buffer_t>() == 48);
+#[cfg(feature = "iree-3-13")]
+const _: () = assert!(core::mem::size_of::<iree_hal_command_buffer_vtable_t>() == 17 * 8);
+#[cfg(feature = "iree-3-13")]
+const _: () = assert!(core::mem::size_of::<iree_hal_command_buffer_t>() == 56);
 const _: () = assert!(core::mem::size_of::<iree_hal_buffer_binding_requirements_t>() == 32);
 const _: () = assert!(core::mem::size_of::<iree_hal_command_buffer_validation_state_t>() == 16);
 

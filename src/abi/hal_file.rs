@@ -26,6 +26,9 @@ pub struct iree_hal_file_vtable_t {
     pub length: Option<unsafe extern "C" fn(file: *mut iree_hal_file_t) -> u64>,
     /// The buffer holding the file's contents when it is memory-backed, else NULL.
     pub storage_buffer: Option<unsafe extern "C" fn(file: *mut iree_hal_file_t) -> *mut iree_hal_buffer_t>,
+    /// IREE 3.13: the file's handle for IREE's async I/O, if it has one.
+    #[cfg(feature = "iree-3-13")]
+    pub async_handle: Option<unsafe extern "C" fn(file: *mut iree_hal_file_t) -> *mut super::iree_3_13::iree_async_file_t>,
     pub supports_synchronous_io: Option<unsafe extern "C" fn(file: *mut iree_hal_file_t) -> bool>,
     pub read: Option<
         unsafe extern "C" fn(
@@ -47,4 +50,7 @@ pub struct iree_hal_file_vtable_t {
     >,
 }
 
+#[cfg(not(feature = "iree-3-13"))]
 const _: () = assert!(core::mem::size_of::<iree_hal_file_vtable_t>() == 56);
+#[cfg(feature = "iree-3-13")]
+const _: () = assert!(core::mem::size_of::<iree_hal_file_vtable_t>() == 64);

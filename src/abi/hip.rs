@@ -61,6 +61,13 @@ pub struct iree_hal_hip_device_params_t {
     pub memory_pools: iree_hal_hip_memory_pooling_params_t,
     /// Whether command buffers that allow it may execute as they are recorded.
     pub allow_inline_execution: bool,
+    /// IREE 3.13: cache executables asynchronously (`--hip_async_caching`).
+    #[cfg(feature = "iree-3-13")]
+    pub async_caching: bool,
+    /// IREE 3.13: a `hipStream_t` of the caller's to issue work on instead of the device's
+    /// own (`hip_external_stream` device parameter); 0 for none.
+    #[cfg(feature = "iree-3-13")]
+    pub external_stream: u64,
 }
 
 /// `iree_hal_hip_driver_options_t`.
@@ -76,5 +83,8 @@ pub struct iree_hal_hip_driver_options_t {
     pub hip_lib_search_path_count: iree_host_size_t,
 }
 
+#[cfg(not(feature = "iree-3-13"))]
 const _: () = assert!(core::mem::size_of::<iree_hal_hip_device_params_t>() == 96);
+#[cfg(feature = "iree-3-13")]
+const _: () = assert!(core::mem::size_of::<iree_hal_hip_device_params_t>() == 104);
 const _: () = assert!(core::mem::size_of::<iree_hal_hip_driver_options_t>() == 24);

@@ -24,6 +24,8 @@ pub mod hal_file;
 pub mod hal_queue;
 pub mod hal_semaphore;
 pub mod hip;
+#[cfg(feature = "iree-3-13")]
+pub mod iree_3_13;
 pub mod io;
 pub mod time;
 pub mod wait_source;
@@ -41,6 +43,8 @@ pub use hal_file::*;
 pub use hal_queue::*;
 pub use hal_semaphore::*;
 pub use hip::*;
+#[cfg(feature = "iree-3-13")]
+pub use iree_3_13::*;
 pub use io::*;
 pub use time::*;
 pub use wait_source::*;

@@ -68,3 +68,37 @@ impl Held for Arc<Execution> {
         all
     }
 }
+
+/// IREE 3.13's `queue_dispatch`: one dispatch recorded into a one-shot command buffer of
+/// its own (as IREE's queue emulation does, without the detour through the vtables), ready
+/// to be issued like an execution of it.
+#[cfg(feature = "iree-3-13")]
+#[allow(clippy::too_many_arguments)]
+pub fn prepare_single_dispatch(
+    hip: Arc<crate::hip::HipSymbols>,
+    spec: super::CommandBufferSpec,
+    executable: Option<Borrowed<'_, iree_hal_executable_t>>,
+    function: iree_hal_executable_function_t,
+    config: crate::hal_object::thunk::DispatchConfigView<'_>,
+    constants: &[u8],
+    bindings: &[crate::hal_object::BufferRefView<'_>],
+    flags: iree_hal_dispatch_flags_t,
+) -> Result<(IssueFn, Vec<Box<dyn Held>>)> {
+    let raw = HipCommandBuffer::create(hip, spec)?;
+    // SAFETY: just made with its one reference, which this now owns.
+    let command_buffer: Retained<HipCommandBuffer> = unsafe { Retained::adopt_ours(raw) };
+    let ordinal = i32::try_from(function.value)
+        .map_err(|_| crate::status!(OutOfRange, "queue_dispatch: function {} is not an export ordinal", function.value))?;
+    command_buffer.begin()?;
+    let block_dims = command_buffer.export_block_dims(executable, ordinal)?;
+    let workgroups = super::vtable::workgroups_3_13(config, block_dims, flags)?;
+    command_buffer.dispatch(executable, ordinal, workgroups, constants, bindings)?;
+    command_buffer.end()?;
+    let execution = Arc::new(Execution { command_buffer: Some(command_buffer), binding_table: Vec::new() });
+    let for_issue = execution.clone();
+    let issue: IssueFn = Box::new(move |queue: &StreamContext| {
+        let command_buffer = for_issue.command_buffer.as_ref().expect("held until the execution completes");
+        command_buffer.issue(queue.hip, queue.gpu, queue.gpu_index, queue.stream, &[])
+    });
+    Ok((issue, vec![Box::new(execution)]))
+}

@@ -5,7 +5,9 @@ use crate::abi::*;
 use crate::event::HipEvent;
 use crate::hal_object::thunk::joint::HostData;
 use crate::hal_object::thunk::BufferRefArg;
-use crate::hal_object::{self, BufferRefList, ConstBytes, Nullable, Ours, Retained, WorkgroupCount};
+use crate::hal_object::{self, BufferRefList, ConstBytes, Nullable, Ours, Retained};
+#[cfg(not(feature = "iree-3-13"))]
+use crate::hal_object::WorkgroupCount;
 use core::ffi::c_void;
 
 pub(super) static HIP_COMMAND_BUFFER_VTABLE: iree_hal_command_buffer_vtable_t = iree_hal_command_buffer_vtable_t {
@@ -19,12 +21,20 @@ pub(super) static HIP_COMMAND_BUFFER_VTABLE: iree_hal_command_buffer_vtable_t = 
     reset_event: Some(command_buffer_reset_event),
     wait_events: Some(command_buffer_wait_events),
     advise_buffer: Some(command_buffer_advise_buffer),
+    #[cfg(feature = "iree-3-13")]
+    flush_buffer: Some(command_buffer_flush_buffer),
+    #[cfg(feature = "iree-3-13")]
+    invalidate_buffer: Some(command_buffer_invalidate_buffer),
     fill_buffer: Some(command_buffer_fill_buffer),
     update_buffer: Some(command_buffer_update_buffer),
     copy_buffer: Some(command_buffer_copy_buffer),
     collective: Some(command_buffer_collective),
+    #[cfg(not(feature = "iree-3-13"))]
     dispatch: Some(command_buffer_dispatch),
+    #[cfg(not(feature = "iree-3-13"))]
     dispatch_indirect: Some(command_buffer_dispatch_indirect),
+    #[cfg(feature = "iree-3-13")]
+    dispatch: Some(command_buffer_dispatch_function),
 };
 
 /// The event a signal or reset names, retained for the command.
@@ -165,6 +175,7 @@ crate::hal_thunks! {
         Err(crate::status!(Unimplemented, "collective: collective operations in command buffers are not supported by this HIP driver"))
     }
 
+    #[cfg(not(feature = "iree-3-13"))]
     fn command_buffer_dispatch(
         command_buffer: Ours<HipCommandBuffer>,
         executable: Nullable<iree_hal_executable_t>,
@@ -177,6 +188,7 @@ crate::hal_thunks! {
         command_buffer.dispatch(executable, entry_point, DispatchWorkgroups::Direct(workgroup_count), constants, bindings)
     }
 
+    #[cfg(not(feature = "iree-3-13"))]
     fn command_buffer_dispatch_indirect(
         command_buffer: Ours<HipCommandBuffer>,
         executable: Nullable<iree_hal_executable_t>,
@@ -190,3 +202,62 @@ crate::hal_thunks! {
     }
 }
 
+/// IREE 3.13's workgroups of a dispatch: the count in `config`, or read from
+/// `config.workgroup_count_ref` when the dispatch runs (either indirect flag; reading at
+/// issue is correct for the static kind too). Direct/indirect argument modes, a workgroup
+/// size other than the export's and dynamic local memory are refused.
+#[cfg(feature = "iree-3-13")]
+pub(super) fn workgroups_3_13<'a>(
+    config: hal_object::thunk::DispatchConfigView<'a>,
+    export_block_dims: [u32; 3],
+    flags: iree_hal_dispatch_flags_t,
+) -> crate::status::Result<DispatchWorkgroups<'a>> {
+    let custom = IREE_HAL_DISPATCH_FLAG_CUSTOM_DIRECT_ARGUMENTS
+        | IREE_HAL_DISPATCH_FLAG_STATIC_INDIRECT_ARGUMENTS
+        | IREE_HAL_DISPATCH_FLAG_DYNAMIC_INDIRECT_ARGUMENTS;
+    if flags & custom != 0 {
+        return Err(crate::status!(Unimplemented, "direct/indirect dispatch arguments are not supported by this HIP driver"));
+    }
+    for axis in 0..3 {
+        let size = config.workgroup_size[axis];
+        if size != 0 && size != export_block_dims[axis] {
+            return Err(crate::status!(
+                Unimplemented,
+                "a workgroup size ({:?}) other than the export's ({export_block_dims:?}) is not supported by this HIP driver",
+                config.workgroup_size
+            ));
+        }
+    }
+    if config.dynamic_workgroup_local_memory != 0 {
+        return Err(crate::status!(Unimplemented, "dynamic workgroup local memory is not supported by this HIP driver"));
+    }
+    let indirect = IREE_HAL_DISPATCH_FLAG_STATIC_INDIRECT_PARAMETERS | IREE_HAL_DISPATCH_FLAG_DYNAMIC_INDIRECT_PARAMETERS;
+    Ok(if flags & indirect != 0 { DispatchWorkgroups::Indirect(config.workgroup_count_ref) } else { DispatchWorkgroups::Direct(config.workgroup_count) })
+}
+
+#[cfg(feature = "iree-3-13")]
+crate::hal_thunks! {
+    fn command_buffer_dispatch_function(
+        command_buffer: Ours<HipCommandBuffer>,
+        executable: Nullable<iree_hal_executable_t>,
+        function: iree_hal_executable_function_t,
+        config: hal_object::thunk::DispatchConfig,
+        constants: ConstBytes,
+        bindings: BufferRefList,
+        flags: iree_hal_dispatch_flags_t,
+    ) -> Status {
+        let ordinal = i32::try_from(function.value).map_err(|_| crate::status!(OutOfRange, "function {} is not an export ordinal", function.value))?;
+        let block_dims = command_buffer.export_block_dims(executable, ordinal)?;
+        command_buffer.dispatch(executable, ordinal, workgroups_3_13(config, block_dims, flags)?, constants, bindings)
+    }
+
+    /// Host-visible HIP memory is coherent: nothing to flush once the reference is valid.
+    fn command_buffer_flush_buffer(command_buffer: Ours<HipCommandBuffer>, target_ref: BufferRefArg) -> Status {
+        command_buffer.check_coherent_range("flush_buffer", target_ref)
+    }
+
+    /// As `flush_buffer`: device writes to coherent memory are visible to the host.
+    fn command_buffer_invalidate_buffer(command_buffer: Ours<HipCommandBuffer>, target_ref: BufferRefArg) -> Status {
+        command_buffer.check_coherent_range("invalidate_buffer", target_ref)
+    }
+}

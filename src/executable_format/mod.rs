@@ -253,6 +253,46 @@ pub fn parse(data: &[u8]) -> Result<HipExecutableDef<'_>> {
     })
 }
 
+/// IREE 3.13: executable data starts with IREE's file header (`iree_flatbuffer_file_header_t`:
+/// the file identifier as magic, version 0, the 64-bit size of the content that follows),
+/// then the flatbuffer. Returns the content; refusals as IREE's
+/// `iree_hal_read_executable_flatbuffer_header`.
+#[cfg(feature = "iree-3-13")]
+pub fn strip_file_header(data: &[u8]) -> Result<&[u8]> {
+    const HEADER_BYTES: usize = 16;
+    if data.len() < HEADER_BYTES {
+        return Err(crate::status!(InvalidArgument, "executable flatbuffer data is not present or less than header size"));
+    }
+    if data[..4] != FILE_IDENTIFIER[..] {
+        return Err(crate::status!(InvalidArgument, "executable file identifier does not match; expected `HIP1`"));
+    }
+    let version = u32::from_le_bytes([data[4], data[5], data[6], data[7]]);
+    let content_size = u64::from_le_bytes(data[8..16].try_into().expect("8 bytes"));
+    if content_size == 0 {
+        return Err(crate::status!(InvalidArgument, "executable flatbuffer reported as zero-length"));
+    }
+    if version != 0 {
+        return Err(crate::status!(Incompatible, "executable version {version} not compatible with this build"));
+    }
+    let remaining = (data.len() - HEADER_BYTES) as u64;
+    if content_size > remaining {
+        return Err(crate::status!(
+            OutOfRange,
+            "executable flatbuffer size {content_size} exceeds the {remaining} bytes after the header"
+        ));
+    }
+    Ok(&data[HEADER_BYTES..HEADER_BYTES + content_size as usize])
+}
+
+/// IREE 3.13: the size of executable data (header and content) once its flatbuffer
+/// verifies (`infer_format`).
+#[cfg(feature = "iree-3-13")]
+pub fn verified_size(data: &[u8]) -> Result<usize> {
+    let content = strip_file_header(data)?;
+    parse(content)?;
+    Ok(16 + content.len())
+}
+
 /// Checks every export of `def` against the device: each block dim, the threads per
 /// block and the shared memory per block. The first export over a limit is an
 /// INVALID_ARGUMENT status naming it.

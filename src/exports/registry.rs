@@ -133,6 +133,7 @@ pub unsafe extern "C" fn iree_hal_driver_registry_try_create(
 /// # Safety
 /// `registry` must be a live registry; `device_uri` a valid view; `out_device` NULL or
 /// writable.
+#[cfg(not(feature = "iree-3-13"))]
 #[no_mangle]
 pub unsafe extern "C" fn iree_hal_create_device(
     registry: *mut iree_hal_driver_registry_t,
@@ -146,7 +147,34 @@ pub unsafe extern "C" fn iree_hal_create_device(
         host_allocator: iree_allocator_t,
         out_device: Out<*mut iree_hal_device_t>
     ) -> Status {
-        out_device.set(registry.create_device(device_uri, HostAllocator(host_allocator))?);
+        out_device.set(registry.create_device(device_uri, (), HostAllocator(host_allocator))?);
+        Ok(())
+    })
+}
+
+/// IREE 3.13's `iree_hal_create_device`: as above, with the create params passed to the
+/// driver.
+///
+/// # Safety
+/// `registry` must be a live registry; `device_uri` a valid view; `out_device` NULL or
+/// writable.
+#[cfg(feature = "iree-3-13")]
+#[no_mangle]
+pub unsafe extern "C" fn iree_hal_create_device(
+    registry: *mut iree_hal_driver_registry_t,
+    device_uri: iree_string_view_t,
+    create_params: *const iree_hal_device_create_params_t,
+    host_allocator: iree_allocator_t,
+    out_device: *mut *mut iree_hal_device_t,
+) -> iree_status_t {
+    crate::hal_entry!("iree_hal_create_device"; (
+        registry: Handle<DriverRegistry>,
+        device_uri: Bytes,
+        create_params: *const iree_hal_device_create_params_t,
+        host_allocator: iree_allocator_t,
+        out_device: Out<*mut iree_hal_device_t>
+    ) -> Status {
+        out_device.set(registry.create_device(device_uri, create_params, HostAllocator(host_allocator))?);
         Ok(())
     })
 }

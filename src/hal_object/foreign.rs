@@ -68,30 +68,35 @@ impl<T: LiveObject<iree_hal_allocator_t>> AllocatorCalls for T {}
 pub trait DriverCalls: LiveObject<iree_hal_driver_t> {
     /// `create_device_by_path` of the driver's vtable, with the views and pairs borrowed for
     /// the call; the new device's reference is the caller's.
+    // The create params are only passed on to the driver (which reads them under IREE's
+    // contract), never read here.
+    #[allow(clippy::not_unsafe_ptr_arg_deref)]
     fn create_device_by_path(
         &self,
         driver_name: &[u8],
         device_path: &[u8],
         params: &[iree_string_pair_t],
+        create_params: DeviceCreateParams,
         host_allocator: crate::iree_core::host_allocator::HostAllocator,
     ) -> Result<*mut iree_hal_device_t> {
         let vtable: &iree_hal_driver_vtable_t = vtable_of(self);
         let create = vtable.create_device_by_path.ok_or_else(|| crate::status!(Unimplemented, "driver has no create_device_by_path"))?;
         let mut device: *mut iree_hal_device_t = core::ptr::null_mut();
         let params_ptr = if params.is_empty() { core::ptr::null() } else { params.as_ptr() };
-        // SAFETY: the driver's own entry on the live driver, with views and pairs valid for
-        // the call.
-        unsafe {
-            Status::from_raw(create(
-                self.live_pointer(),
-                view_of(driver_name),
-                view_of(device_path),
-                params.len(),
-                params_ptr,
-                host_allocator.0,
-                &mut device,
-            ))
-        }?;
+        // SAFETY: the driver's own entry on the live driver, with views, pairs and create
+        // params valid for the call.
+        #[cfg(not(feature = "iree-3-13"))]
+        let status = unsafe {
+            let () = create_params;
+            create(self.live_pointer(), view_of(driver_name), view_of(device_path), params.len(), params_ptr, host_allocator.0, &mut device)
+        };
+        // SAFETY: as above.
+        #[cfg(feature = "iree-3-13")]
+        let status = unsafe {
+            create(self.live_pointer(), view_of(driver_name), view_of(device_path), params.len(), params_ptr, create_params, host_allocator.0, &mut device)
+        };
+        // SAFETY: the driver's status, now ours.
+        unsafe { Status::from_raw(status) }?;
         Ok(device)
     }
 }

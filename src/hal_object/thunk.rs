@@ -361,6 +361,14 @@ macro_rules! cleared_as_zero {
 }
 cleared_as_zero!(u8, u16, u32, u64, usize, i32, i64);
 
+/// IREE 3.13: a function out parameter starts as IREE's invalid function.
+#[cfg(feature = "iree-3-13")]
+impl Cleared for iree_hal_executable_function_t {
+    fn cleared() -> Self {
+        iree_hal_executable_function_t { value: u64::MAX }
+    }
+}
+
 impl<T: 'static> Cleared for *mut T {
     fn cleared() -> Self {
         core::ptr::null_mut()
@@ -783,6 +791,40 @@ plain_args!(
     iree_string_view_t,
 );
 
+#[cfg(feature = "iree-3-13")]
+plain_args!(iree_hal_executable_function_t, iree_hal_external_timepoint_t, iree_hal_host_call_t);
+
+/// IREE 3.13's dispatch configuration (`iree_hal_dispatch_config_t`, by value).
+#[cfg(feature = "iree-3-13")]
+pub struct DispatchConfig;
+
+/// A dispatch configuration, its workgroup count buffer borrowed for the call.
+#[cfg(feature = "iree-3-13")]
+#[derive(Clone, Copy)]
+pub struct DispatchConfigView<'a> {
+    pub workgroup_size: [u32; 3],
+    pub workgroup_count: [u32; 3],
+    pub workgroup_count_ref: BufferRefView<'a>,
+    pub dynamic_workgroup_local_memory: u32,
+}
+
+#[cfg(feature = "iree-3-13")]
+impl Arg for DispatchConfig {
+    type C = iree_hal_dispatch_config_t;
+    type Value<'a> = DispatchConfigView<'a>;
+
+    #[inline]
+    unsafe fn convert<'a>(scope: &'a CallScope, c: Self::C, name: &'static str) -> Result<DispatchConfigView<'a>> {
+        Ok(DispatchConfigView {
+            workgroup_size: c.workgroup_size,
+            workgroup_count: c.workgroup_count,
+            // SAFETY: per the caller, the reference's buffer is NULL or live for the call.
+            workgroup_count_ref: unsafe { BufferRefArg::convert(scope, c.workgroup_count_ref, name) }?,
+            dynamic_workgroup_local_memory: c.dynamic_workgroup_local_memory,
+        })
+    }
+}
+
 /// Raw pointers pass unchanged (using one still needs an `unsafe` block of the caller).
 impl<T: 'static> Arg for *mut T {
     type C = *mut T;
@@ -1024,28 +1066,28 @@ macro_rules! hal_thunks {
     () => {};
     (
         $(#[$meta:meta])*
-        fn $name:ident ( $($arg:ident : $kind:ty),* $(,)? ) -> Status
+        $vis:vis fn $name:ident ( $($arg:ident : $kind:ty),* $(,)? ) -> Status
         $(where $($joined:ident = $join:ident ( $($part:ident),* )),+ )?
         $body:block
         $($rest:tt)*
     ) => {
         $(#[$meta])*
         #[allow(clippy::too_many_arguments, unused_variables)]
-        unsafe extern "C" fn $name($($arg: <$kind as $crate::hal_object::thunk::Arg>::C),*) -> $crate::abi::iree_status_t {
+        $vis unsafe extern "C" fn $name($($arg: <$kind as $crate::hal_object::thunk::Arg>::C),*) -> $crate::abi::iree_status_t {
             $crate::hal_entry!(concat!("iree_hal_hip_", stringify!($name)); ($($arg : $kind),*) -> Status $(where $($joined = $join($($part),*)),+)? $body)
         }
         $crate::hal_thunks!($($rest)*);
     };
     (
         $(#[$meta:meta])*
-        fn $name:ident ( $($arg:ident : $kind:ty),* $(,)? ) -> $ret:ty [fallback: $fallback:expr]
+        $vis:vis fn $name:ident ( $($arg:ident : $kind:ty),* $(,)? ) -> $ret:ty [fallback: $fallback:expr]
         $(where $($joined:ident = $join:ident ( $($part:ident),* )),+ )?
         $body:block
         $($rest:tt)*
     ) => {
         $(#[$meta])*
         #[allow(clippy::too_many_arguments, unused_variables)]
-        unsafe extern "C" fn $name($($arg: <$kind as $crate::hal_object::thunk::Arg>::C),*) -> $ret {
+        $vis unsafe extern "C" fn $name($($arg: <$kind as $crate::hal_object::thunk::Arg>::C),*) -> $ret {
             $crate::hal_entry!(concat!("iree_hal_hip_", stringify!($name)); ($($arg : $kind),*) -> $ret [fallback: $fallback] $(where $($joined = $join($($part),*)),+)? $body)
         }
         $crate::hal_thunks!($($rest)*);

@@ -15,7 +15,12 @@ pub type DriverRef = Retained<iree_hal_driver_t>;
 
 /// `iree_hal_driver_create_device_by_uri`: splits the URI and asks `driver` for the device
 /// at its path with its parameters; the device's reference is the caller's.
-pub fn create_device_by_uri(driver: &DriverRef, device_uri: &[u8], host_allocator: HostAllocator) -> Result<*mut iree_hal_device_t> {
+pub fn create_device_by_uri(
+    driver: &DriverRef,
+    device_uri: &[u8],
+    create_params: DeviceCreateParams,
+    host_allocator: HostAllocator,
+) -> Result<*mut iree_hal_device_t> {
     let parts = uri::split(device_uri);
     let params = uri::split_params(parts.params);
     if params.len() > uri::MAX_URI_PARAMS {
@@ -23,5 +28,5 @@ pub fn create_device_by_uri(driver: &DriverRef, device_uri: &[u8], host_allocato
     }
     let view = crate::hal_object::foreign::view_of;
     let pairs: Vec<iree_string_pair_t> = params.iter().map(|(key, value)| iree_string_pair_t { key: view(key), value: view(value) }).collect();
-    driver.create_device_by_path(parts.driver, parts.path, &pairs, host_allocator)
+    driver.create_device_by_path(parts.driver, parts.path, &pairs, create_params, host_allocator)
 }

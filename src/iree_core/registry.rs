@@ -155,12 +155,12 @@ impl DriverRegistry {
     /// `iree_hal_create_device`: creates a device from a `driver://path?key=value` URI; the
     /// driver named by the scheme is created for the call and released after the device is
     /// made.
-    pub fn create_device(&self, device_uri: &[u8], host_allocator: HostAllocator) -> Result<*mut iree_hal_device_t> {
+    pub fn create_device(&self, device_uri: &[u8], create_params: DeviceCreateParams, host_allocator: HostAllocator) -> Result<*mut iree_hal_device_t> {
         let parts = uri::split(device_uri);
         let driver = self
             .try_create(parts.driver, host_allocator)
             .map_err(|s| s.annotate(&format!("creating driver for device '{}'", String::from_utf8_lossy(device_uri))))?;
-        driver_handle::create_device_by_uri(&driver, device_uri, host_allocator)
+        driver_handle::create_device_by_uri(&driver, device_uri, create_params, host_allocator)
             .map_err(|s| s.annotate(&format!("creating device '{}'", String::from_utf8_lossy(device_uri))))
     }
 }
