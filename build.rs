@@ -398,6 +398,27 @@ fn build_iree_3_13_glue(crate_dir: &Path, out_dir: &Path) {
         build.flag(flag);
     }
     build.compile("iree_hal_hip_rs_iree_3_13_async_glue");
+    generate_iree_3_13_reference(&include, &extra_flags, out_dir);
+}
+
+/// For the 3.13 layout test (tests/iree_3_13_layout.rs) only: every type `src/abi/` mirrors,
+/// as IREE 3.13's headers define it, to compare sizes, alignments, offsets and constants
+/// with. Nothing in the library uses it.
+fn generate_iree_3_13_reference(include: &Path, extra_flags: &[String], out_dir: &Path) {
+    println!("cargo:rerun-if-changed=tests/iree_3_13_reference.h");
+    let bindings = bindgen::Builder::default()
+        .header("tests/iree_3_13_reference.h")
+        .clang_arg(format!("-I{}", include.display()))
+        .clang_args(extra_flags)
+        .allowlist_type("iree_.*")
+        .allowlist_var("IREE_.*")
+        .blocklist_function(".*")
+        .default_enum_style(bindgen::EnumVariation::Consts)
+        .prepend_enum_name(false)
+        .layout_tests(false)
+        .generate()
+        .unwrap_or_else(|e| panic!("bindgen failed on IREE 3.13's HAL headers in {}: {e}", include.display()));
+    bindings.write_to_file(out_dir.join("iree_3_13_reference.rs")).expect("writing iree_3_13_reference.rs");
 }
 
 fn main() {

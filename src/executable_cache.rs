@@ -65,9 +65,9 @@ crate::hal_thunks! {
 
 static HIP_EXECUTABLE_CACHE_VTABLE: iree_hal_executable_cache_vtable_t = iree_hal_executable_cache_vtable_t {
     destroy: Some(hal_object::destroy::<HipExecutableCache>),
-    can_prepare_format: Some(executable_cache_can_prepare_format),
     #[cfg(feature = "iree-3-13")]
     infer_format: Some(executable_cache_infer_format),
+    can_prepare_format: Some(executable_cache_can_prepare_format),
     prepare_executable: Some(executable_cache_prepare_executable),
 };
 

@@ -4,7 +4,11 @@ use super::base::*;
 use super::hal::iree_hal_resource_t;
 
 /// `iree_hal_channel_flags_t`.
+#[cfg(not(feature = "iree-3-13"))]
 pub type iree_hal_channel_flags_t = u32;
+/// IREE 3.13: 64 bits wide.
+#[cfg(feature = "iree-3-13")]
+pub type iree_hal_channel_flags_t = u64;
 pub const IREE_HAL_CHANNEL_FLAG_NONE: iree_hal_channel_flags_t = 0;
 
 /// `IREE_HAL_CHANNEL_RANK_DEFAULT`: take the rank from the channel provider.

@@ -86,7 +86,11 @@ pub const IREE_HAL_EXECUTION_STAGE_COMMAND_RETIRE: iree_hal_execution_stage_t = 
 pub const IREE_HAL_EXECUTION_STAGE_HOST: iree_hal_execution_stage_t = 1 << 5;
 
 /// `iree_hal_execution_barrier_flags_t`.
+#[cfg(not(feature = "iree-3-13"))]
 pub type iree_hal_execution_barrier_flags_t = u32;
+/// IREE 3.13: 64 bits wide.
+#[cfg(feature = "iree-3-13")]
+pub type iree_hal_execution_barrier_flags_t = u64;
 pub const IREE_HAL_EXECUTION_BARRIER_FLAG_NONE: iree_hal_execution_barrier_flags_t = 0;
 
 /// `iree_hal_access_scope_t`.

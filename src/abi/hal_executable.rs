@@ -96,13 +96,6 @@ pub struct iree_hal_executable_cache_t {
 #[repr(C)]
 pub struct iree_hal_executable_cache_vtable_t {
     pub destroy: Option<unsafe extern "C" fn(executable_cache: *mut iree_hal_executable_cache_t)>,
-    pub can_prepare_format: Option<
-        unsafe extern "C" fn(
-            executable_cache: *mut iree_hal_executable_cache_t,
-            caching_mode: iree_hal_executable_caching_mode_t,
-            executable_format: iree_string_view_t,
-        ) -> bool,
-    >,
     /// IREE 3.13: names the format of `executable_data` (NUL-terminated into
     /// `executable_format`, with its length in `out_inferred_size`).
     #[cfg(feature = "iree-3-13")]
@@ -115,6 +108,13 @@ pub struct iree_hal_executable_cache_vtable_t {
             executable_format: *mut core::ffi::c_char,
             out_inferred_size: *mut iree_host_size_t,
         ) -> iree_status_t,
+    >,
+    pub can_prepare_format: Option<
+        unsafe extern "C" fn(
+            executable_cache: *mut iree_hal_executable_cache_t,
+            caching_mode: iree_hal_executable_caching_mode_t,
+            executable_format: iree_string_view_t,
+        ) -> bool,
     >,
     pub prepare_executable: Option<
         unsafe extern "C" fn(

@@ -49,11 +49,41 @@ pub type iree_wait_source_ctl_fn_t = Option<
     ) -> iree_status_t,
 >;
 
+/// IREE 3.13's `iree_wait_source_resolve_callback_t`: told once that the source resolved
+/// (takes ownership of `status`).
+#[cfg(feature = "iree-3-13")]
+pub type iree_wait_source_resolve_callback_t = Option<unsafe extern "C" fn(user_data: *mut c_void, status: iree_status_t)>;
+
+/// IREE 3.13's `iree_wait_source_resolve_fn_t`: waits (no callback) or arranges for the
+/// callback once the source resolves.
+#[cfg(feature = "iree-3-13")]
+pub type iree_wait_source_resolve_fn_t = Option<
+    unsafe extern "C" fn(
+        wait_source: iree_wait_source_t,
+        timeout: iree_timeout_t,
+        callback: iree_wait_source_resolve_callback_t,
+        user_data: *mut c_void,
+    ) -> iree_status_t,
+>;
+
+/// IREE 3.13's `iree_wait_source_t`: a source's state plus its resolve function.
+///
+/// cbindgen:field-names=[self, data, resolve]
+#[cfg(feature = "iree-3-13")]
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct iree_wait_source_t {
+    pub self_: *mut c_void,
+    pub data: u64,
+    pub resolve: iree_wait_source_resolve_fn_t,
+}
+
 /// `iree_wait_source_t`: a source's state plus its control function; a NULL `ctl` is
 /// already resolved. IREE overlays `self`/`data` with `uint64_t storage[2]`; on 64-bit
 /// targets the two views have the same bytes, so only the named view is mirrored.
 ///
 /// cbindgen:field-names=[self, data, ctl]
+#[cfg(not(feature = "iree-3-13"))]
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct iree_wait_source_t {
