@@ -253,13 +253,17 @@ pub fn parse(data: &[u8]) -> Result<HipExecutableDef<'_>> {
     })
 }
 
-/// IREE 3.13: executable data starts with IREE's file header (`iree_flatbuffer_file_header_t`:
-/// the file identifier as magic, version 0, the 64-bit size of the content that follows),
-/// then the flatbuffer. Returns the content; refusals as IREE's
+/// IREE 3.13: the size of `iree_flatbuffer_file_header_t`.
+#[cfg(feature = "iree-3-13")]
+pub const FILE_HEADER_BYTES: usize = 64;
+
+/// IREE 3.13: executable data starts with IREE's file header (`iree_flatbuffer_file_header_t`,
+/// 64 bytes: the file identifier as magic, version 0, the 64-bit size of the content that
+/// follows, reserved words), then the flatbuffer. Returns the content; refusals as IREE's
 /// `iree_hal_read_executable_flatbuffer_header`.
 #[cfg(feature = "iree-3-13")]
 pub fn strip_file_header(data: &[u8]) -> Result<&[u8]> {
-    const HEADER_BYTES: usize = 16;
+    const HEADER_BYTES: usize = FILE_HEADER_BYTES;
     if data.len() < HEADER_BYTES {
         return Err(crate::status!(InvalidArgument, "executable flatbuffer data is not present or less than header size"));
     }
@@ -290,7 +294,7 @@ pub fn strip_file_header(data: &[u8]) -> Result<&[u8]> {
 pub fn verified_size(data: &[u8]) -> Result<usize> {
     let content = strip_file_header(data)?;
     parse(content)?;
-    Ok(16 + content.len())
+    Ok(FILE_HEADER_BYTES + content.len())
 }
 
 /// Checks every export of `def` against the device: each block dim, the threads per

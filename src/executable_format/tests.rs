@@ -1320,3 +1320,39 @@ fn verdicts_match_irees_checker() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// IREE 3.13's 64-byte file header around a flatbuffer, as IREE 3.13's compiler writes it.
+#[cfg(feature = "iree-3-13")]
+fn with_file_header(magic: &[u8; 4], version: u32, content_size: u64, content: &[u8]) -> Vec<u8> {
+    let mut data = Vec::new();
+    data.extend_from_slice(magic);
+    data.extend_from_slice(&version.to_le_bytes());
+    data.extend_from_slice(&content_size.to_le_bytes());
+    data.extend_from_slice(&[0u8; 48]);
+    data.extend_from_slice(content);
+    data
+}
+
+#[cfg(feature = "iree-3-13")]
+#[test]
+fn iree_3_13_file_header_is_read_and_checked() {
+    let flatbuffer = sample();
+    let data = with_file_header(b"HIP1", 0, flatbuffer.len() as u64, &flatbuffer);
+    assert_eq!(super::strip_file_header(&data).unwrap(), &flatbuffer[..]);
+    assert_eq!(super::verified_size(&data).unwrap(), 64 + flatbuffer.len());
+    // Trailing bytes beyond the content are not part of it.
+    let mut padded = data.clone();
+    padded.extend_from_slice(&[0xAB; 7]);
+    assert_eq!(super::strip_file_header(&padded).unwrap().len(), flatbuffer.len());
+    let refused = |data: &[u8], code: crate::status::StatusCode, text: &str| {
+        let status = super::strip_file_header(data).unwrap_err();
+        assert_eq!(status.code(), code, "{status}");
+        assert!(status.message().contains(text), "{status}");
+    };
+    use crate::status::StatusCode::*;
+    refused(&data[..63], InvalidArgument, "less than header size");
+    refused(&with_file_header(b"CUD1", 0, flatbuffer.len() as u64, &flatbuffer), InvalidArgument, "identifier");
+    refused(&with_file_header(b"HIP1", 1, flatbuffer.len() as u64, &flatbuffer), Incompatible, "version 1");
+    refused(&with_file_header(b"HIP1", 0, 0, &flatbuffer), InvalidArgument, "zero-length");
+    refused(&with_file_header(b"HIP1", 0, flatbuffer.len() as u64 + 1, &flatbuffer), OutOfRange, "exceeds");
+}
