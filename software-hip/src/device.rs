@@ -13,6 +13,9 @@ use std::sync::{Arc, OnceLock, Weak};
 
 /// The architecture the software devices claim to be (an MI300-class part).
 pub const GCN_ARCH_NAME: &str = "gfx942:sramecc+:xnack-";
+/// gfx942's ISA version (9.4.2), as ROCm's runtime derives it from the architecture.
+pub const ISA_VERSION_MAJOR: i32 = 9;
+pub const ISA_VERSION_MINOR: i32 = 4;
 pub const COMPUTE_CAPABILITY: (i32, i32) = (9, 4);
 pub const WARP_SIZE: i32 = 64;
 pub const MAX_THREADS_PER_BLOCK: i32 = 1024;

@@ -22,6 +22,8 @@ pub struct FunctionEntry {
     pub function: Function,
     pub module_handle: usize,
     pub max_dynamic_shared_bytes: Mutex<Option<i32>>,
+    /// The last `hipFuncAttributePreferredSharedMemoryCarveout` set (a hint only).
+    pub preferred_carveout: Mutex<i32>,
 }
 
 pub fn modules() -> &'static HandleTable<LoadedModule> {
@@ -67,9 +69,44 @@ pub fn get_function(module_handle: usize, name: &CStr) -> HipResult<usize> {
         function,
         module_handle,
         max_dynamic_shared_bytes: Mutex::new(None),
+        preferred_carveout: Mutex::new(0),
     }));
     handles.insert(key, handle);
     Ok(handle)
+}
+
+/// `hipModuleGetGlobal`: the address and size of global `name` of a loaded module.
+pub fn get_global(module_handle: usize, name: &CStr) -> HipResult<(usize, usize)> {
+    let loaded = modules().get(module_handle)?;
+    let (address, size) = loaded.module.global(name)?;
+    Ok((address as usize, size))
+}
+
+/// `hipFuncGetAttribute`, with the values ROCm's runtime gives for a kernel that uses
+/// no registers, scratch or constant segment (a CPU kernel uses none of them): the
+/// threads-per-block limit, static LDS, the dynamic LDS limit (as set with
+/// hipFuncSetAttribute, else what static LDS leaves of the 64 KiB), the ISA version
+/// (major * 10 + minor: 94 for gfx942) and the carveout hint last set (0 before).
+pub fn get_function_attribute(function_handle: usize, attribute: hipFunction_attribute) -> HipResult<i32> {
+    let entry = functions().get(function_handle)?;
+    let static_shared = entry.function.static_shared_bytes() as i32;
+    Ok(match attribute {
+        HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK => crate::device::MAX_THREADS_PER_BLOCK,
+        HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES => static_shared,
+        HIP_FUNC_ATTRIBUTE_CONST_SIZE_BYTES
+        | HIP_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES
+        | HIP_FUNC_ATTRIBUTE_NUM_REGS
+        | HIP_FUNC_ATTRIBUTE_CACHE_MODE_CA => 0,
+        HIP_FUNC_ATTRIBUTE_PTX_VERSION | HIP_FUNC_ATTRIBUTE_BINARY_VERSION => {
+            crate::device::ISA_VERSION_MAJOR * 10 + crate::device::ISA_VERSION_MINOR
+        }
+        HIP_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES => entry
+            .max_dynamic_shared_bytes
+            .lock()
+            .unwrap_or(crate::device::SHARED_MEMORY_PER_BLOCK as i32 - static_shared),
+        HIP_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT => *entry.preferred_carveout.lock(),
+        _ => return Err(hipErrorInvalidValue),
+    })
 }
 
 /// A kernel launch whose arguments have been captured, ready to run on a stream or in a graph.
@@ -137,6 +174,7 @@ pub fn set_function_attribute(function_handle: usize, attribute: hipFuncAttribut
         }
         hipFuncAttributePreferredSharedMemoryCarveout => {
             if (-1..=100).contains(&value) {
+                *entry.preferred_carveout.lock() = value;
                 Ok(())
             } else {
                 Err(hipErrorInvalidValue)

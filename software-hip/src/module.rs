@@ -224,6 +224,20 @@ impl Module {
         })
     }
 
+    /// `hipModuleGetGlobal`: address and size of the global variable `name`,
+    /// a data object (`STT_OBJECT`) the code object itself defines. Kernel
+    /// descriptors (`softhip_kernel__*`) are the runtime's, not variables, and
+    /// are not globals. Unknown names give `hipErrorNotFound`. Globals live in
+    /// the loaded object's segments while the module stays loaded (declare
+    /// them without `const` to write them: constant data is read-only here).
+    pub fn global(&self, name: &CStr) -> Result<(*const c_void, usize), hipError_t> {
+        let bytes = name.to_bytes();
+        if bytes.is_empty() || bytes.starts_with(abi::KERNEL_SYMBOL_PREFIX.as_bytes()) {
+            return Err(hipErrorNotFound);
+        }
+        self.library.data_object(name).ok_or(hipErrorNotFound)
+    }
+
     /// Version-2 fields: known flags only (SYNC only with PER_LANE), wave size
     /// 0 (the device's), 32 or 64, static LDS at most 64 KiB.
     fn validate_simt(

@@ -21,6 +21,9 @@ const IREE_HIP_SYMBOLS: &[&str] = &[
     "hipStreamCreateWithFlags", "hipStreamDestroy", "hipStreamSynchronize", "hipStreamWaitEvent",
 ];
 
+/// What IREE 3.13's HIP symbol table (eerie-sys 0.5.0) adds to v3.3.0's.
+const IREE_313_EXTRA_HIP_SYMBOLS: &[&str] = &["hipFuncGetAttribute", "hipGetLastError", "hipModuleGetGlobal"];
+
 fn built_library() -> PathBuf {
     let deps = std::env::current_exe().unwrap().parent().unwrap().to_path_buf();
     [deps.join("libamdhip64.so"), deps.parent().unwrap().join("libamdhip64.so")]
@@ -32,10 +35,16 @@ fn built_library() -> PathBuf {
 /// Names declared in one of IREE's HIP driver symbol tables, when its source is available
 /// (IREE_SOURCE_DIR or the cargo registry's eerie-sys 0.2.5).
 fn iree_table_from_source(file: &str, prefix: &str) -> Option<Vec<String>> {
-    let mut roots: Vec<PathBuf> = std::env::var_os("IREE_SOURCE_DIR").map(PathBuf::from).into_iter().collect();
+    let explicit = std::env::var_os("IREE_SOURCE_DIR").map(PathBuf::from);
+    iree_table_from_crate(explicit, "eerie-sys-0.2.5", file, prefix)
+}
+
+/// The same table from `root` if given, else from the cargo registry's `crate_dir`.
+fn iree_table_from_crate(root: Option<PathBuf>, crate_dir: &str, file: &str, prefix: &str) -> Option<Vec<String>> {
+    let mut roots: Vec<PathBuf> = root.into_iter().collect();
     let registry = Path::new(&std::env::var("CARGO_HOME").unwrap_or_else(|_| format!("{}/.cargo", std::env::var("HOME").unwrap_or_default()))).join("registry/src");
     if let Ok(indexes) = std::fs::read_dir(registry) {
-        roots.extend(indexes.flatten().map(|index| index.path().join("eerie-sys-0.2.5/iree")));
+        roots.extend(indexes.flatten().map(|index| index.path().join(crate_dir).join("iree")));
     }
     let table = roots
         .iter()
@@ -105,6 +114,28 @@ fn every_symbol_of_iree_table_is_exported() {
         assert_eq!(count(&mut devices), 0);
         assert_eq!(devices, 2);
     }
+}
+
+/// IREE 3.13's C HIP driver loads three more symbols; checked against its table when the
+/// 3.13 sources are there (IREE_313_SOURCE_DIR, or `tools/iree-source/locate.sh 3.13`'s
+/// eerie-sys 0.5.0 in the cargo registry).
+#[test]
+fn every_symbol_of_iree_313_table_is_exported() {
+    let mut expected: Vec<String> =
+        IREE_HIP_SYMBOLS.iter().chain(IREE_313_EXTRA_HIP_SYMBOLS).map(|name| name.to_string()).collect();
+    expected.sort();
+    let explicit = std::env::var_os("IREE_313_SOURCE_DIR").map(PathBuf::from);
+    match iree_table_from_crate(explicit, "eerie-sys-0.5.0", "dynamic_symbol_tables.h", "hip") {
+        Some(mut from_source) => {
+            from_source.sort();
+            assert_eq!(expected, from_source, "IREE 3.13's dynamic_symbol_tables.h changed");
+        }
+        None => eprintln!("IREE 3.13 sources not found; only the embedded list is checked"),
+    }
+    // SAFETY: loading our own library runs no constructors with preconditions.
+    let library = unsafe { libloading::Library::new(built_library()) }.unwrap();
+    let missing: Vec<&String> = expected.iter().filter(|name| !exported(&library, name)).collect();
+    assert!(missing.is_empty(), "missing exports: {missing:?}");
 }
 
 fn scratch_dir(tag: &str) -> PathBuf {

@@ -16,26 +16,38 @@ include_guard(GLOBAL)
 
 # Finds IREE's source tree: an explicit -DIREE_SOURCE_DIR wins, otherwise the
 # workspace's tools/iree-source/locate.sh (which asks cargo for eerie-sys).
+#   iree_cts_locate_iree_source(<out_var>
+#     [VERSION <v>]    argument of locate.sh (default: none, IREE v3.3.0; "3.13")
+#     [MARKER <path>]  file that must exist in the tree (default: v3.3.0's CTS
+#                      template runtime/src/iree/hal/cts/cts_test_template.cc.in))
 function(iree_cts_locate_iree_source out_var)
+  cmake_parse_arguments(_ARG "" "VERSION;MARKER" "" ${ARGN})
+  if(NOT _ARG_MARKER)
+    set(_ARG_MARKER "runtime/src/iree/hal/cts/cts_test_template.cc.in")
+  endif()
+  set(_what "IREE v3.3.0")
+  if(_ARG_VERSION)
+    set(_what "IREE ${_ARG_VERSION}")
+  endif()
   if(IREE_SOURCE_DIR)
     set(_dir "${IREE_SOURCE_DIR}")
   else()
     set(_locate "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/../../../tools/iree-source/locate.sh")
     execute_process(
-      COMMAND bash "${_locate}"
+      COMMAND bash "${_locate}" ${_ARG_VERSION}
       OUTPUT_VARIABLE _dir
       ERROR_VARIABLE _err
       RESULT_VARIABLE _rc
       OUTPUT_STRIP_TRAILING_WHITESPACE)
     if(NOT _rc EQUAL 0)
-      message(FATAL_ERROR "tools/iree-source/locate.sh failed (${_rc}): ${_err}\n"
-                          "Pass -DIREE_SOURCE_DIR=<path to IREE v3.3.0 sources>.")
+      message(FATAL_ERROR "tools/iree-source/locate.sh ${_ARG_VERSION} failed (${_rc}): ${_err}\n"
+                          "Pass -DIREE_SOURCE_DIR=<path to ${_what} sources>.")
     endif()
   endif()
   get_filename_component(_dir "${_dir}" ABSOLUTE)
-  if(NOT EXISTS "${_dir}/runtime/src/iree/hal/cts/cts_test_template.cc.in")
-    message(FATAL_ERROR "'${_dir}' does not look like IREE's source tree "
-                        "(runtime/src/iree/hal/cts/cts_test_template.cc.in missing).")
+  if(NOT EXISTS "${_dir}/${_ARG_MARKER}")
+    message(FATAL_ERROR "'${_dir}' does not look like ${_what}'s source tree "
+                        "(${_ARG_MARKER} missing).")
   endif()
   set(${out_var} "${_dir}" PARENT_SCOPE)
 endfunction()

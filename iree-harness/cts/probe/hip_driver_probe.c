@@ -6,13 +6,25 @@
 // Exit status: 0 when a default device was created, 1 otherwise.
 // The registration header and function come from compile definitions so the
 // same probe can be linked against any HIP driver registration library.
+// With IREE_CTS_PROBE_DEVICE_CREATE_PARAMS defined it builds against IREE 3.13,
+// whose device creation takes iree_hal_device_create_params_t with a proactor
+// pool (created here the way IREE 3.13's CTS does, util/test_base.cc).
 
 #include <stdio.h>
 
 #include "iree/base/api.h"
-#include "iree/base/internal/flags.h"
+#if defined(IREE_CTS_PROBE_DEVICE_CREATE_PARAMS)
+#include "iree/base/tooling/flags.h"  // IREE 3.13
+#else
+#include "iree/base/internal/flags.h"  // IREE v3.3.0
+#endif
 #include "iree/hal/api.h"
 #include IREE_CTS_PROBE_REGISTRATION_HDR
+
+#if defined(IREE_CTS_PROBE_DEVICE_CREATE_PARAMS)
+#include "iree/async/util/proactor_pool.h"
+#include "iree/base/threading/numa.h"
+#endif
 
 // Prints |status| with a label and consumes it. Returns true if it was OK.
 static bool report(const char* what, iree_status_t status) {
@@ -62,15 +74,33 @@ int main(int argc, char** argv) {
   }
 
   iree_hal_device_t* device = NULL;
-  if (report("create default device",
-             iree_hal_driver_create_default_device(driver, host_allocator,
-                                                   &device))) {
+#if defined(IREE_CTS_PROBE_DEVICE_CREATE_PARAMS)
+  iree_async_proactor_pool_t* proactor_pool = NULL;
+  iree_hal_device_create_params_t create_params =
+      iree_hal_device_create_params_default();
+  iree_status_t create_status = iree_async_proactor_pool_create(
+      iree_numa_node_count(), /*node_ids=*/NULL,
+      iree_async_proactor_pool_options_default(), host_allocator,
+      &proactor_pool);
+  if (iree_status_is_ok(create_status)) {
+    create_params.proactor_pool = proactor_pool;
+    create_status = iree_hal_driver_create_default_device(
+        driver, &create_params, host_allocator, &device);
+  }
+#else
+  iree_status_t create_status = iree_hal_driver_create_default_device(
+      driver, host_allocator, &device);
+#endif
+  if (report("create default device", create_status)) {
     iree_string_view_t id = iree_hal_device_id(device);
     fprintf(stdout, "probe: default device id '%.*s'\n", (int)id.size,
             id.data);
     iree_hal_device_release(device);
     exit_code = 0;
   }
+#if defined(IREE_CTS_PROBE_DEVICE_CREATE_PARAMS)
+  iree_async_proactor_pool_release(proactor_pool);
+#endif
 
   iree_hal_driver_release(driver);
   return exit_code;

@@ -94,3 +94,36 @@ hip_export!(
         launch::set_function_attribute(function as usize, attribute, value)
     }
 );
+
+hip_export!(
+    /// Reads one attribute of a kernel (values: `launch::get_function_attribute`).
+    fn hipFuncGetAttribute(value: *mut c_int, attribute: hipFunction_attribute, function: hipFunction_t) {
+        if value.is_null() {
+            return Err(hipErrorInvalidValue);
+        }
+        let result = launch::get_function_attribute(function as usize, attribute)?;
+        write_out(value, result)
+    }
+);
+
+hip_export!(
+    /// The address and size of a module's global variable; either output may be NULL.
+    fn hipModuleGetGlobal(
+        device_pointer: *mut hipDeviceptr_t,
+        bytes: *mut usize,
+        module: hipModule_t,
+        name: *const c_char,
+    ) {
+        if name.is_null() {
+            return Err(hipErrorInvalidValue);
+        }
+        let (address, size) = launch::get_global(module as usize, CStr::from_ptr(name))?;
+        if !device_pointer.is_null() {
+            write_out(device_pointer, address as hipDeviceptr_t)?;
+        }
+        if !bytes.is_null() {
+            write_out(bytes, size)?;
+        }
+        Ok(())
+    }
+);

@@ -16,6 +16,10 @@ use crate::flatbuffer::{finish, Field, Object, ReadError, Reader, Table};
 
 /// The flatbuffer file identifier of HIP executables.
 pub const FILE_IDENTIFIER: &[u8; 4] = b"HIP1";
+/// Size of the `iree_flatbuffer_file_header_t` that IREE 3.13's executables
+/// start with (`iree/base/internal/flatcc/parsing.h`): magic (the file
+/// identifier), u32 version 0, u64 content size, six reserved u64.
+pub const FILE_HEADER_BYTES: usize = 64;
 /// `BindingBits.READ_ONLY`.
 pub const BINDING_READ_ONLY: u64 = 1 << 0;
 /// `BindingBits.INDIRECT`.
@@ -127,9 +131,16 @@ impl Executable {
         Ok(finish(&root, FILE_IDENTIFIER))
     }
 
+    /// Serialises the executable the way IREE 3.13 stores executables: the
+    /// HIP1 flatbuffer behind an `iree_flatbuffer_file_header_t`.
+    pub fn pack_with_file_header(&self) -> Result<Vec<u8>, String> {
+        Ok(with_file_header(&self.pack()?))
+    }
+
     /// Parses a HIP1 flatbuffer (checking bounds and alignment of every
-    /// field it reads).
+    /// field it reads), with or without IREE 3.13's file header.
     pub fn parse(bytes: &[u8]) -> Result<Executable, ReadError> {
+        let bytes = strip_file_header(bytes)?;
         let root = Reader::new(bytes).root(FILE_IDENTIFIER)?;
         let modules = root
             .vector_of_tables(1)?
@@ -162,6 +173,48 @@ impl Executable {
         }
         Ok(Executable { modules, exports })
     }
+}
+
+/// `flatbuffer` behind IREE 3.13's 64-byte `iree_flatbuffer_file_header_t`
+/// (what IREE 3.13's `iree_hal_read_executable_flatbuffer_header` reads).
+pub fn with_file_header(flatbuffer: &[u8]) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(FILE_HEADER_BYTES + flatbuffer.len());
+    bytes.extend_from_slice(FILE_IDENTIFIER);
+    bytes.extend_from_slice(&0u32.to_le_bytes()); // version
+    bytes.extend_from_slice(&(flatbuffer.len() as u64).to_le_bytes());
+    bytes.resize(FILE_HEADER_BYTES, 0); // reserved
+    bytes.extend_from_slice(flatbuffer);
+    bytes
+}
+
+/// True when `bytes` starts with IREE 3.13's file header (its magic; a bare
+/// flatbuffer starts with its root offset, which is never "HIP1").
+pub fn has_file_header(bytes: &[u8]) -> bool {
+    bytes.starts_with(FILE_IDENTIFIER)
+}
+
+/// The flatbuffer inside `bytes`: all of it without a file header, else the
+/// `content_size` bytes after the header, checked as IREE 3.13 checks them
+/// (version 0, non-zero size within the file).
+pub fn strip_file_header(bytes: &[u8]) -> Result<&[u8], ReadError> {
+    if !has_file_header(bytes) {
+        return Ok(bytes);
+    }
+    if bytes.len() < FILE_HEADER_BYTES {
+        return Err(ReadError("file header truncated".into()));
+    }
+    let version = u32::from_le_bytes(bytes[4..8].try_into().unwrap());
+    let size = u64::from_le_bytes(bytes[8..16].try_into().unwrap());
+    if version != 0 {
+        return Err(ReadError(format!("file header version {version}, expected 0")));
+    }
+    if size == 0 || size > (bytes.len() - FILE_HEADER_BYTES) as u64 {
+        return Err(ReadError(format!(
+            "file header content size {size} out of bounds ({} bytes follow it)",
+            bytes.len() - FILE_HEADER_BYTES
+        )));
+    }
+    Ok(&bytes[FILE_HEADER_BYTES..FILE_HEADER_BYTES + size as usize])
 }
 
 fn string(text: &str) -> Field {

@@ -9,7 +9,10 @@ pub mod code_object;
 pub mod flatbuffer;
 pub mod hip1;
 
-pub use hip1::{Executable, Export, BINDING_INDIRECT, BINDING_READ_ONLY};
+pub use hip1::{
+    has_file_header, strip_file_header, with_file_header, Executable, Export, BINDING_INDIRECT,
+    BINDING_READ_ONLY, FILE_HEADER_BYTES,
+};
 
 /// Checks every export against its module: the kernel's descriptor exists
 /// and declares one parameter per binding plus one per push constant (the

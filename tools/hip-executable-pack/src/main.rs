@@ -1,7 +1,9 @@
 //! hip-executable-pack: writes an IREE HIP1 executable from software HIP
 //! code objects. Run with --help for the command line.
 
-use hip_executable_pack::{check_kernels, Executable, Export, BINDING_INDIRECT, BINDING_READ_ONLY};
+use hip_executable_pack::{
+    check_kernels, has_file_header, Executable, Export, BINDING_INDIRECT, BINDING_READ_ONLY,
+};
 use std::process::ExitCode;
 
 const USAGE: &str = "\
@@ -29,6 +31,9 @@ the given modules instead of its own (one --module per module it had).
 Other options:
   --no-kernel-check      do not check that each module exports the kernels
                          with bindings+constants parameters
+  --file-header          write the 64-byte iree_flatbuffer_file_header_t that
+                         IREE 3.13 executables start with (IREE v3.3.0 reads
+                         bare flatbuffers); --dump and --exports-from read both
 ";
 
 fn parse_u32(flag: &str, text: &str) -> Result<u32, String> {
@@ -67,6 +72,7 @@ struct Command {
     exports: Vec<Export>,
     exports_from: Option<String>,
     check_kernels: bool,
+    file_header: bool,
 }
 
 fn parse_command_line(args: &[String]) -> Result<Command, String> {
@@ -77,6 +83,7 @@ fn parse_command_line(args: &[String]) -> Result<Command, String> {
         exports: Vec::new(),
         exports_from: None,
         check_kernels: true,
+        file_header: false,
     };
     let mut iter = args.iter();
     while let Some(flag) = iter.next() {
@@ -92,6 +99,7 @@ fn parse_command_line(args: &[String]) -> Result<Command, String> {
             "--module" => command.module_paths.push(value()?),
             "--exports-from" => command.exports_from = Some(value()?),
             "--no-kernel-check" => command.check_kernels = false,
+            "--file-header" => command.file_header = true,
             "--export" => {
                 let name = value()?;
                 // The last module so far; validation reports a missing one.
@@ -149,7 +157,8 @@ fn parse_command_line(args: &[String]) -> Result<Command, String> {
 fn dump(path: &str) -> Result<(), String> {
     let bytes = std::fs::read(path).map_err(|e| format!("{path}: {e}"))?;
     let executable = Executable::parse(&bytes).map_err(|e| format!("{path}: {}", e.0))?;
-    println!("{path}: HIP1, {} bytes", bytes.len());
+    let header = if has_file_header(&bytes) { " (IREE 3.13 file header)" } else { "" };
+    println!("{path}: HIP1{header}, {} bytes", bytes.len());
     for (i, module) in executable.modules.iter().enumerate() {
         println!("  module {i}: {} bytes", module.len());
     }
@@ -200,7 +209,11 @@ fn run(args: &[String]) -> Result<(), String> {
     if command.check_kernels {
         check_kernels(&executable)?;
     }
-    let bytes = executable.pack()?;
+    let bytes = if command.file_header {
+        executable.pack_with_file_header()?
+    } else {
+        executable.pack()?
+    };
     std::fs::write(&output, bytes).map_err(|e| format!("{output}: {e}"))
 }
 

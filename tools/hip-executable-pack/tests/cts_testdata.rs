@@ -36,6 +36,34 @@ fn testdata_dir() -> &'static Path {
     })
 }
 
+/// Builds the IREE 3.13 testdata (`--iree-3.13`) once per test process.
+fn testdata_313_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("cts-testdata-313-{}", std::process::id()));
+        let status = std::process::Command::new(
+            repo_root().join("software-hip/kernels/build_cts_testdata.sh"),
+        )
+        .arg("--iree-3.13")
+        .arg(&out)
+        .env(
+            "HIP_EXECUTABLE_PACK",
+            env!("CARGO_BIN_EXE_hip-executable-pack"),
+        )
+        .status()
+        .expect("run build_cts_testdata.sh --iree-3.13");
+        assert!(status.success());
+        out
+    })
+}
+
+fn executable_313(name: &str) -> (Vec<u8>, Executable) {
+    let bytes = std::fs::read(testdata_313_dir().join(format!("{name}.bin"))).unwrap();
+    let executable = Executable::parse(&bytes).unwrap();
+    (bytes, executable)
+}
+
 fn executable(name: &str) -> (Vec<u8>, Executable) {
     let bytes = std::fs::read(testdata_dir().join(format!("softhip_{name}.bin"))).unwrap();
     let executable = Executable::parse(&bytes).unwrap();
@@ -183,6 +211,119 @@ fn executable_cache_test_loads_and_runs() {
         )
         .unwrap();
     assert_eq!(output, 0.75);
+}
+
+/// Runs export `ordinal` of an IREE 3.13 executable on `grid` workgroups.
+fn run_313(name: &str, ordinal: usize, grid: [u32; 3], bindings: &[*mut c_void], constants: &[u32]) {
+    let (bytes, executable) = executable_313(name);
+    let flatbuffer = hip_executable_pack::strip_file_header(&bytes).unwrap();
+    let image = &executable.modules[0];
+    let offset = flatbuffer.windows(image.len()).position(|w| w == &image[..]).unwrap();
+    let module = unsafe { Module::load(flatbuffer[offset..].as_ptr().cast()) }.unwrap();
+    let export = &executable.exports[ordinal];
+    let function = module.function(&CString::new(export.kernel_name.clone()).unwrap()).unwrap();
+    let args = iree_args(&function, bindings, constants);
+    let dims = LaunchDims { grid, block: export.block_dims, dynamic_shared_bytes: 0 };
+    function.run(&dims, &args).unwrap();
+}
+
+#[test]
+fn iree_313_mode_writes_every_executable_behind_the_file_header() {
+    // (file, [(kernel, constants, bindings)]); every block is what the .mlir says.
+    let expectations: [(&str, &[(&str, u32, usize)], [u32; 3]); 8] = [
+        ("command_buffer_dispatch_test", &[("abs", 0, 2)], [2, 1, 1]),
+        ("command_buffer_dispatch_constants_test", &[("write_constants", 4, 1)], [1, 1, 1]),
+        ("executable_cache_test", &[("abs", 0, 2)], [1, 1, 1]),
+        ("command_buffer_dispatch_constants_bindings_test", &[("scale_and_offset", 2, 2)], [1, 1, 1]),
+        ("command_buffer_dispatch_indirect_parameters_test", &[("write_dispatch_params", 0, 1)], [1, 1, 1]),
+        ("command_buffer_dispatch_multi_entrypoint_test", &[("negate", 0, 2), ("double_it", 0, 2)], [1, 1, 1]),
+        ("command_buffer_dispatch_multi_workgroup_test", &[("write_workgroup_ids", 0, 1)], [1, 1, 1]),
+        ("executable_test", &[("export0", 2, 2)], [1, 1, 1]),
+    ];
+    for (name, exports, block) in expectations {
+        let (bytes, executable) = executable_313(name);
+        // iree_flatbuffer_file_header_t: "HIP1", version 0, content size, zeros.
+        assert_eq!(&bytes[0..4], b"HIP1", "{name}");
+        assert_eq!(u32::from_le_bytes(bytes[4..8].try_into().unwrap()), 0, "{name}: version");
+        let size = u64::from_le_bytes(bytes[8..16].try_into().unwrap()) as usize;
+        assert_eq!(size, bytes.len() - 64, "{name}: content size");
+        assert!(bytes[16..64].iter().all(|&b| b == 0), "{name}: reserved");
+        assert_eq!(&bytes[64 + 4..64 + 8], b"HIP1", "{name}: the flatbuffer's identifier");
+        let so = std::fs::read(testdata_313_dir().join(format!("{name}.so"))).unwrap();
+        assert_eq!(executable.modules, vec![so], "{name}");
+        let found: Vec<(&str, u32, usize)> = executable
+            .exports
+            .iter()
+            .map(|e| (e.kernel_name.as_str(), e.constant_count, e.binding_flags.len()))
+            .collect();
+        assert_eq!(found, exports.to_vec(), "{name}");
+        assert!(executable.exports.iter().all(|e| e.block_dims == block), "{name}");
+        check_kernels(&executable).unwrap();
+    }
+}
+
+#[test]
+fn iree_313_kernels_give_the_cts_results() {
+    // command_buffer_dispatch_constants_bindings_test: input * scale + offset.
+    let input = [1u32, 2, 3, 4];
+    let mut output = [0u32; 4];
+    run_313(
+        "command_buffer_dispatch_constants_bindings_test",
+        0,
+        [1, 1, 1],
+        &[input.as_ptr() as *mut c_void, output.as_mut_ptr().cast()],
+        &[3, 10],
+    );
+    assert_eq!(output, [13, 16, 19, 22], "queue_dispatch_test's expectation");
+
+    let mut params = [0u32; 3];
+    run_313("command_buffer_dispatch_indirect_parameters_test", 0, [1, 1, 1], &[params.as_mut_ptr().cast()], &[]);
+    assert_eq!(params, [4, 1, 1]);
+
+    let mut negated = [0i32; 4];
+    run_313(
+        "command_buffer_dispatch_multi_entrypoint_test",
+        0,
+        [1, 1, 1],
+        &[input.as_ptr() as *mut c_void, negated.as_mut_ptr().cast()],
+        &[],
+    );
+    assert_eq!(negated, [-1, -2, -3, -4]);
+    let mut doubled = [0u32; 4];
+    run_313(
+        "command_buffer_dispatch_multi_entrypoint_test",
+        1,
+        [1, 1, 1],
+        &[input.as_ptr() as *mut c_void, doubled.as_mut_ptr().cast()],
+        &[],
+    );
+    assert_eq!(doubled, [2, 4, 6, 8]);
+
+    let mut ids = [u32::MAX; 32];
+    run_313("command_buffer_dispatch_multi_workgroup_test", 0, [32, 1, 1], &[ids.as_mut_ptr().cast()], &[]);
+    assert_eq!(ids.to_vec(), (0..32).collect::<Vec<u32>>());
+
+    let mut untouched = [7u32; 2];
+    run_313("executable_test", 0, [1, 1, 1], &[untouched.as_mut_ptr().cast(), untouched.as_mut_ptr().cast()], &[1, 2]);
+    assert_eq!(untouched, [7, 7]);
+}
+
+#[test]
+fn file_header_is_checked_like_iree_313_checks_it() {
+    let (bytes, _) = executable_313("executable_test");
+    let bare = hip_executable_pack::strip_file_header(&bytes).unwrap().to_vec();
+    assert_eq!(hip_executable_pack::with_file_header(&bare), bytes);
+    assert_eq!(Executable::parse(&bare).unwrap(), Executable::parse(&bytes).unwrap());
+    let mut version = bytes.clone();
+    version[4] = 1;
+    assert!(Executable::parse(&version).is_err(), "only version 0");
+    let mut too_long = bytes.clone();
+    too_long[8..16].copy_from_slice(&(bytes.len() as u64).to_le_bytes());
+    assert!(Executable::parse(&too_long).is_err(), "content past the end");
+    let mut empty = bytes.clone();
+    empty[8..16].copy_from_slice(&0u64.to_le_bytes());
+    assert!(Executable::parse(&empty).is_err(), "zero-length content");
+    assert!(Executable::parse(&bytes[..40]).is_err(), "truncated header");
 }
 
 #[test]
