@@ -80,6 +80,18 @@ static int32_t count_launches_entry(const softhip_kernel_context_t* ctx) {
 SOFTHIP_KERNEL(count_launches, SOFTHIP_PER_THREAD, count_launches_entry,
                SOFTHIP_PARAM(uint32_t*));
 
+/* A device global variable (hipModuleGetGlobal): 4 words, and a kernel that
+ * copies them to its argument, so writes through the global's address are what
+ * the module's kernels see. */
+__attribute__((visibility("default"))) uint32_t softhip_test_global[4] = {11, 22, 33, 44};
+static int32_t read_global_entry(const softhip_kernel_context_t* ctx) {
+  uint32_t* out = SOFTHIP_ARG(ctx, 0, uint32_t*);
+  for (int i = 0; i < 4; ++i) out[i] = softhip_test_global[i];
+  return 0;
+}
+SOFTHIP_KERNEL(read_global, SOFTHIP_PER_BLOCK, read_global_entry,
+               SOFTHIP_PARAM(uint32_t*));
+
 /* A parameterless kernel. */
 static int32_t no_params_entry(const softhip_kernel_context_t* ctx) {
   return ctx->arg_count == 0 ? 0 : 1;

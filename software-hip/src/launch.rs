@@ -72,6 +72,37 @@ pub fn get_function(module_handle: usize, name: &CStr) -> HipResult<usize> {
     Ok(handle)
 }
 
+/// `hipModuleGetGlobal`: the address and size of a global of the module.
+pub fn get_global(module_handle: usize, name: &CStr) -> HipResult<(*const core::ffi::c_void, usize)> {
+    modules().get(module_handle)?.module.global(name)
+}
+
+/// `hipFuncGetAttribute`, with the values HIP reports from a kernel's work-group info: the
+/// software device's kernels declare no launch bounds (the device's 1024 threads), no
+/// registers, private or constant segments, their static LDS from the descriptor; the ISA
+/// version is gfx942's (9.4 -> 94).
+pub fn function_attribute(function_handle: usize, attribute: hipFunction_attribute) -> HipResult<i32> {
+    let entry = functions().get(function_handle)?;
+    let static_shared = entry.function.static_shared_bytes() as i32;
+    Ok(match attribute {
+        HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK => crate::module::MAX_THREADS_PER_BLOCK as i32,
+        HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES => static_shared,
+        HIP_FUNC_ATTRIBUTE_CONST_SIZE_BYTES
+        | HIP_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES
+        | HIP_FUNC_ATTRIBUTE_NUM_REGS
+        | HIP_FUNC_ATTRIBUTE_CACHE_MODE_CA
+        | HIP_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT => 0,
+        HIP_FUNC_ATTRIBUTE_PTX_VERSION | HIP_FUNC_ATTRIBUTE_BINARY_VERSION => {
+            let (major, minor) = crate::device::COMPUTE_CAPABILITY;
+            major * 10 + minor
+        }
+        HIP_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES => {
+            crate::device::SHARED_MEMORY_PER_BLOCK as i32 - static_shared
+        }
+        _ => return Err(hipErrorInvalidValue),
+    })
+}
+
 /// A kernel launch whose arguments have been captured, ready to run on a stream or in a graph.
 #[derive(Clone)]
 pub struct PreparedLaunch {

@@ -224,6 +224,19 @@ impl Module {
         })
     }
 
+    /// A global variable of the code object (`hipModuleGetGlobal`): the
+    /// address and size of a data object it defines. Kernel descriptors
+    /// (`softhip_kernel__*`, what `.kd` symbols are to an AMDGPU code object)
+    /// and LDS (thread-locals of the object) are not globals; unknown names
+    /// give `hipErrorNotFound`.
+    pub fn global(&self, name: &CStr) -> Result<(*const c_void, usize), hipError_t> {
+        let bytes = name.to_bytes();
+        if bytes.is_empty() || bytes.starts_with(abi::KERNEL_SYMBOL_PREFIX.as_bytes()) {
+            return Err(hipErrorNotFound);
+        }
+        self.library.data_object(name).ok_or(hipErrorNotFound)
+    }
+
     /// Version-2 fields: known flags only (SYNC only with PER_LANE), wave size
     /// 0 (the device's), 32 or 64, static LDS at most 64 KiB.
     fn validate_simt(

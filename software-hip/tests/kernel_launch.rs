@@ -16,7 +16,10 @@ fn test_code_object() -> Vec<u8> {
     for needed in [&source, &root.join("include/software_hip_kernel.h")] {
         assert!(needed.exists(), "{} is missing", needed.display());
     }
-    let output: PathBuf = std::env::temp_dir().join(format!("softhip-launch-{}.so", std::process::id()));
+    // One file per call: the tests of this binary build it concurrently.
+    static BUILDS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let build = BUILDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let output: PathBuf = std::env::temp_dir().join(format!("softhip-launch-{}-{build}.so", std::process::id()));
     let status = std::process::Command::new("cc")
         .args(["-shared", "-fPIC", "-O2", "-std=c11", "-I"])
         .arg(root.join("include"))
@@ -122,4 +125,56 @@ fn kernels_run_on_streams_and_in_graphs_and_failures_stick() {
     })
     .join()
     .unwrap();
+}
+
+/// hipModuleGetGlobal as HIP defines it: a global variable's device address and size by
+/// name (either output may be NULL, not both); kernel descriptors, functions and unknown
+/// names are not globals (hipErrorNotFound); NULL or empty names are invalid values, a NULL
+/// module an invalid resource handle. The address is the memory the module's kernels use.
+#[test]
+fn module_globals_are_found_by_name() {
+    let image = test_code_object();
+    init();
+    let mut module = std::ptr::null_mut();
+    hip_ok!(hipModuleLoadData(&mut module, image.as_ptr().cast()));
+    let mut address: hipDeviceptr_t = std::ptr::null_mut();
+    let mut size = 0usize;
+    hip_ok!(hipModuleGetGlobal(&mut address, &mut size, module, c"softhip_test_global".as_ptr()));
+    assert!(!address.is_null());
+    assert_eq!(size, 16);
+    let words = |bytes: Vec<u8>| -> Vec<u32> { bytes.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect() };
+    assert_eq!(words(read_back(address, 16)), [11, 22, 33, 44]);
+    // Either output alone.
+    let mut size_only = 0usize;
+    hip_ok!(hipModuleGetGlobal(std::ptr::null_mut(), &mut size_only, module, c"softhip_test_global".as_ptr()));
+    assert_eq!(size_only, 16);
+    let mut address_only: hipDeviceptr_t = std::ptr::null_mut();
+    hip_ok!(hipModuleGetGlobal(&mut address_only, std::ptr::null_mut(), module, c"softhip_test_global".as_ptr()));
+    assert_eq!(address_only, address);
+
+    // A write through the address is what the kernel reads.
+    let new_values = [5u32, 6, 7, 8];
+    hip_ok!(hipMemcpy(address, new_values.as_ptr().cast(), 16, hipMemcpyHostToDevice));
+    let output = device_malloc(16);
+    let read_global = function(module, "read_global");
+    let mut argument = output;
+    let mut params = [(&mut argument as *mut *mut c_void).cast::<c_void>()];
+    hip_ok!(hipModuleLaunchKernel(read_global, 1, 1, 1, 1, 1, 1, 0, std::ptr::null_mut(), params.as_mut_ptr(), std::ptr::null_mut()));
+    hip_ok!(hipStreamSynchronize(std::ptr::null_mut()));
+    assert_eq!(words(read_back(output, 16)), new_values);
+
+    for not_a_global in [c"no_such_global", c"softhip_kernel__read_global", c"softhip_kernel__plain_function", c"launch_counter"] {
+        assert_eq!(
+            hip_code!(hipModuleGetGlobal(&mut address, &mut size, module, not_a_global.as_ptr())),
+            hipErrorNotFound,
+            "{not_a_global:?}"
+        );
+    }
+    let name = c"softhip_test_global".as_ptr();
+    assert_eq!(hip_code!(hipModuleGetGlobal(std::ptr::null_mut(), std::ptr::null_mut(), module, name)), hipErrorInvalidValue);
+    assert_eq!(hip_code!(hipModuleGetGlobal(&mut address, &mut size, module, std::ptr::null())), hipErrorInvalidValue);
+    assert_eq!(hip_code!(hipModuleGetGlobal(&mut address, &mut size, module, c"".as_ptr())), hipErrorInvalidValue);
+    assert_eq!(hip_code!(hipModuleGetGlobal(&mut address, &mut size, std::ptr::null_mut(), name)), hipErrorInvalidResourceHandle);
+    hip_ok!(hipModuleUnload(module));
+    assert_eq!(hip_code!(hipModuleGetGlobal(&mut address, &mut size, module, name)), hipErrorInvalidHandle, "unloaded module");
 }

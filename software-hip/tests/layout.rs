@@ -64,6 +64,9 @@ fn rust_facts() -> Vec<(&'static str, u64)> {
         "hipStreamNonBlocking" => hipStreamNonBlocking,
         "hipEventDisableTiming" => hipEventDisableTiming,
         "hipFuncAttributeMaxDynamicSharedMemorySize" => hipFuncAttributeMaxDynamicSharedMemorySize,
+        "HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES" => HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+        "HIP_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES" => HIP_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+        "HIP_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT" => HIP_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
     ]
 }
 

@@ -94,3 +94,44 @@ hip_export!(
         launch::set_function_attribute(function as usize, attribute, value)
     }
 );
+
+hip_export!(
+    /// The attribute of a kernel from hipModuleGetFunction (`value` checked first, then the
+    /// handle, then the attribute, as HIP does).
+    fn hipFuncGetAttribute(value: *mut c_int, attribute: hipFunction_attribute, function: hipFunction_t) {
+        if value.is_null() {
+            return Err(hipErrorInvalidValue);
+        }
+        if function.is_null() {
+            return Err(hipErrorInvalidHandle);
+        }
+        let result = launch::function_attribute(function as usize, attribute)?;
+        write_out(value, result)
+    }
+);
+
+hip_export!(
+    /// The device address and size of a global variable of a loaded module; either output
+    /// may be NULL, not both.
+    fn hipModuleGetGlobal(
+        address: *mut hipDeviceptr_t,
+        bytes: *mut usize,
+        module: hipModule_t,
+        name: *const c_char,
+    ) {
+        if (address.is_null() && bytes.is_null()) || name.is_null() || *name == 0 {
+            return Err(hipErrorInvalidValue);
+        }
+        if module.is_null() {
+            return Err(hipErrorInvalidResourceHandle);
+        }
+        let (global, size) = launch::get_global(module as usize, CStr::from_ptr(name))?;
+        if !address.is_null() {
+            write_out(address, global as hipDeviceptr_t)?;
+        }
+        if !bytes.is_null() {
+            write_out(bytes, size)?;
+        }
+        Ok(())
+    }
+);

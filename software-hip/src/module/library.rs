@@ -100,6 +100,14 @@ impl Library {
     /// Address of the data object `name` defined by this object itself (not
     /// by a dependency such as libc), at least `min_size` bytes long.
     pub fn data_symbol(&self, name: &CStr, min_size: usize) -> Option<*const c_void> {
+        self.data_object(name)
+            .and_then(|(address, size)| (size >= min_size).then_some(address))
+    }
+
+    /// Address and size (`st_size`) of the data object `name` defined by this
+    /// object itself. Functions, thread-locals and symbols of other objects
+    /// are not data objects of this one.
+    pub fn data_object(&self, name: &CStr) -> Option<(*const c_void, usize)> {
         // SAFETY: handle is live; name is NUL-terminated.
         let address = unsafe { libc::dlsym(self.handle, name.as_ptr()) } as *const c_void;
         if address.is_null() {
@@ -117,7 +125,7 @@ impl Library {
         // SAFETY: dladdr1 returned a pointer to the object's symbol entry.
         let symbol = unsafe { &*info.symbol };
         let is_object = symbol.st_info & 0xf == STT_OBJECT;
-        (is_object && symbol.st_size as usize >= min_size).then_some(address)
+        is_object.then_some((address, symbol.st_size as usize))
     }
 }
 
