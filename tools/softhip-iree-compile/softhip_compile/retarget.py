@@ -265,6 +265,14 @@ RENDEZVOUS_INTRINSICS = {
     "llvm.amdgcn.ballot.i64": "softhip_rt_ballot",
 }
 
+# The HSA dispatch packet and the hidden kernel arguments of the launch, which
+# ROCm's device library reads (IREE 3.13's __ockl_get_num_groups), filled by the
+# runtime as ROCm fills them for a HIP launch (softhip_lane_runtime.c).
+LAUNCH_RECORDS = {
+    "llvm.amdgcn.dispatch.ptr": "softhip_rt_dispatch_ptr",
+    "llvm.amdgcn.implicitarg.ptr": "softhip_rt_implicitarg_ptr",
+}
+
 # Other overloads of readlane / readfirstlane (rewrite_lane_read).
 LANE_READ = re.compile(r"^llvm\.amdgcn\.read(first)?lane\.")
 
@@ -529,6 +537,8 @@ class _Rewriter:
                         callee.function_type.param_types), [])
                 elif name in RENDEZVOUS_INTRINSICS:
                     self.rewrite_rendezvous(call, callee, function)
+                elif name in LAUNCH_RECORDS:
+                    self.rewrite_launch_record(call, LAUNCH_RECORDS[name])
                 elif LANE_READ.match(name):
                     self.rewrite_lane_read(call, callee, function)
                 elif name in MATRIX_INTRINSICS:
@@ -595,6 +605,15 @@ class _Rewriter:
                                   [t.i32] + list(ftype.param_types), True)
             self.replace_call(call, target, [self.site()])
         self.sync_functions.add(function.name)
+
+    def rewrite_launch_record(self, call, runtime):
+        """dispatch.ptr / implicitarg.ptr: the launch's records from the runtime
+        (generic memory), as the constant address space pointer the IR uses."""
+        target = self.runtime(runtime, self.types.ptr, [])
+        with self.module.create_builder(call) as builder:
+            record = builder.addr_space_cast(builder.call(target, []), call.type)
+        call.replace_all_uses_with(record)
+        call.erase_from_parent()
 
     def rewrite_lane_read(self, call, callee, function):
         """readlane / readfirstlane of another overload than i32 and i64 (newer

@@ -120,6 +120,15 @@ class LaneRuntimeTest(unittest.TestCase):
         self.assertTrue(self.kernels["wave_ops"].sync)
         self.assertTrue(self.kernels["mfma_f32_16x16x4f32"].sync)
 
+    def test_the_launch_records_are_what_rocm_fills_for_the_launch(self):
+        hip = self.hip
+        out = hip.upload(numpy.full(6 * 8, 0xDEADBEEF, numpy.uint32))
+        self.assertEqual(hip.launch(self.image, "launch_records", (32, 1, 1), (3, 2, 1), [out]), 0)
+        records = hip.download(out, numpy.zeros(6 * 8, numpy.uint32)).reshape(6, 8)
+        for workgroup in range(6):
+            # block counts 3, 2; group size 32; remainder 0; 3 dims; setup 3; 32; 3 * 32 items
+            self.assertEqual(list(records[workgroup]), [3, 2, 32, 0, 3, 3, 32, 96], workgroup)
+
     def test_buffer_accesses_follow_the_dword_bounds_rule(self):
         hip = self.hip
         source = numpy.array([0x11111111, 0x22222222, 0x33334444, 0x55555555], numpy.uint32)
