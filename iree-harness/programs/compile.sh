@@ -7,7 +7,8 @@
 # "// EXPECT-IR: <text>" lines name. "// COMPILE-FLAGS: <flags>" adds compiler flags.
 # Also writes <output dir>/data/: the .npy inputs and expected outputs of the cases that
 # read and write files (make_data.py, seeded, standard library only).
-# usage: compile.sh <output dir> [iree-compile]   (default: .venv/bin/iree-compile)
+# usage: compile.sh <output dir> [iree-compile]   (default: .venv/bin/iree-compile; IREE 3.3.0
+#        or 3.13, whose HIP target flags differ)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=$1
@@ -15,8 +16,14 @@ compiler=${2:-$here/../../.venv/bin/iree-compile}
 rm -rf "$out/outputs"
 mkdir -p "$out"
 python3 "$here/make_data.py" "$out/data"
+# IREE 3.3.0 names the HIP target --iree-hip-target, 3.13 --iree-rocm-target: ask this
+# compiler which one it has.
+hip_target_flag=--iree-hip-target
+if [[ $("$compiler" --help-hidden 2>/dev/null) == *--iree-rocm-target=* ]]; then
+  hip_target_flag=--iree-rocm-target
+fi
 declare -A target_flags=(
-  [hip]="--iree-hal-target-device=hip --iree-hip-target=gfx942"
+  [hip]="--iree-hal-target-device=hip $hip_target_flag=gfx942"
   [cpu]="--iree-hal-target-device=local --iree-hal-local-target-device-backends=llvm-cpu --iree-llvmcpu-target-cpu=generic"
 )
 failed=0

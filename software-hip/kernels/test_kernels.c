@@ -80,6 +80,18 @@ static int32_t count_launches_entry(const softhip_kernel_context_t* ctx) {
 SOFTHIP_KERNEL(count_launches, SOFTHIP_PER_THREAD, count_launches_entry,
                SOFTHIP_PARAM(uint32_t*));
 
+/* A device global variable (hipModuleGetGlobal): 4 words, and a kernel that
+ * copies them to its argument, so writes through the global's address are what
+ * the module's kernels see. */
+__attribute__((visibility("default"))) uint32_t softhip_test_global[4] = {11, 22, 33, 44};
+static int32_t read_global_entry(const softhip_kernel_context_t* ctx) {
+  uint32_t* out = SOFTHIP_ARG(ctx, 0, uint32_t*);
+  for (int i = 0; i < 4; ++i) out[i] = softhip_test_global[i];
+  return 0;
+}
+SOFTHIP_KERNEL(read_global, SOFTHIP_PER_BLOCK, read_global_entry,
+               SOFTHIP_PARAM(uint32_t*));
+
 /* A parameterless kernel. */
 static int32_t no_params_entry(const softhip_kernel_context_t* ctx) {
   return ctx->arg_count == 0 ? 0 : 1;
@@ -114,23 +126,3 @@ static int32_t count_visits_entry(const softhip_kernel_context_t* ctx) {
 }
 SOFTHIP_KERNEL(count_visits, SOFTHIP_PER_THREAD, count_visits_entry,
                SOFTHIP_PARAM(uint32_t*));
-
-/* Module globals (hipModuleGetGlobal, tests/kernel_launch.rs): a writable
- * array, a read-only scalar, and a kernel that copies the array to `out`, so
- * the test can check that the pointer HIP returns is the variable kernels see. */
-uint32_t softhip_test_global[4] = {1, 2, 3, 4};
-const uint64_t softhip_test_constant = 42;
-static int32_t copy_global_entry(const softhip_kernel_context_t* ctx) {
-  uint32_t* out = SOFTHIP_ARG(ctx, 0, uint32_t*);
-  for (int i = 0; i < 4; ++i) out[i] = softhip_test_global[i];
-  return 0;
-}
-SOFTHIP_KERNEL(copy_global, SOFTHIP_PER_THREAD, copy_global_entry,
-               SOFTHIP_PARAM(uint32_t*));
-
-/* Declares 256 bytes of static LDS (hipFuncGetAttribute's SHARED_SIZE_BYTES). */
-static int32_t static_lds_entry(const softhip_kernel_context_t* ctx) {
-  return ctx->static_shared_bytes == 256 ? 0 : 1;
-}
-SOFTHIP_LANE_KERNEL(static_lds, static_lds_entry, 0, 0, 256,
-                    SOFTHIP_PARAM(uint32_t*));

@@ -22,8 +22,6 @@ pub struct FunctionEntry {
     pub function: Function,
     pub module_handle: usize,
     pub max_dynamic_shared_bytes: Mutex<Option<i32>>,
-    /// The last `hipFuncAttributePreferredSharedMemoryCarveout` set (a hint only).
-    pub preferred_carveout: Mutex<i32>,
 }
 
 pub fn modules() -> &'static HandleTable<LoadedModule> {
@@ -69,42 +67,38 @@ pub fn get_function(module_handle: usize, name: &CStr) -> HipResult<usize> {
         function,
         module_handle,
         max_dynamic_shared_bytes: Mutex::new(None),
-        preferred_carveout: Mutex::new(0),
     }));
     handles.insert(key, handle);
     Ok(handle)
 }
 
-/// `hipModuleGetGlobal`: the address and size of global `name` of a loaded module.
-pub fn get_global(module_handle: usize, name: &CStr) -> HipResult<(usize, usize)> {
-    let loaded = modules().get(module_handle)?;
-    let (address, size) = loaded.module.global(name)?;
-    Ok((address as usize, size))
+/// `hipModuleGetGlobal`: the address and size of a global of the module.
+pub fn get_global(module_handle: usize, name: &CStr) -> HipResult<(*const core::ffi::c_void, usize)> {
+    modules().get(module_handle)?.module.global(name)
 }
 
-/// `hipFuncGetAttribute`, with the values ROCm's runtime gives for a kernel that uses
-/// no registers, scratch or constant segment (a CPU kernel uses none of them): the
-/// threads-per-block limit, static LDS, the dynamic LDS limit (as set with
-/// hipFuncSetAttribute, else what static LDS leaves of the 64 KiB), the ISA version
-/// (major * 10 + minor: 94 for gfx942) and the carveout hint last set (0 before).
-pub fn get_function_attribute(function_handle: usize, attribute: hipFunction_attribute) -> HipResult<i32> {
+/// `hipFuncGetAttribute`, with the values HIP reports from a kernel's work-group info: the
+/// software device's kernels declare no launch bounds (the device's 1024 threads), no
+/// registers, private or constant segments, their static LDS from the descriptor; the ISA
+/// version is gfx942's (9.4 -> 94).
+pub fn function_attribute(function_handle: usize, attribute: hipFunction_attribute) -> HipResult<i32> {
     let entry = functions().get(function_handle)?;
     let static_shared = entry.function.static_shared_bytes() as i32;
     Ok(match attribute {
-        HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK => crate::device::MAX_THREADS_PER_BLOCK,
+        HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK => crate::module::MAX_THREADS_PER_BLOCK as i32,
         HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES => static_shared,
         HIP_FUNC_ATTRIBUTE_CONST_SIZE_BYTES
         | HIP_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES
         | HIP_FUNC_ATTRIBUTE_NUM_REGS
-        | HIP_FUNC_ATTRIBUTE_CACHE_MODE_CA => 0,
+        | HIP_FUNC_ATTRIBUTE_CACHE_MODE_CA
+        | HIP_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT => 0,
         HIP_FUNC_ATTRIBUTE_PTX_VERSION | HIP_FUNC_ATTRIBUTE_BINARY_VERSION => {
-            crate::device::ISA_VERSION_MAJOR * 10 + crate::device::ISA_VERSION_MINOR
+            let (major, minor) = crate::device::COMPUTE_CAPABILITY;
+            major * 10 + minor
         }
-        HIP_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES => entry
-            .max_dynamic_shared_bytes
-            .lock()
-            .unwrap_or(crate::device::SHARED_MEMORY_PER_BLOCK as i32 - static_shared),
-        HIP_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT => *entry.preferred_carveout.lock(),
+        HIP_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES => {
+            crate::device::SHARED_MEMORY_PER_BLOCK as i32 - static_shared
+        }
         _ => return Err(hipErrorInvalidValue),
     })
 }
@@ -174,7 +168,6 @@ pub fn set_function_attribute(function_handle: usize, attribute: hipFuncAttribut
         }
         hipFuncAttributePreferredSharedMemoryCarveout => {
             if (-1..=100).contains(&value) {
-                *entry.preferred_carveout.lock() = value;
                 Ok(())
             } else {
                 Err(hipErrorInvalidValue)

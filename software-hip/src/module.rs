@@ -224,12 +224,11 @@ impl Module {
         })
     }
 
-    /// `hipModuleGetGlobal`: address and size of the global variable `name`,
-    /// a data object (`STT_OBJECT`) the code object itself defines. Kernel
-    /// descriptors (`softhip_kernel__*`) are the runtime's, not variables, and
-    /// are not globals. Unknown names give `hipErrorNotFound`. Globals live in
-    /// the loaded object's segments while the module stays loaded (declare
-    /// them without `const` to write them: constant data is read-only here).
+    /// A global variable of the code object (`hipModuleGetGlobal`): the
+    /// address and size of a data object it defines. Kernel descriptors
+    /// (`softhip_kernel__*`, what `.kd` symbols are to an AMDGPU code object)
+    /// and LDS (thread-locals of the object) are not globals; unknown names
+    /// give `hipErrorNotFound`.
     pub fn global(&self, name: &CStr) -> Result<(*const c_void, usize), hipError_t> {
         let bytes = name.to_bytes();
         if bytes.is_empty() || bytes.starts_with(abi::KERNEL_SYMBOL_PREFIX.as_bytes()) {

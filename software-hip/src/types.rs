@@ -19,6 +19,7 @@ pub type hipMemcpyKind = u32;
 pub type hipMemoryType = u32;
 pub type hipMemPoolAttr = u32;
 pub type hipFuncAttribute = u32;
+/// `hipFunction_attribute` (HIP's `HIPfunction_attribute_enum`), read by hipFuncGetAttribute.
 pub type hipFunction_attribute = u32;
 pub type hipJitOption = u32;
 pub type hipMemAllocationType = u32;
@@ -261,7 +262,6 @@ pub const hipMemPoolAttrUsedMemHigh: hipMemPoolAttr = 8;
 pub const hipFuncAttributeMaxDynamicSharedMemorySize: hipFuncAttribute = 8;
 pub const hipFuncAttributePreferredSharedMemoryCarveout: hipFuncAttribute = 9;
 
-// hipFunction_attribute (hipFuncGetAttribute).
 pub const HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: hipFunction_attribute = 0;
 pub const HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: hipFunction_attribute = 1;
 pub const HIP_FUNC_ATTRIBUTE_CONST_SIZE_BYTES: hipFunction_attribute = 2;
@@ -272,7 +272,6 @@ pub const HIP_FUNC_ATTRIBUTE_BINARY_VERSION: hipFunction_attribute = 6;
 pub const HIP_FUNC_ATTRIBUTE_CACHE_MODE_CA: hipFunction_attribute = 7;
 pub const HIP_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: hipFunction_attribute = 8;
 pub const HIP_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: hipFunction_attribute = 9;
-pub const HIP_FUNC_ATTRIBUTE_MAX: hipFunction_attribute = 10;
 
 pub const hipMemAllocationTypeInvalid: hipMemAllocationType = 0;
 pub const hipMemAllocationTypePinned: hipMemAllocationType = 1;

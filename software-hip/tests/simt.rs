@@ -453,3 +453,51 @@ fn lane_stacks_follow_the_environment_and_overflow_into_a_guard_page() {
     let small = run_child("deep_stack_child", &[("SOFTWARE_HIP_LANE_STACK_BYTES", "16384")]);
     assert_eq!(small.status.signal(), Some(libc::SIGSEGV), "{small:?}");
 }
+
+/// hipFuncGetAttribute as HIP defines it for a kernel of a loaded module: static LDS from
+/// the descriptor (SHARED_SIZE_BYTES, what IREE 3.13's HIP driver checks against the
+/// device's shared memory per block), the dynamic LDS still available beside it, the
+/// device's 1024 threads (no launch bounds), gfx942's ISA version 94, zero registers and
+/// private, constant and carveout values; the output is checked first, then the function,
+/// then the attribute.
+#[test]
+fn function_attributes_report_static_lds_and_device_limits() {
+    let loaded = Loaded::new();
+    let attribute = |function: hipFunction_t, attribute: hipFunction_attribute| -> i32 {
+        let mut value = -1;
+        hip_ok!(hipFuncGetAttribute(&mut value, attribute, function));
+        value
+    };
+    for (name, static_lds) in [("lds_sum", 4096), ("both_lds", 512), ("plain_lanes", 0)] {
+        let function = loaded.function(name);
+        assert_eq!(attribute(function, HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES), static_lds, "{name}");
+        assert_eq!(attribute(function, HIP_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES), 65536 - static_lds, "{name}");
+        assert_eq!(attribute(function, HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK), 1024);
+        assert_eq!(attribute(function, HIP_FUNC_ATTRIBUTE_PTX_VERSION), 94);
+        assert_eq!(attribute(function, HIP_FUNC_ATTRIBUTE_BINARY_VERSION), 94);
+        for zero in [
+            HIP_FUNC_ATTRIBUTE_CONST_SIZE_BYTES,
+            HIP_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,
+            HIP_FUNC_ATTRIBUTE_NUM_REGS,
+            HIP_FUNC_ATTRIBUTE_CACHE_MODE_CA,
+            HIP_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+        ] {
+            assert_eq!(attribute(function, zero), 0, "{name} attribute {zero}");
+        }
+    }
+    let function = loaded.function("lds_sum");
+    let mut value = 0;
+    assert_eq!(hip_code!(hipFuncGetAttribute(&mut value, 10, function)), hipErrorInvalidValue, "HIP_FUNC_ATTRIBUTE_MAX");
+    assert_eq!(
+        hip_code!(hipFuncGetAttribute(std::ptr::null_mut(), HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, std::ptr::null_mut())),
+        hipErrorInvalidValue
+    );
+    assert_eq!(
+        hip_code!(hipFuncGetAttribute(&mut value, HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, std::ptr::null_mut())),
+        hipErrorInvalidHandle
+    );
+    assert_eq!(
+        hip_code!(hipFuncGetAttribute(&mut value, HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, 0x77 as hipFunction_t)),
+        hipErrorInvalidDeviceFunction
+    );
+}

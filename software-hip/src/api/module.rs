@@ -96,30 +96,38 @@ hip_export!(
 );
 
 hip_export!(
-    /// Reads one attribute of a kernel (values: `launch::get_function_attribute`).
+    /// The attribute of a kernel from hipModuleGetFunction (`value` checked first, then the
+    /// handle, then the attribute, as HIP does).
     fn hipFuncGetAttribute(value: *mut c_int, attribute: hipFunction_attribute, function: hipFunction_t) {
         if value.is_null() {
             return Err(hipErrorInvalidValue);
         }
-        let result = launch::get_function_attribute(function as usize, attribute)?;
+        if function.is_null() {
+            return Err(hipErrorInvalidHandle);
+        }
+        let result = launch::function_attribute(function as usize, attribute)?;
         write_out(value, result)
     }
 );
 
 hip_export!(
-    /// The address and size of a module's global variable; either output may be NULL.
+    /// The device address and size of a global variable of a loaded module; either output
+    /// may be NULL, not both.
     fn hipModuleGetGlobal(
-        device_pointer: *mut hipDeviceptr_t,
+        address: *mut hipDeviceptr_t,
         bytes: *mut usize,
         module: hipModule_t,
         name: *const c_char,
     ) {
-        if name.is_null() {
+        if (address.is_null() && bytes.is_null()) || name.is_null() || *name == 0 {
             return Err(hipErrorInvalidValue);
         }
-        let (address, size) = launch::get_global(module as usize, CStr::from_ptr(name))?;
-        if !device_pointer.is_null() {
-            write_out(device_pointer, address as hipDeviceptr_t)?;
+        if module.is_null() {
+            return Err(hipErrorInvalidResourceHandle);
+        }
+        let (global, size) = launch::get_global(module as usize, CStr::from_ptr(name))?;
+        if !address.is_null() {
+            write_out(address, global as hipDeviceptr_t)?;
         }
         if !bytes.is_null() {
             write_out(bytes, size)?;

@@ -105,7 +105,8 @@ impl Library {
     }
 
     /// Address and size (`st_size`) of the data object `name` defined by this
-    /// object itself (not by a dependency such as libc).
+    /// object itself. Functions, thread-locals and symbols of other objects
+    /// are not data objects of this one.
     pub fn data_object(&self, name: &CStr) -> Option<(*const c_void, usize)> {
         // SAFETY: handle is live; name is NUL-terminated.
         let address = unsafe { libc::dlsym(self.handle, name.as_ptr()) } as *const c_void;

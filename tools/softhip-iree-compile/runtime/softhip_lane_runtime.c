@@ -63,6 +63,60 @@ SOFTHIP_RT uint32_t softhip_rt_workgroup_id_x(void) { return softhip_lane->block
 SOFTHIP_RT uint32_t softhip_rt_workgroup_id_y(void) { return softhip_lane->block_idx.y; }
 SOFTHIP_RT uint32_t softhip_rt_workgroup_id_z(void) { return softhip_lane->block_idx.z; }
 
+/* llvm.amdgcn.dispatch.ptr and llvm.amdgcn.implicitarg.ptr: the HSA kernel
+ * dispatch packet and the code object V5 hidden kernel arguments of the current
+ * launch, which ROCm's device library reads (__ockl_get_num_groups,
+ * __ockl_get_local_size, ...). Filled from the lane's context as ROCm fills them
+ * for a HIP launch of whole workgroups: packet.setup (3 dimensions), workgroup
+ * sizes, grid sizes in work-items, group segment (LDS) size; hidden block counts,
+ * group sizes, remainders (0: HIP grids are whole workgroups), global offsets (0)
+ * and grid dimensions (3). Every other field reads 0 (there are no signals,
+ * queues, printf or hostcall buffers, kernarg segment or heap here). */
+typedef struct {
+  uint16_t header, setup, workgroup_size_x, workgroup_size_y, workgroup_size_z, reserved0;
+  uint32_t grid_size_x, grid_size_y, grid_size_z, private_segment_size, group_segment_size;
+  uint64_t kernel_object, kernarg_address, reserved2, completion_signal;
+} softhip_dispatch_packet_t;
+_Static_assert(sizeof(softhip_dispatch_packet_t) == 64, "hsa_kernel_dispatch_packet_t");
+typedef struct {
+  uint32_t block_count[3];
+  uint16_t group_size[3], remainder[3];
+  uint8_t reserved[16];
+  uint64_t global_offset[3];
+  uint16_t grid_dims;
+  uint8_t rest[256 - 66];
+} softhip_hidden_args_t;
+_Static_assert(sizeof(softhip_hidden_args_t) == 256, "code object V5 hidden arguments");
+static _Thread_local softhip_dispatch_packet_t softhip_packet;
+static _Thread_local softhip_hidden_args_t softhip_hidden;
+
+SOFTHIP_RT const void* softhip_rt_dispatch_ptr(void) {
+  const softhip_kernel_context_t* ctx = softhip_lane;
+  memset(&softhip_packet, 0, sizeof(softhip_packet));
+  softhip_packet.setup = 3;
+  softhip_packet.workgroup_size_x = (uint16_t)ctx->block_dim.x;
+  softhip_packet.workgroup_size_y = (uint16_t)ctx->block_dim.y;
+  softhip_packet.workgroup_size_z = (uint16_t)ctx->block_dim.z;
+  softhip_packet.grid_size_x = ctx->grid_dim.x * ctx->block_dim.x;
+  softhip_packet.grid_size_y = ctx->grid_dim.y * ctx->block_dim.y;
+  softhip_packet.grid_size_z = ctx->grid_dim.z * ctx->block_dim.z;
+  softhip_packet.group_segment_size = (uint32_t)(ctx->static_shared_bytes + ctx->dynamic_shared_bytes);
+  return &softhip_packet;
+}
+
+SOFTHIP_RT const void* softhip_rt_implicitarg_ptr(void) {
+  const softhip_kernel_context_t* ctx = softhip_lane;
+  memset(&softhip_hidden, 0, sizeof(softhip_hidden));
+  softhip_hidden.block_count[0] = ctx->grid_dim.x;
+  softhip_hidden.block_count[1] = ctx->grid_dim.y;
+  softhip_hidden.block_count[2] = ctx->grid_dim.z;
+  softhip_hidden.group_size[0] = (uint16_t)ctx->block_dim.x;
+  softhip_hidden.group_size[1] = (uint16_t)ctx->block_dim.y;
+  softhip_hidden.group_size[2] = (uint16_t)ctx->block_dim.z;
+  softhip_hidden.grid_dims = 3;
+  return &softhip_hidden;
+}
+
 static uint32_t wave_lane(void) { return softhip_lane->lane_id % softhip_lane->wave_size; }
 static uint32_t wave_index(void) { return softhip_lane->lane_id / softhip_lane->wave_size; }
 

@@ -7,8 +7,16 @@ puts them where the GPU code objects were, and finishes the compilation: the
 host program is the one iree-compile makes for that GPU. Without a HIP target
 it is iree-compile.
 
+Works with IREE 3.3.0's and IREE 3.13's iree-compile: it asks the one it
+runs for its version (`--version`) and takes from it the LLVM version of the
+IR it dumps, and reads the executables' container from their bytes
+(rodata.py). IREE's MLIR Python bindings must match the compiler: the rodata
+steps run with the Python beside that iree-compile when it has them.
+
 Environment:
   SOFTHIP_IREE_COMPILE   iree-compile to run [the one beside this Python]
+  SOFTHIP_MLIR_PYTHON    Python with that IREE's MLIR bindings (iree.compiler)
+                         [the one beside iree-compile if it has them, else this]
   HIP_EXECUTABLE_PACK    hip-executable-pack binary [built with cargo]
   CC                     C compiler/linker for code objects [cc]
   CLANG                  compiler for the lane runtime's bitcode [clang]
@@ -49,6 +57,29 @@ def _iree_compile() -> str:
     return found
 
 
+def _iree_compile_version(iree_compile):
+    """(IREE version, LLVM major version) from `iree-compile --version`."""
+    text = subprocess.run([iree_compile, "--version"], capture_output=True, text=True).stdout
+    iree = re.search(r"IREE compiler version (\d+\.\d+\.\d+)", text)
+    llvm_version = re.search(r"LLVM version (\d+)\.", text)
+    if not iree or not llvm_version:
+        raise UsageError(f"{iree_compile} --version names no IREE and LLVM version: {text.strip()!r}")
+    return iree.group(1), int(llvm_version.group(1))
+
+
+def _mlir_python(iree_compile) -> str:
+    """A Python whose iree.compiler is that of `iree_compile`'s installation."""
+    explicit = os.environ.get("SOFTHIP_MLIR_PYTHON")
+    if explicit:
+        return explicit
+    beside = os.path.join(os.path.dirname(os.path.abspath(iree_compile)), "python")
+    if os.path.exists(beside) and os.path.abspath(beside) != os.path.abspath(sys.executable):
+        probe = subprocess.run([beside, "-c", "import iree.compiler, numpy"], capture_output=True)
+        if probe.returncode == 0:
+            return beside
+    return sys.executable
+
+
 def _hip_executable_pack() -> str:
     explicit = os.environ.get("HIP_EXECUTABLE_PACK")
     if explicit:
@@ -78,9 +109,11 @@ def _targets_hip(args) -> bool:
 
 # Options whose value may follow as the next argument (LLVM's command line
 # accepts `--opt value` as well as `--opt=value`); the tool reads these.
+# The HIP target is --iree-hip-target in IREE 3.3.0, --iree-rocm-target in 3.13
+# (--iree-rocm-target-chip before 3.0).
 VALUE_OPTIONS = ("--iree-hal-target-device", "--iree-hal-target-backends", "--iree-hip-target",
-                 "--iree-rocm-target-chip", "--iree-hip-target-features",
-                 "--iree-hal-dump-executable-files-to")
+                 "--iree-rocm-target", "--iree-rocm-target-chip", "--iree-hip-target-features",
+                 "--iree-rocm-target-features", "--iree-hal-dump-executable-files-to")
 
 
 def _normalise(args):
@@ -132,14 +165,18 @@ def compile_for_software_device(args) -> int:
     for flag in flags:
         if flag.startswith(("--compile-to=", "--compile-from=")):
             raise UsageError(f"{flag.split('=')[0]} is not supported: {PROGRAM} compiles whole programs")
-    gpu_arch = _option(flags, "--iree-hip-target") or _option(flags, "--iree-rocm-target-chip") or "gfx942"
-    features = _option(flags, "--iree-hip-target-features") or ""
+    gpu_arch = (_option(flags, "--iree-hip-target") or _option(flags, "--iree-rocm-target")
+                or _option(flags, "--iree-rocm-target-chip") or "gfx942")
+    features = (_option(flags, "--iree-hip-target-features")
+                or _option(flags, "--iree-rocm-target-features") or "")
     try:
         retarget_wave_size(gpu_arch, features)
     except Exception as error:  # the retarget module's UnsupportedConstruct
         raise UsageError(str(error)) from None
     user_dump = _option(flags, "--iree-hal-dump-executable-files-to")
     iree_compile = _iree_compile()
+    _iree_version, ir_llvm_major = _iree_compile_version(iree_compile)
+    mlir_python = _mlir_python(iree_compile)
 
     work = tempfile.mkdtemp(prefix="softhip-iree-compile.")
     try:
@@ -151,7 +188,7 @@ def compile_for_software_device(args) -> int:
         gpu_objects = os.path.join(work, "gpu")
         os.makedirs(gpu_objects)
         listed = subprocess.run(
-            [sys.executable, "-m", "softhip_compile.rodata", "list", vm_phase, gpu_objects],
+            [mlir_python, "-m", "softhip_compile.rodata", "list", vm_phase, gpu_objects],
             cwd=TOOL_DIR, check=True, capture_output=True, text=True).stdout.split()
 
         runtime_bitcode = os.path.join(work, "lane_runtime.bc")
@@ -168,8 +205,19 @@ def compile_for_software_device(args) -> int:
             code_object = os.path.join(work, f"{name}.so")
             # The retargeting runs in its own process: IREE's MLIR bindings and
             # LLVM's C API bindings each bring an LLVM.
-            _run([sys.executable, "-m", "softhip_compile.retarget_main", ir_path, runtime_bitcode,
-                  obj, gpu_arch, features], cwd=TOOL_DIR)
+            retargeted = subprocess.run(
+                [sys.executable, "-m", "softhip_compile.retarget_main",
+                 f"--ir-llvm-major={ir_llvm_major}", ir_path, runtime_bitcode, obj, gpu_arch,
+                 features], cwd=TOOL_DIR)
+            if retargeted.returncode < 0:
+                # llvm-nanobind crashes where LLVM's parser reports an error.
+                raise UsageError(
+                    f"LLVM {retarget_llvm_major()}'s bindings crashed (signal {-retargeted.returncode}) "
+                    f"on {os.path.basename(ir_path)}, LLVM IR printed by LLVM {ir_llvm_major} "
+                    f"(iree-compile {_iree_version}), most likely syntax LLVM {retarget_llvm_major()} cannot "
+                    f"parse, not in retarget.NEWER_LLVM_ATTRIBUTES")
+            if retargeted.returncode != 0:
+                raise SystemExit(retargeted.returncode)
             _run([os.environ.get("CC", "cc"), "-shared", "-o", code_object, obj, "-lm"])
             packed = os.path.join(work, f"{name}.softhip.bin")
             _run([_hip_executable_pack(), "-o", packed, "--module", code_object,
@@ -177,7 +225,7 @@ def compile_for_software_device(args) -> int:
             replacements.append(f"{name}={packed}")
 
         software_vm = os.path.join(work, "vm.softhip.mlirbc")
-        _run([sys.executable, "-m", "softhip_compile.rodata", "replace", vm_phase, software_vm,
+        _run([mlir_python, "-m", "softhip_compile.rodata", "replace", vm_phase, software_vm,
               *replacements], cwd=TOOL_DIR)
         _run([iree_compile, *flags, "--compile-from=vm", software_vm, "-o", output])
         return 0
@@ -186,6 +234,11 @@ def compile_for_software_device(args) -> int:
             print(f"{PROGRAM}: work directory {work}", file=sys.stderr)
         else:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def retarget_llvm_major():
+    from softhip_compile import retarget
+    return retarget.BINDINGS_LLVM_MAJOR
 
 
 def retarget_wave_size(gpu_arch, features):

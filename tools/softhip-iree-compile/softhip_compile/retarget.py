@@ -31,6 +31,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import struct
 import sys
 
 import llvm
@@ -46,6 +47,164 @@ DYNAMIC_LDS_NAME = "__dynamic_shared_memory__"
 
 X86_TRIPLE = "x86_64-unknown-linux-gnu"
 AMDGCN_TRIPLE = "amdgcn-amd-amdhsa"
+
+
+# The LLVM of llvm-nanobind, which parses the IR iree-compile dumps.
+BINDINGS_LLVM_MAJOR = 21
+
+# Attributes LLVM releases after 21 print that LLVM 21's parser rejects (and
+# llvm-nanobind 21 crashes on a parse error instead of raising). Each is an
+# assertion about a function that only enables optimisations, so removing it
+# keeps the program's meaning. IREE 3.13's LLVM (24.0.0git) puts
+# `nocreateundeforpoison` on intrinsic declarations.
+NEWER_LLVM_ATTRIBUTES = ("nocreateundeforpoison",)
+
+# Newer LLVM prints special floating-point constants by name; LLVM 21 reads
+# only the hexadecimal forms (float and double as the double's bits, half
+# 0xH, bfloat 0xR).
+_FP_FORMATS = {  # type -> (prefix, total bits, exponent bits, hex digits)
+    "half": ("0xH", 16, 5, 4), "bfloat": ("0xR", 16, 8, 4),
+    "float": ("0x", 64, 11, 16), "double": ("0x", 64, 11, 16),
+}
+_FP_TYPE = re.compile(r"\b(half|bfloat|float|double|x86_fp80|fp128|ppc_fp128)\b")
+_FP_NAMED = re.compile(r"(?<![\w.%@\"$-])([+-]?)(inf|qnan|snan|nan)(\([^)]*\))?(?![\w.])")
+# ... and other constants as `f0x` and the bits of the value in its own type.
+_FP_BITS = re.compile(r"(?<![\w.%@\"$-])f0x([0-9A-Fa-f]+)(?![\w.])")
+# `denormal_fpenv(dynamic)` is LLVM 21's "denormal-fp-math"="dynamic,dynamic".
+_DENORMAL_FPENV = {"denormal_fpenv(dynamic)": '"denormal-fp-math"="dynamic,dynamic"'}
+
+# The masked memory intrinsics lost their `i32 immarg` alignment operand after
+# LLVM 21: the alignment became an `align N` attribute of the pointer operand.
+# name -> index of the pointer operand.
+_MASKED_POINTER_OPERAND = {"load": 0, "gather": 0, "store": 1, "scatter": 1}
+_MASKED_CALL = re.compile(r"@llvm\.masked\.(load|store|gather|scatter)\.[\w.]+\(")
+
+
+def _fp_hex(type_name: str, sign: str, kind: str, payload: str | None) -> str:
+    if type_name not in _FP_FORMATS or payload:
+        raise UnsupportedConstruct(
+            f"floating-point constant `{sign}{kind}{payload or ''}` of type {type_name} printed by "
+            "a newer LLVM has no LLVM 21 spelling in this tool")
+    prefix, bits, exponent_bits, digits = _FP_FORMATS[type_name]
+    mantissa_bits = bits - 1 - exponent_bits
+    value = ((1 << exponent_bits) - 1) << mantissa_bits
+    if kind in ("qnan", "nan"):
+        value |= 1 << (mantissa_bits - 1)
+    elif kind == "snan":
+        value |= 1 << (mantissa_bits - 2)
+    if sign == "-":
+        value |= 1 << (bits - 1)
+    return f"{prefix}{value:0{digits}X}"
+
+
+def _fp_bits_hex(type_name: str, bits: str) -> str:
+    value = int(bits, 16)
+    if type_name == "float" and len(bits) == 8:
+        return "0x%016X" % struct.unpack("<Q", struct.pack("<d", struct.unpack("<f", struct.pack("<I", value))[0]))[0]
+    if type_name == "double" and len(bits) == 16:
+        return f"0x{value:016X}"
+    if type_name in ("half", "bfloat") and len(bits) == 4:
+        return _FP_FORMATS[type_name][0] + f"{value:04X}"
+    raise UnsupportedConstruct(f"floating-point constant `f0x{bits}` of type {type_name} printed by a "
+                               "newer LLVM has no LLVM 21 spelling in this tool")
+
+
+def _fp_constants_to_hex(line: str) -> str:
+    """Each constant takes the type written last before it on its line (LLVM
+    prints a constant after its type, or, for the second operand of a binary
+    operation or comparison, after the first operand's)."""
+    def type_before(match):
+        types = _FP_TYPE.findall(line, 0, match.start())
+        if not types:
+            raise UnsupportedConstruct(f"floating-point constant `{match.group(0)}` without a type: {line.strip()}")
+        return types[-1]
+    line = _FP_NAMED.sub(lambda m: _fp_hex(type_before(m), m.group(1), m.group(2), m.group(3)), line)
+    return _FP_BITS.sub(lambda m: _fp_bits_hex(type_before(m), m.group(1)), line)
+
+
+def _split_operands(text: str, start: int) -> tuple[list[str], int]:
+    """The comma-separated operands of the parenthesised list opening at
+    text[start - 1], and the index of its closing parenthesis."""
+    depth, operands, current, i = 0, [], [], start
+    while i < len(text):
+        c = text[i]
+        if c == '"':
+            end = text.index('"', i + 1)
+            current.append(text[i:end + 1])
+            i = end + 1
+            continue
+        if c in "(<[{":
+            depth += 1
+        elif c in ")>]}":
+            if depth == 0:
+                operands.append("".join(current).strip())
+                return operands, i
+            depth -= 1
+        elif c == "," and depth == 0:
+            operands.append("".join(current).strip())
+            current = []
+            i += 1
+            continue
+        current.append(c)
+        i += 1
+    raise UnsupportedConstruct(f"unbalanced operand list: {text[start - 40:start + 80]}")
+
+
+def _masked_to_llvm21(line: str) -> str:
+    match = _MASKED_CALL.search(line)
+    if not match:
+        return line
+    operands, close = _split_operands(line, match.end())
+    pointer = _MASKED_POINTER_OPERAND[match.group(1)]
+    if len(operands) != 3:  # already LLVM 21's four operands
+        return line
+    if line.lstrip().startswith("declare"):
+        operands.insert(pointer + 1, "i32 immarg")
+    else:
+        align = re.search(r"\balign (\d+) ", operands[pointer] + " ")
+        operands[pointer] = re.sub(r" align \d+\b", "", operands[pointer])
+        operands.insert(pointer + 1, f"i32 {align.group(1) if align else 1}")
+    return line[:match.end()] + ", ".join(operands) + line[close:]
+
+
+def downgrade_ir(ir_text: str, ir_llvm_major: int) -> str:
+    """IR printed by LLVM `ir_llvm_major`, in the syntax of LLVM 21.
+
+    What IREE 3.13's LLVM (24) prints that LLVM 21 reads otherwise: the
+    attributes of NEWER_LLVM_ATTRIBUTES (dropped), floating-point constants
+    spelt `-inf`, `-qnan` or `f0x<bits>` (their LLVM 21 hexadecimal form),
+    `denormal_fpenv(dynamic)` (the "denormal-fp-math" string attribute), and
+    masked load/store/gather/scatter with the alignment as an attribute of the
+    pointer (the alignment operand again). Nothing else needs rewriting: the
+    target triple (the new `amdgpu9.42-amd-amdhsa` form) and the data layout
+    are replaced by `retarget`; module flags unknown to LLVM 21
+    (`amdgpu.buffer.oob.mode`) are plain metadata to it. The buffer OOB mode
+    IREE 3.13 sets, 1 (relaxed), lets the AMDGPU backend merge accesses whose
+    out-of-bounds behaviour then differs; the software device keeps the
+    strict per-dword checks of each access, which a relaxed program cannot
+    tell apart.
+    """
+    if ir_llvm_major <= BINDINGS_LLVM_MAJOR:
+        return ir_text
+    for attribute in NEWER_LLVM_ATTRIBUTES:
+        ir_text = re.sub(rf" {attribute}\b", "", ir_text)
+    lines = []
+    for line in ir_text.split("\n"):
+        code, comment = line, ""
+        if ";" in line and '"' not in line:
+            code, _, comment = line.partition(";")
+            comment = ";" + comment
+        if code.strip() and not code.lstrip().startswith("!"):
+            if _FP_NAMED.search(code) or _FP_BITS.search(code):
+                code = _fp_constants_to_hex(code)
+            for newer, older in _DENORMAL_FPENV.items():
+                code = code.replace(newer, older)
+            if "denormal_fpenv(" in code:
+                raise UnsupportedConstruct(f"denormal mode of a newer LLVM not known here: {code.strip()}")
+            if "@llvm.masked." in code:
+                code = _masked_to_llvm21(code)
+        lines.append(code + comment)
+    return "\n".join(lines)
 
 
 class UnsupportedConstruct(Exception):
@@ -105,6 +264,17 @@ RENDEZVOUS_INTRINSICS = {
     "llvm.amdgcn.readlane.i64": "softhip_rt_readlane_u64",
     "llvm.amdgcn.ballot.i64": "softhip_rt_ballot",
 }
+
+# The HSA dispatch packet and the hidden kernel arguments of the launch, which
+# ROCm's device library reads (IREE 3.13's __ockl_get_num_groups), filled by the
+# runtime as ROCm fills them for a HIP launch (softhip_lane_runtime.c).
+LAUNCH_RECORDS = {
+    "llvm.amdgcn.dispatch.ptr": "softhip_rt_dispatch_ptr",
+    "llvm.amdgcn.implicitarg.ptr": "softhip_rt_implicitarg_ptr",
+}
+
+# Other overloads of readlane / readfirstlane (rewrite_lane_read).
+LANE_READ = re.compile(r"^llvm\.amdgcn\.read(first)?lane\.")
 
 # Matrix instructions (MFMA on gfx9, one block; WMMA on gfx11) with the
 # element kinds of the lane runtime: name -> (M (= N), K, kind). Each has three
@@ -367,6 +537,10 @@ class _Rewriter:
                         callee.function_type.param_types), [])
                 elif name in RENDEZVOUS_INTRINSICS:
                     self.rewrite_rendezvous(call, callee, function)
+                elif name in LAUNCH_RECORDS:
+                    self.rewrite_launch_record(call, LAUNCH_RECORDS[name])
+                elif LANE_READ.match(name):
+                    self.rewrite_lane_read(call, callee, function)
                 elif name in MATRIX_INTRINSICS:
                     self.rewrite_matrix(call, callee, function)
                 elif name.startswith(("llvm.amdgcn.update.dpp.", "llvm.amdgcn.mov.dpp.")):
@@ -430,6 +604,41 @@ class _Rewriter:
             target = self.runtime(RENDEZVOUS_INTRINSICS[name], ftype.return_type,
                                   [t.i32] + list(ftype.param_types), True)
             self.replace_call(call, target, [self.site()])
+        self.sync_functions.add(function.name)
+
+    def rewrite_launch_record(self, call, runtime):
+        """dispatch.ptr / implicitarg.ptr: the launch's records from the runtime
+        (generic memory), as the constant address space pointer the IR uses."""
+        target = self.runtime(runtime, self.types.ptr, [])
+        with self.module.create_builder(call) as builder:
+            record = builder.addr_space_cast(builder.call(target, []), call.type)
+        call.replace_all_uses_with(record)
+        call.erase_from_parent()
+
+    def rewrite_lane_read(self, call, callee, function):
+        """readlane / readfirstlane of another overload than i32 and i64 (newer
+        LLVM overloads them on any type; IREE 3.13 reads f32): the value's bits
+        through the i32 or i64 form, as the hardware moves a register's bits."""
+        t = self.types
+        first_lane = ".readfirstlane." in callee.name
+        value_type = call.type
+        bits = self.data_layout.size_of_type_in_bits(value_type)
+        if bits > 64 or value_type.is_pointer or (value_type.is_vector and value_type.element_type.is_pointer):
+            _unsupported(self.reach, function, f"`{callee.name}` on a {bits}-bit value")
+        wide = t.i32 if bits <= 32 else t.i64
+        runtime = "softhip_rt_read%slane_u%d" % ("first" if first_lane else "", 32 if bits <= 32 else 64)
+        target = self.runtime(runtime, wide, [t.i32, wide] + ([] if first_lane else [t.i32]), True)
+        int_type = t.int_n(bits)
+        with self.module.create_builder(call) as builder:
+            value = call.get_arg_operand(0)
+            as_int = value if value.type == int_type else builder.bitcast(value, int_type)
+            widened = as_int if bits in (32, 64) else builder.zext(as_int, wide)
+            lane = [] if first_lane else [call.get_arg_operand(1)]
+            result = builder.call(target, [self.site(), widened] + lane)
+            narrowed = result if bits in (32, 64) else builder.trunc(result, int_type)
+            read = narrowed if value_type == int_type else builder.bitcast(narrowed, value_type)
+        call.replace_all_uses_with(read)
+        call.erase_from_parent()
         self.sync_functions.add(function.name)
 
     def rewrite_matrix(self, call, callee, function):
@@ -1015,12 +1224,41 @@ def retarget(ir_text: str, runtime_bitcode: bytes, gpu_arch: str = "gfx942",
                 runtime.target_triple = X86_TRIPLE
                 module.link_module(runtime)
             _internalize_runtime(module)
+            _define_bf16_truncation(module)
             module.verify_or_raise()
             if dump_path:
                 module.print_to_file(dump_path)
             module.run_passes("default<O2>", x86)
             module.verify_or_raise()
             return module.emit_object(x86), infos
+
+
+def _define_bf16_truncation(module):
+    """`__truncsfbf2`, float to bfloat, in the code object itself, where the
+    module converts to bfloat (an `fptrunc`, or bfloat arithmetic, which
+    LLVM's x86-64 backend does in float and rounds through this libcall;
+    IREE 3.13 emits both, 3.3.0 rounded with integer operations itself). The
+    host's libgcc need not have it (GCC 12's has not). It rounds as gfx942
+    does, which has no bf16 conversion instruction and so gets LLVM's AMDGPU
+    expansion: to nearest even on the bits; a NaN stays a NaN with its sign,
+    quieted (`(bits | 0x400000) >> 16`). Hidden: each code object has its
+    own."""
+    if "bfloat" not in str(module) or module.get_function("__truncsfbf2") is not None:
+        return
+    t = module.types
+    bfloat = t.bf16
+    function = module.add_function("__truncsfbf2", t.function(bfloat, [t.f32]))
+    function.visibility = llvm.Visibility.Hidden
+    with module.create_builder(function.append_basic_block("entry")) as builder:
+        source = function.get_param(0)
+        bits = builder.bitcast(source, t.i32)
+        lsb = builder.and_(builder.lshr(bits, t.i32.constant(16)), t.i32.constant(1))
+        rounded = builder.add(builder.add(bits, t.i32.constant(0x7FFF)), lsb)
+        quiet = builder.or_(bits, t.i32.constant(0x400000))
+        is_nan = builder.fcmp(llvm.RealPredicate.UNO, source, source)
+        chosen = builder.select(is_nan, quiet, rounded)
+        upper = builder.trunc(builder.lshr(chosen, t.i32.constant(16)), t.int_n(16))
+        builder.ret(builder.bitcast(upper, bfloat))
 
 
 def _move_allocas_to_generic_space(module):

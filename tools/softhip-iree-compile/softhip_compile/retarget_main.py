@@ -1,8 +1,10 @@
-"""python -m softhip_compile.retarget_main IR.ll RUNTIME.bc OUT.o GPU_ARCH [FEATURES]
+"""python -m softhip_compile.retarget_main [--ir-llvm-major=N] IR.ll RUNTIME.bc OUT.o GPU_ARCH [FEATURES]
 
 Retargets one executable's linked AMDGPU IR (see retarget.py). An IR
 construct the software device cannot run faithfully exits with status 1 and
-a message naming it and its kernel.
+a message naming it and its kernel. --ir-llvm-major names the LLVM that
+printed the IR (iree-compile's; default that of the bindings): IR of a newer
+LLVM is first brought to LLVM 21's syntax (retarget.downgrade_ir).
 """
 
 import os
@@ -12,13 +14,17 @@ from softhip_compile import retarget
 
 
 def main(argv) -> int:
+    ir_llvm_major = retarget.BINDINGS_LLVM_MAJOR
+    if argv and argv[0].startswith("--ir-llvm-major="):
+        ir_llvm_major = int(argv[0].split("=", 1)[1])
+        argv = argv[1:]
     if len(argv) not in (4, 5):
         print(__doc__, file=sys.stderr)
         return 2
     ir_path, runtime_path, out_path, gpu_arch = argv[:4]
     features = argv[4] if len(argv) == 5 else ""
     with open(ir_path) as f:
-        ir_text = f.read()
+        ir_text = retarget.downgrade_ir(f.read(), ir_llvm_major)
     with open(runtime_path, "rb") as f:
         runtime = f.read()
     try:

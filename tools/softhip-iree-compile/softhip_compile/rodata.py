@@ -2,9 +2,19 @@
 
 `iree-compile --compile-to=vm` leaves each serialized executable as a
 `vm.rodata` op whose value is the executable's flatbuffer. This module, run
-with IREE's own MLIR Python bindings (iree-base-compiler), lists the HIP
-executables of such a module and swaps their bytes, leaving every other op,
-attribute and location as the compiler wrote it.
+with IREE's own MLIR Python bindings (iree-base-compiler, of the same version
+as the iree-compile that wrote the module), lists the HIP executables of such
+a module and swaps their bytes, leaving every other op, attribute and location
+as the compiler wrote it.
+
+Two containers hold the same `iree.hal.hip.ExecutableDef` flatbuffer (file
+identifier `HIP1`):
+  IREE 3.3.0   the flatbuffer itself (identifier at bytes 4..8);
+  IREE 3.13    a 64-byte `iree_flatbuffer_file_header_t` first (magic `HIP1`,
+               version 0, u64 content size, 48 reserved zero bytes), then the
+               flatbuffer; IREE 3.13's HIP driver refuses a bare flatbuffer.
+`list` writes the flatbuffer alone (what hip-executable-pack reads and
+writes); `replace` puts a replacement in the container the original used.
 
     python -m softhip_compile.rodata list IN.mlirbc OUTDIR
         writes OUTDIR/<rodata name>.bin for every HIP1 rodata, prints names
@@ -13,12 +23,15 @@ attribute and location as the compiler wrote it.
 
 from __future__ import annotations
 
+import struct
 import sys
 
 import numpy
 from iree.compiler import ir
 
 HIP_FILE_IDENTIFIER = b"HIP1"
+# iree_flatbuffer_file_header_t: magic, version, content_size, reserved[6].
+FILE_HEADER = struct.Struct("<4sIQ48x")
 
 
 def _rodata_ops(module):
@@ -40,12 +53,27 @@ def _name(op) -> str:
     return ir.StringAttr(op.attributes["sym_name"]).value
 
 
-def _bytes(op) -> bytes | None:
+def _executable(op) -> tuple[bytes, bool] | None:
+    """(the HIP flatbuffer, whether it sits behind a file header), or None
+    when the rodata is no HIP executable."""
     value = op.attributes["value"]
     if not isinstance(value, ir.DenseIntElementsAttr):
         return None
     data = numpy.array(value, dtype=numpy.int8).tobytes()
-    return data if data[4:8] == HIP_FILE_IDENTIFIER else None
+    if len(data) > FILE_HEADER.size and data[:4] == HIP_FILE_IDENTIFIER:
+        magic, version, content_size = FILE_HEADER.unpack_from(data)
+        flatbuffer = data[FILE_HEADER.size:FILE_HEADER.size + content_size]
+        if version != 0 or len(flatbuffer) != content_size or flatbuffer[4:8] != HIP_FILE_IDENTIFIER:
+            raise SystemExit(f"rodata {_name(op)}: a HIP1 file header this tool does not know "
+                             f"(version {version}, content size {content_size} of {len(data)} bytes)")
+        return flatbuffer, True
+    return (data, False) if data[4:8] == HIP_FILE_IDENTIFIER else None
+
+
+def _contained(flatbuffer: bytes, with_header: bool) -> bytes:
+    if not with_header:
+        return flatbuffer
+    return FILE_HEADER.pack(HIP_FILE_IDENTIFIER, 0, len(flatbuffer)) + flatbuffer
 
 
 def _load(context, path):
@@ -58,11 +86,11 @@ def list_executables(path: str, out_dir: str) -> list[str]:
     with ir.Context() as context:
         module = _load(context, path)
         for op in _rodata_ops(module):
-            data = _bytes(op)
-            if data is not None:
+            executable = _executable(op)
+            if executable is not None:
                 names.append(_name(op))
                 with open(f"{out_dir}/{_name(op)}.bin", "wb") as f:
-                    f.write(data)
+                    f.write(executable[0])
     return names
 
 
@@ -72,9 +100,10 @@ def replace_executables(path: str, out_path: str, replacements: dict[str, bytes]
         remaining = dict(replacements)
         for op in _rodata_ops(module):
             name = _name(op)
-            if name not in remaining or _bytes(op) is None:
+            executable = _executable(op) if name in remaining else None
+            if executable is None:
                 continue
-            data = numpy.frombuffer(remaining.pop(name), dtype=numpy.int8)
+            data = numpy.frombuffer(_contained(remaining.pop(name), executable[1]), dtype=numpy.int8)
             element = ir.IntegerType.get_signless(8)
             vector = ir.VectorType.get([len(data)], element)
             op.attributes["value"] = ir.DenseElementsAttr.get(data, type=vector)

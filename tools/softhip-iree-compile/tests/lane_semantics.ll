@@ -311,3 +311,65 @@ define amdgpu_kernel void @conversions(ptr addrspace(1) %out) {
   store float %m3, ptr addrspace(1) %o5
   ret void
 }
+
+; The launch's records, as ROCm's device library reads them (IREE 3.13's
+; __ockl_get_num_groups): lane 0 of each workgroup (x, y) writes, at out[8 * (x + 3 * y)]:
+; hidden block_count_x, block_count_y, group_size_x (u16), remainder_x (u16), grid_dims
+; (u16), and from the dispatch packet setup (u16), workgroup_size_x (u16), grid_size_x.
+declare ptr addrspace(4) @llvm.amdgcn.implicitarg.ptr()
+declare ptr addrspace(4) @llvm.amdgcn.dispatch.ptr()
+declare i32 @llvm.amdgcn.workgroup.id.y()
+
+define amdgpu_kernel void @launch_records(ptr addrspace(1) %out) {
+  %l = call i32 @llvm.amdgcn.workitem.id.x()
+  %first = icmp eq i32 %l, 0
+  br i1 %first, label %write, label %done
+write:
+  %gx = call i32 @llvm.amdgcn.workgroup.id.x()
+  %gy = call i32 @llvm.amdgcn.workgroup.id.y()
+  %gy3 = mul i32 %gy, 3
+  %g = add i32 %gx, %gy3
+  %slot = mul i32 %g, 8
+  %slot64 = zext i32 %slot to i64
+  %o = getelementptr i32, ptr addrspace(1) %out, i64 %slot64
+  %hidden = call ptr addrspace(4) @llvm.amdgcn.implicitarg.ptr()
+  %bcx = load i32, ptr addrspace(4) %hidden, align 4
+  store i32 %bcx, ptr addrspace(1) %o
+  %pbcy = getelementptr i8, ptr addrspace(4) %hidden, i64 4
+  %bcy = load i32, ptr addrspace(4) %pbcy, align 4
+  %o1 = getelementptr i32, ptr addrspace(1) %o, i64 1
+  store i32 %bcy, ptr addrspace(1) %o1
+  %pgsx = getelementptr i8, ptr addrspace(4) %hidden, i64 12
+  %gsx = load i16, ptr addrspace(4) %pgsx, align 2
+  %gsx32 = zext i16 %gsx to i32
+  %o2 = getelementptr i32, ptr addrspace(1) %o, i64 2
+  store i32 %gsx32, ptr addrspace(1) %o2
+  %prx = getelementptr i8, ptr addrspace(4) %hidden, i64 18
+  %rx = load i16, ptr addrspace(4) %prx, align 2
+  %rx32 = zext i16 %rx to i32
+  %o3 = getelementptr i32, ptr addrspace(1) %o, i64 3
+  store i32 %rx32, ptr addrspace(1) %o3
+  %pdims = getelementptr i8, ptr addrspace(4) %hidden, i64 64
+  %dims = load i16, ptr addrspace(4) %pdims, align 2
+  %dims32 = zext i16 %dims to i32
+  %o4 = getelementptr i32, ptr addrspace(1) %o, i64 4
+  store i32 %dims32, ptr addrspace(1) %o4
+  %packet = call ptr addrspace(4) @llvm.amdgcn.dispatch.ptr()
+  %psetup = getelementptr i8, ptr addrspace(4) %packet, i64 2
+  %setup = load i16, ptr addrspace(4) %psetup, align 2
+  %setup32 = zext i16 %setup to i32
+  %o5 = getelementptr i32, ptr addrspace(1) %o, i64 5
+  store i32 %setup32, ptr addrspace(1) %o5
+  %pwx = getelementptr i8, ptr addrspace(4) %packet, i64 4
+  %wx = load i16, ptr addrspace(4) %pwx, align 2
+  %wx32 = zext i16 %wx to i32
+  %o6 = getelementptr i32, ptr addrspace(1) %o, i64 6
+  store i32 %wx32, ptr addrspace(1) %o6
+  %pgx = getelementptr i8, ptr addrspace(4) %packet, i64 12
+  %gridx = load i32, ptr addrspace(4) %pgx, align 4
+  %o7 = getelementptr i32, ptr addrspace(1) %o, i64 7
+  store i32 %gridx, ptr addrspace(1) %o7
+  br label %done
+done:
+  ret void
+}

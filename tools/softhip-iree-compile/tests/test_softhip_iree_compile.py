@@ -120,6 +120,15 @@ class LaneRuntimeTest(unittest.TestCase):
         self.assertTrue(self.kernels["wave_ops"].sync)
         self.assertTrue(self.kernels["mfma_f32_16x16x4f32"].sync)
 
+    def test_the_launch_records_are_what_rocm_fills_for_the_launch(self):
+        hip = self.hip
+        out = hip.upload(numpy.full(6 * 8, 0xDEADBEEF, numpy.uint32))
+        self.assertEqual(hip.launch(self.image, "launch_records", (32, 1, 1), (3, 2, 1), [out]), 0)
+        records = hip.download(out, numpy.zeros(6 * 8, numpy.uint32)).reshape(6, 8)
+        for workgroup in range(6):
+            # block counts 3, 2; group size 32; remainder 0; 3 dims; setup 3; 32; 3 * 32 items
+            self.assertEqual(list(records[workgroup]), [3, 2, 32, 0, 3, 3, 32, 96], workgroup)
+
     def test_buffer_accesses_follow_the_dword_bounds_rule(self):
         hip = self.hip
         source = numpy.array([0x11111111, 0x22222222, 0x33334444, 0x55555555], numpy.uint32)
@@ -407,6 +416,135 @@ class UnsupportedConstructTest(unittest.TestCase):
         self.assertEqual(result.returncode, 1)
         self.assertIn("llvm.amdgcn.s.sendmsg", result.stderr)
         self.assertIn("sends_a_message", result.stderr)
+
+
+class Llvm24SyntaxTest(unittest.TestCase):
+    """IR as IREE 3.13's LLVM (24) prints it: downgraded to LLVM 21's syntax,
+    retargeted and run (tests/llvm24_syntax.ll says what each lane computes)."""
+
+    def test_llvm21_reads_it_and_it_runs_as_on_the_gpu(self):
+        with open(os.path.join(HERE, "llvm24_syntax.ll")) as f:
+            text = f.read()
+        self.assertEqual(retarget.downgrade_ir(text, 21), text, "IR of LLVM 21 stays as it is")
+        downgraded = retarget.downgrade_ir(text, 24)
+        code = "\n".join(line for line in downgraded.splitlines() if not line.startswith(";"))
+        for newer in ("nocreateundeforpoison", "denormal_fpenv", "-inf", "-qnan", "f0x", "align 4 %"):
+            self.assertNotIn(newer, code)
+        self.assertIn("i32 4, <2 x i1>", downgraded, "the gather's alignment operand")
+        self.assertIn("<2 x ptr addrspace(7)>, i32 immarg, <2 x i1>", downgraded)
+        with tempfile.TemporaryDirectory() as work:
+            image, _ = code_object(downgraded, work, "llvm24")
+            hip = SoftwareHip()
+            x = (numpy.arange(64, dtype=numpy.float32) - 20) * numpy.float32(0.37)
+            x[7] = numpy.nan
+            x[9] = 1 + 2.0 ** -8      # halfway between two bf16 values: to the even one (1.0)
+            x[10] = 1 + 3 * 2.0 ** -8  # halfway: to the even one (1 + 2**-6)
+            x[11] = -numpy.inf
+            inp = hip.upload(x)
+            out = hip.upload(numpy.full(64 * 9, 0xDEADBEEF, numpy.uint32))
+            out2 = hip.upload(numpy.full(128, 0xDEADBEEF, numpy.uint32))
+            out3 = hip.upload(numpy.full(256, 0xDEADBEEF, numpy.uint32))
+            self.assertEqual(hip.launch(image, "llvm24", (64, 1, 1), (1, 1, 1), [inp, out, out2, out3]), 0)
+            words = hip.download(out, numpy.zeros(64 * 9, numpy.uint32)).reshape(64, 9)
+            floats = words.view(numpy.float32)
+            scattered = hip.download(out2, numpy.zeros(128, numpy.uint32))
+            stored = hip.download(out3, numpy.zeros(256, numpy.uint32)).reshape(64, 4)
+        bits = x.view(numpy.uint32).astype(numpy.uint64)
+        bf16 = numpy.where(numpy.isnan(x), (bits | 0x400000) >> 16,
+                           (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
+        self.assertEqual(bf16[9], 0x3F80)
+        self.assertEqual(bf16[10], 0x3F82)
+        numpy.testing.assert_array_equal(floats[:, 0], numpy.where(numpy.isnan(x), -numpy.inf, x))
+        numpy.testing.assert_array_equal(floats[:, 1], x + numpy.float32(1))
+        self.assertTrue((words[:, 2] == 0xFFC00000).all())
+        self.assertTrue((floats[:, 3].view(numpy.uint32) == x[5:6].view(numpy.uint32)).all())
+        numpy.testing.assert_array_equal(words[:, 4], bf16.astype(numpy.uint32))
+        numpy.testing.assert_array_equal(floats[:, 5], x)
+        self.assertTrue((floats[:, 6] == 9.0).all())
+        self.assertTrue((floats[:, 7] == x[2]).all())
+        self.assertTrue((floats[:, 8] == -1.0).all())
+        scattered = scattered.reshape(64, 2)
+        self.assertTrue((scattered[:, 0] == 0xDEADBEEF).all(), "masked off")
+        numpy.testing.assert_array_equal(scattered[:, 1].view(numpy.float32), x * numpy.float32(3))
+        numpy.testing.assert_array_equal(stored[:, 0].view(numpy.float32), x)
+        numpy.testing.assert_array_equal(stored[:, 3].view(numpy.float32), x)
+        self.assertTrue((stored[:, 1:3] == 0xDEADBEEF).all(), "masked off")
+
+
+class RodataContainerTest(unittest.TestCase):
+    """Both containers of a HIP1 executable in a VM module: IREE 3.3.0's bare
+    flatbuffer and IREE 3.13's, behind a 64-byte iree_flatbuffer_file_header_t."""
+
+    FLATBUFFER = bytes([8, 0, 0, 0]) + b"HIP1" + bytes(8)
+
+    def module_with(self, work, data):
+        from iree.compiler import ir
+        values = ", ".join(str(b if b < 128 else b - 256) for b in data)
+        path = os.path.join(work, "in.mlirbc")
+        with ir.Context():
+            module = ir.Module.parse("module { vm.module public @m { vm.rodata private @exe "
+                                     f"dense<[{values}]> : vector<{len(data)}xi8> }} }}")
+            with open(path, "wb") as f:
+                module.operation.write_bytecode(f)
+        return path
+
+    def roundtrip(self, data):
+        from softhip_compile import rodata
+        with tempfile.TemporaryDirectory() as work:
+            path = self.module_with(work, data)
+            self.assertEqual(rodata.list_executables(path, work), ["exe"])
+            with open(os.path.join(work, "exe.bin"), "rb") as f:
+                listed = f.read()
+            replacement = bytes([12, 0, 0, 0]) + b"HIP1" + bytes(16)
+            out = os.path.join(work, "out.mlirbc")
+            rodata.replace_executables(path, out, {"exe": replacement})
+            rodata.list_executables(out, work)
+            with open(os.path.join(work, "exe.bin"), "rb") as f:
+                relisted = f.read()
+            from iree.compiler import ir
+            import numpy as np
+            with ir.Context():
+                with open(out, "rb") as f:
+                    module = ir.Module.parse(f.read())
+                op = rodata._rodata_ops(module)[0]
+                stored = np.array(op.attributes["value"], dtype=np.int8).tobytes()
+        return listed, relisted, stored, replacement
+
+    def test_a_bare_flatbuffer_stays_bare(self):
+        listed, relisted, stored, replacement = self.roundtrip(self.FLATBUFFER)
+        self.assertEqual(listed, self.FLATBUFFER)
+        self.assertEqual(stored, replacement)
+        self.assertEqual(relisted, replacement)
+
+    def test_a_header_is_stripped_for_the_packer_and_written_back_with_the_new_size(self):
+        import struct
+        header = struct.pack("<4sIQ48x", b"HIP1", 0, len(self.FLATBUFFER))
+        listed, relisted, stored, replacement = self.roundtrip(header + self.FLATBUFFER)
+        self.assertEqual(listed, self.FLATBUFFER)
+        self.assertEqual(relisted, replacement)
+        self.assertEqual(stored, struct.pack("<4sIQ48x", b"HIP1", 0, len(replacement)) + replacement)
+
+
+IREE_313_TOOLS = os.path.join(REPO, ".venv-iree-3.13", "bin")
+
+
+@unittest.skipUnless(os.path.exists(os.path.join(IREE_313_TOOLS, "iree-compile")),
+                     "IREE 3.13's pip tools not installed (iree-harness/iree-3.13/install.sh)")
+class Iree313Test(unittest.TestCase):
+    """softhip-iree-compile on IREE 3.13's iree-compile, run by IREE 3.13's C HIP driver."""
+
+    def test_a_module_of_iree_3_13_runs_on_the_software_device(self):
+        with tempfile.TemporaryDirectory() as work:
+            soft = os.path.join(work, "soft.vmfb")
+            env = {**os.environ, "SOFTHIP_IREE_COMPILE": os.path.join(IREE_313_TOOLS, "iree-compile")}
+            subprocess.run([TOOL, "--iree-hal-target-device=hip", "--iree-rocm-target=gfx942",
+                            THREE_DISPATCHES, "-o", soft], check=True, env=env)
+            env = {**os.environ, "IREE_HIP_DYLIB_PATH": os.path.dirname(SOFTWARE_HIP)}
+            result = subprocess.run([os.path.join(IREE_313_TOOLS, "iree-run-module"), "--device=hip",
+                                     f"--module={soft}", "--function=add", "--input=1000xf32=1",
+                                     "--input=1000xf32=2"], capture_output=True, text=True, env=env)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("1000xf32=3 3 3", result.stdout)
 
 
 def dump_module(path):
