@@ -75,4 +75,6 @@ if [[ -n ${SOFTWARE_HIP_LIBRARY_DIR:-} ]]; then
 fi
 
 "$cmake" -S "$repo/iree-harness/iree-3.13/cts" -B "$build_dir" "${cmake_args[@]}" "$@"
-ninja -C "$build_dir" -j "$jobs" iree_c_313_cts
+# Both sets by default: IREE's C driver and ours (IREE_313_CTS_TARGETS to choose).
+read -r -a targets <<<"${IREE_313_CTS_TARGETS:-iree_c_313_cts rust_313_cts}"
+ninja -C "$build_dir" -j "$jobs" "${targets[@]}"
