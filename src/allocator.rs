@@ -79,7 +79,7 @@ impl HipAllocator {
             if params.usage & IREE_HAL_BUFFER_USAGE_TRANSFER != 0 {
                 compatibility |= IREE_HAL_BUFFER_COMPATIBILITY_QUEUE_TRANSFER;
             }
-            if params.usage & IREE_HAL_BUFFER_USAGE_DISPATCH_STORAGE != 0 {
+            if params.usage & DISPATCH_USAGE != 0 {
                 compatibility |= IREE_HAL_BUFFER_COMPATIBILITY_QUEUE_DISPATCH;
             }
         }
@@ -161,6 +161,14 @@ impl HipAllocator {
 pub(crate) fn shared_statistics(allocator: &Retained<iree_hal_allocator_t>) -> Option<SharedStatistics> {
     allocator.borrow().downcast::<HipAllocator>().map(|a| a.stats.clone())
 }
+
+/// The usages that make a buffer usable by dispatches on a queue: storage in v3.3.0; any
+/// dispatch usage (indirect parameters, uniform reads, images too) in IREE 3.13, as IREE
+/// 3.13's drivers and command buffer validation have it.
+#[cfg(not(feature = "iree-3-13"))]
+const DISPATCH_USAGE: iree_hal_buffer_usage_t = IREE_HAL_BUFFER_USAGE_DISPATCH_STORAGE;
+#[cfg(feature = "iree-3-13")]
+const DISPATCH_USAGE: iree_hal_buffer_usage_t = IREE_HAL_BUFFER_USAGE_DISPATCH;
 
 crate::hal_object!(HipAllocator { resource: iree_hal_allocator_t }, HIP_ALLOCATOR_VTABLE);
 

@@ -65,6 +65,10 @@ pub struct iree_io_file_handle_fields_t {
     pub ref_count: core::sync::atomic::AtomicI32,
     /// Frees the handle once the last reference is gone.
     pub host_allocator: iree_allocator_t,
+    /// IREE 3.13: the platform open mode bits the handle knows (`iree_io_file_mode_t`;
+    /// the struct is private to IREE's io/file_handle.c, mirrored from its source).
+    #[cfg(feature = "iree-3-13")]
+    pub mode: u64,
     pub access: iree_io_file_access_t,
     pub primitive: iree_io_file_handle_primitive_t,
     /// Called with `primitive` when the last reference is dropped, before the free.
@@ -73,8 +77,20 @@ pub struct iree_io_file_handle_fields_t {
 
 const _: () = assert!(core::mem::size_of::<iree_io_file_handle_primitive_t>() == 24);
 const _: () = assert!(core::mem::offset_of!(iree_io_file_handle_fields_t, host_allocator) == 8);
+#[cfg(not(feature = "iree-3-13"))]
 const _: () = assert!(core::mem::offset_of!(iree_io_file_handle_fields_t, access) == 24);
+#[cfg(not(feature = "iree-3-13"))]
 const _: () = assert!(core::mem::offset_of!(iree_io_file_handle_fields_t, primitive) == 32);
+#[cfg(not(feature = "iree-3-13"))]
 const _: () = assert!(core::mem::offset_of!(iree_io_file_handle_fields_t, release_callback) == 56);
+#[cfg(not(feature = "iree-3-13"))]
 const _: () = assert!(core::mem::size_of::<iree_io_file_handle_fields_t>() == 72);
+#[cfg(feature = "iree-3-13")]
+const _: () = assert!(core::mem::offset_of!(iree_io_file_handle_fields_t, access) == 32);
+#[cfg(feature = "iree-3-13")]
+const _: () = assert!(core::mem::offset_of!(iree_io_file_handle_fields_t, primitive) == 40);
+#[cfg(feature = "iree-3-13")]
+const _: () = assert!(core::mem::offset_of!(iree_io_file_handle_fields_t, release_callback) == 64);
+#[cfg(feature = "iree-3-13")]
+const _: () = assert!(core::mem::size_of::<iree_io_file_handle_fields_t>() == 80);
 const _: () = assert!(core::mem::size_of::<iree_io_file_handle_release_callback_t>() == 16);
