@@ -128,10 +128,18 @@ impl MemoryPools {
         let pools = self.clone();
         let release_hook: ReleaseHook = Box::new(move |_buffer, device_ptr| pools.free_abandoned(gpu_index, device_ptr));
         let spec = BufferSpec {
+            // Asynchronous: queue_dealloca returns its memory in queue order (IREE's C driver
+            // marks these buffers so too). IREE 3.13 also wants the one queue it came from.
             placement: iree_hal_buffer_placement_t {
                 device: placement_device,
+                #[cfg(not(feature = "iree-3-13"))]
                 queue_affinity: if queue_affinity == 0 { IREE_HAL_QUEUE_AFFINITY_ANY } else { queue_affinity },
-                flags: 0,
+                #[cfg(feature = "iree-3-13")]
+                queue_affinity: {
+                    let _ = queue_affinity;
+                    1u64 << gpu_index
+                },
+                flags: IREE_HAL_BUFFER_PLACEMENT_FLAG_ASYNCHRONOUS,
                 reserved: 0,
             },
             memory_type,
