@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
 # Runs every test: the Rust tests of the workspace, then the C harness under CTest.
+# IREE_VERSION=3.13 runs the tests of the IREE 3.13 build instead (iree-harness/iree-3.13/).
 set -euo pipefail
 cd "$(dirname "$0")"
+case "${IREE_VERSION:-3.3.0}" in
+  3.3.0 | 3.3) ;;
+  3.13 | 3.13.0) exec iree-harness/iree-3.13/test.sh ;;
+  *) echo "test.sh: unknown IREE_VERSION '$IREE_VERSION' (3.3.0, the default, or 3.13)" >&2; exit 2 ;;
+esac
 .ci/install
 # IREE v3.3.0's sources (eerie-sys 0.2.5 through cargo): the tests that compare with IREE's
 # headers fail without them rather than pass without checking.

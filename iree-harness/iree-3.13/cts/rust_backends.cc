@@ -1,8 +1,8 @@
 // The CTS backend for our driver's IREE 3.13 build (set rust_313): the HIP driver as this
 // library registers it, on the default device, with every suite IREE 3.13's CTS has. Unlike
-// IREE's backend for its C HIP driver, nothing is skipped for the driver's sake and every
-// tag our driver supports is declared: async queues, file I/O (queue_read/queue_write) and
-// indirect command buffers (binding tables).
+// IREE's backend for its C HIP driver, nothing is skipped as unsupported and every tag our
+// driver supports is declared: async queues, file I/O (queue_read/queue_write) and indirect
+// command buffers (binding tables). The expected failures are features still open.
 #include "iree/hal/api.h"
 #include "iree/hal/cts/util/registry.h"
 #include "iree/hal/drivers/hip/registration/driver_module.h"
@@ -48,7 +48,22 @@ static bool rust_hip_registered_ =
           /*executable_data=*/nullptr,
           RecordingMode::kDirect,
           /*unsupported_tests=*/{},
-          /*expected_failures=*/{}},
+          // What the driver does not do yet, each with its reason; run with IREE's
+          // xfail verification to see whether one started to pass.
+          /*expected_failures=*/
+          {
+              {"QueueAllocaTest.Explicit*",
+               "caller-supplied allocation pools: query_queue_pool_backend "
+               "and queue_alloca with a pool are not implemented by this "
+               "driver yet (issue 14)"},
+              {"SemaphoreSubmissionTest.CrossQueueWaitBeforeSignal",
+               "needs query_queue_pool_backend to tell queue domains apart, "
+               "not implemented by this driver yet (issue 14)"},
+              {"SemaphoreSubmissionTest."
+               "MultiQueueFanOutDifferentValuesBeforeSignal",
+               "needs query_queue_pool_backend, as CrossQueueWaitBeforeSignal "
+               "(issue 14)"},
+          }},
          {"async_queue", "file_io", "indirect"},
      }),
      true);

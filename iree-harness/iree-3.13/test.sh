@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The tests of the IREE 3.13 build (`IREE_VERSION=3.13 ./test.sh`):
+# 1. the library built with the iree-3-13 feature (target/iree-3.13), its unit tests and the
+#    layout test against IREE 3.13's headers;
+# 2. IREE 3.13's HAL CTS, every suite in stream and graph mode, with IREE 3.13's C HIP
+#    driver and with ours (iree-harness/iree-3.13/cts/);
+# 3. IREE 3.13's pip tools on the software HIP device: programs compiled by iree-compile
+#    3.13.0 run by IREE 3.13's C HIP driver against local-sync (programs/).
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$repo"
+.ci/install
+iree-harness/iree-3.13/install.sh
+cargo build --release -p software-hip   # the device every test runs on
+cargo build --release --features iree-3-13 --target-dir target/iree-3.13 -p iree-hal-hip-rs
+cargo test --release --features iree-3-13 --target-dir target/iree-3.13 -p iree-hal-hip-rs --lib --test iree_3_13_layout
+iree-harness/iree-3.13/cts/build.sh
+ctest --test-dir build/iree-313-cts --output-on-failure -j2
+iree-harness/iree-3.13/programs/run.sh
