@@ -7,7 +7,8 @@
 #
 # RUNS: runs of each binary in each threading mode (default 20; the event binary, the one
 # that was flaky, gets 4 x RUNS); CTS_RUNS: `ctest --repeat until-fail:CTS_RUNS` over both
-# CTS labels (default 3; 0 skips the CTS, which needs `./test.sh`'s build/ first).
+# CTS labels (default 3; 0 skips the CTS, which needs `./test.sh`'s build/ first; IREE 3.13's
+# two sets too when `IREE_VERSION=3.13 ./test.sh` built build/iree-313-cts).
 # A run that hangs counts as failed after 5 minutes. CI runs `tools/soak.sh 20 3` after
 # `./test.sh` (.ci/run). Then softhip-iree-compile's lane runtime tests, RUNS / 2 times.
 set -euo pipefail
@@ -107,8 +108,15 @@ fi
 
 if [ "$cts_runs" -gt 0 ]; then
   [ -d build ] || { echo "soak: build/ is missing: run ./test.sh first" >&2; exit 1; }
-  for label in rust-driver-cts iree-c-driver-cts; do
-    cts_output=$(ctest --test-dir build -L "^$label\$" --repeat until-fail:"$cts_runs" -j2 --output-on-failure 2>&1) && cts_rc=0 || cts_rc=$?
+  # "build-dir label": both drivers' CTS of v3.3.0, and of IREE 3.13 when
+  # `IREE_VERSION=3.13 ./test.sh` built it (build/iree-313-cts).
+  cts_sets=("build rust-driver-cts" "build iree-c-driver-cts")
+  if [ -d build/iree-313-cts ]; then
+    cts_sets+=("build/iree-313-cts rust-driver-313-cts" "build/iree-313-cts iree-3.13-c-driver-cts")
+  fi
+  for entry in "${cts_sets[@]}"; do
+    read -r cts_dir label <<<"$entry"
+    cts_output=$(ctest --test-dir "$cts_dir" -L "^$label\$" --repeat until-fail:"$cts_runs" -j2 --output-on-failure 2>&1) && cts_rc=0 || cts_rc=$?
     summary=$(grep -E "tests passed|tests failed" <<<"$cts_output" | tail -n 1)
     total=$(grep -oE "out of [0-9]+" <<<"$summary" | grep -oE "[0-9]+" || echo 0)
     if [ "$cts_rc" -eq 0 ] && [ "${total:-0}" -gt 0 ]; then
