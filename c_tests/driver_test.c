@@ -2,9 +2,11 @@
 // enumerated, described and resolved by path, with the errors a user meets. Runs against
 // the software HIP device (IREE_HIP_DYLIB_PATH, set by CTest).
 //
-// The same file builds two ways: against our header and library alone, and against IREE
+// The same file builds three ways: against our header and library alone, against IREE
 // v3.3.0's own headers and C runtime with our library in place of IREE's C HIP driver
-// (DRIVER_TEST_WITH_IREE_RUNTIME); the few calls that differ go through the adapters below.
+// (DRIVER_TEST_WITH_IREE_RUNTIME), and so against IREE 3.13 with our library's 3.13 build
+// (also DRIVER_TEST_IREE_3_13: devices take IREE 3.13's create params, with a proactor
+// pool); the few calls that differ go through the adapters below.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,24 @@
 #include "iree/hal/drivers/hip/api.h"
 #include "iree/hal/drivers/hip/registration/driver_module.h"
 #define test_status_code iree_status_code
+#define test_system_allocator iree_allocator_system
+#if defined(DRIVER_TEST_IREE_3_13)
+#include "iree/async/util/proactor_pool.h"
+#include "iree/base/threading/numa.h"
+// One proactor pool for every device the test makes, as IREE 3.13's tools have one.
+static const iree_hal_device_create_params_t* test_create_params(void) {
+  static iree_async_proactor_pool_t* pool = NULL;
+  static iree_hal_device_create_params_t params;
+  if (!pool) {
+    IREE_CHECK_OK(iree_async_proactor_pool_create(
+        iree_numa_node_count(), /*node_ids=*/NULL,
+        iree_async_proactor_pool_options_default(), iree_allocator_system(), &pool));
+    params = iree_hal_device_create_params_default();
+    params.proactor_pool = pool;
+  }
+  return &params;
+}
+#endif
 static iree_status_t test_query(iree_hal_driver_t* driver, iree_host_size_t* count,
                                 iree_hal_device_info_t** infos) {
   return iree_hal_driver_query_available_devices(driver, iree_allocator_system(), count, infos);
@@ -29,8 +49,22 @@ static iree_status_t test_dump(iree_hal_driver_t* driver, iree_hal_device_id_t i
 }
 static iree_status_t test_create_by_path(iree_hal_driver_t* driver, const char* path,
                                          iree_hal_device_t** device) {
+#if defined(DRIVER_TEST_IREE_3_13)
+  return iree_hal_driver_create_device_by_path(driver, IREE_SV("hip"), iree_make_cstring_view(path), 0,
+                                               NULL, test_create_params(), iree_allocator_system(),
+                                               device);
+#else
   return iree_hal_driver_create_device_by_path(driver, IREE_SV("hip"), iree_make_cstring_view(path), 0,
                                                NULL, iree_allocator_system(), device);
+#endif
+}
+static iree_status_t test_create_device(iree_hal_driver_registry_t* registry, iree_string_view_t uri,
+                                        iree_allocator_t allocator, iree_hal_device_t** device) {
+#if defined(DRIVER_TEST_IREE_3_13)
+  return iree_hal_create_device(registry, uri, test_create_params(), allocator, device);
+#else
+  return iree_hal_create_device(registry, uri, allocator, device);
+#endif
 }
 #define test_release_driver iree_hal_driver_release
 #define test_release_device iree_hal_device_release
@@ -42,6 +76,7 @@ static int64_t test_device_concurrency(iree_hal_device_t* device) {
 #else
 #include "iree_hal_hip_rs.h"
 #define test_status_code iree_hal_hip_rs_status_code
+#define test_system_allocator test_allocator
 static const iree_hal_driver_vtable_t* test_vtable(iree_hal_driver_t* driver) {
   return (const iree_hal_driver_vtable_t*)driver->resource.vtable;
 }
@@ -85,6 +120,10 @@ static void test_release_device(iree_hal_device_t* device) {
     test_device_vtable(device)->destroy(device);
   }
 }
+static iree_status_t test_create_device(iree_hal_driver_registry_t* registry, iree_string_view_t uri,
+                                        iree_allocator_t allocator, iree_hal_device_t** device) {
+  return iree_hal_create_device(registry, uri, allocator, device);
+}
 static int64_t test_device_concurrency(iree_hal_device_t* device) {
   int64_t value = 0;
   iree_string_view_t category = {"hal.device", 10}, key = {"concurrency", 11};
@@ -104,7 +143,7 @@ static int64_t test_device_concurrency(iree_hal_device_t* device) {
 
 // Prints and frees |status|, checking its code and that its text has |needle|.
 static void expect_status(iree_status_t status, iree_status_code_t code, const char* needle) {
-  iree_allocator_t allocator = {NULL, iree_allocator_system_ctl};
+  iree_allocator_t allocator = test_system_allocator();
   char* text = NULL;
   iree_host_size_t length = 0;
   CHECK(iree_status_to_string(status, &allocator, &text, &length));
@@ -120,7 +159,7 @@ static void expect_status(iree_status_t status, iree_status_code_t code, const c
 int main(int argc, char** argv) {
   // argv[1]: the expected length of device names (255 with SOFTWARE_HIP_MAX_LENGTH_NAME=1).
   size_t expected_name_length = argc > 1 ? (size_t)atoi(argv[1]) : strlen("Software HIP Device 0");
-  iree_allocator_t allocator = {NULL, iree_allocator_system_ctl};
+  iree_allocator_t allocator = test_system_allocator();
   iree_hal_driver_registry_t* registry = iree_hal_driver_registry_default();
   expect_status(iree_hal_hip_driver_module_register(registry), IREE_STATUS_OK, NULL);
 
@@ -171,7 +210,7 @@ int main(int argc, char** argv) {
   test_release_driver(driver);
 
   iree_string_view_t uri = {"hip://0?queue_count=2&no_such_key=1", 35};
-  expect_status(iree_hal_create_device(registry, uri, allocator, &device),
+  expect_status(test_create_device(registry, uri, allocator, &device),
                 IREE_STATUS_INVALID_ARGUMENT, "unknown HIP device parameter 'no_such_key'");
   printf("driver_test: all passed\n");
   return 0;
