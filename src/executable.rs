@@ -116,6 +116,44 @@ mod iree_3_13 {
     use crate::status::Result;
 
     impl HipExecutable {
+        fn global_buffer(&self, name: &[u8], queue_affinity: iree_hal_queue_affinity_t) -> Result<*mut iree_hal_buffer_t> {
+            let shown = String::from_utf8_lossy(name);
+            if name.is_empty() {
+                return Err(crate::status!(InvalidArgument, "executable global name is empty"));
+            }
+            let c_name = std::ffi::CString::new(name).map_err(|_| crate::status!(InvalidArgument, "executable global name '{shown}' contains a NUL"))?;
+            let gpu_index = crate::argument_rules::gpu_for_affinity(queue_affinity, self.gpus.len())?;
+            let _current = self.gpus[gpu_index].make_current()?;
+            let mut found = None;
+            for module in &self.modules[gpu_index] {
+                if let Some(global) = self.hip.module_global(module.raw(), &c_name)? {
+                    found = Some(global);
+                    break;
+                }
+            }
+            let (device_ptr, size) = found.ok_or_else(|| crate::status!(NotFound, "executable global '{shown}' not found"))?;
+            let owner = crate::hal_object::Retained::from_ours(self);
+            let spec = crate::buffer::BufferSpec {
+                placement: iree_hal_buffer_placement_t {
+                    device: core::ptr::null_mut(),
+                    queue_affinity: 1u64 << gpu_index,
+                    flags: IREE_HAL_BUFFER_PLACEMENT_FLAG_NONE,
+                    reserved: 0,
+                },
+                memory_type: IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL,
+                access: IREE_HAL_MEMORY_ACCESS_READ | IREE_HAL_MEMORY_ACCESS_WRITE,
+                usage: IREE_HAL_BUFFER_USAGE_DEFAULT,
+                size: size as u64,
+                memory: crate::buffer::BufferMemory::External,
+                device_ptr,
+                host_ptr: core::ptr::null_mut(),
+                // The module's memory is the module's: nothing to free, only the executable
+                // to let go of.
+                release_hook: Some(Box::new(move |_buffer, _device_ptr| drop(owner))),
+            };
+            Ok(crate::buffer::HipBuffer::wrap(spec, self.hip.clone(), Default::default()))
+        }
+
         /// The export a 3.13 function names (its index, below the export count).
         fn function_export(&self, function: iree_hal_executable_function_t) -> Result<&ExportInfo> {
             match u32::try_from(function.value) {
@@ -180,17 +218,17 @@ mod iree_3_13 {
             }
         }
 
-        /// Module globals (hipModuleGetGlobal) are not wrapped as buffers yet (issue 14).
+        /// A global variable of the executable's code on the GPU `queue_affinity` selects,
+        /// as a device-local buffer over its memory (hipModuleGetGlobal) that keeps the
+        /// executable, and so the module, loaded while it lives.
         pub(super) fn executable_lookup_global_by_name(
             executable: Ours<HipExecutable>,
             name: Bytes,
-            _queue_affinity: iree_hal_queue_affinity_t,
+            queue_affinity: iree_hal_queue_affinity_t,
             out_buffer: Out<*mut iree_hal_buffer_t>,
         ) -> Status {
-            if name.is_empty() {
-                return Err(crate::status!(InvalidArgument, "executable global name is empty"));
-            }
-            Err(crate::status!(Unimplemented, "looking up executable global '{}' is not implemented yet", String::from_utf8_lossy(name)))
+            out_buffer.set(executable.global_buffer(name, queue_affinity)?);
+            Ok(())
         }
     }
 }

@@ -99,4 +99,7 @@ if [[ $iree == 3.13 ]]; then
     --export write_workgroup_ids --block 1,1,1 --bindings rw
   # export0: 2 bindings, 2 constants (reflection only).
   pack_suite executable_test --export export0 --block 1,1,1 --constants 2 --bindings rw,rw
+  # Ours, not IREE's: a module global read by export 0 `read_global` (1 binding), for
+  # iree-harness/iree-3.13/cts/executable_global_test.c.
+  pack_suite executable_global_test --export read_global --block 1,1,1 --bindings rw
 fi

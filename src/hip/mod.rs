@@ -97,6 +97,26 @@ impl HipSymbols {
 }
 
 impl HipSymbols {
+    /// `hipModuleGetGlobal` (optional: executable globals need it): the device address and
+    /// size of global `name` of `module`, `None` when the module has none of that name.
+    pub fn module_global(&self, module: types::hipModule_t, name: &core::ffi::CStr) -> crate::status::Result<Option<(types::hipDeviceptr_t, usize)>> {
+        let get_global = self.hipModuleGetGlobal.ok_or_else(|| {
+            crate::status!(Unavailable, "hipModuleGetGlobal is missing from {}; executable globals cannot be looked up", self.library_path.display())
+        })?;
+        let mut address: types::hipDeviceptr_t = core::ptr::null_mut();
+        let mut size = 0usize;
+        // SAFETY: the optional symbol's signature is HIP's; both outputs are ours, `name` is
+        // NUL-terminated and `module` a loaded module of the caller's.
+        let error = unsafe { get_global(&mut address, &mut size, module, name.as_ptr()) };
+        if error == types::hipErrorNotFound || error == types::hipErrorSharedObjectSymbolNotFound {
+            return Ok(None);
+        }
+        self.check(error, "hipModuleGetGlobal", crate::here!())?;
+        Ok(Some((address, size)))
+    }
+}
+
+impl HipSymbols {
     /// `hipDrvGraphAddMemcpyNode` (optional in HIP: graph copies and updates need it);
     /// `what` names the command buffer operation in the error when it is missing.
     #[allow(clippy::not_unsafe_ptr_arg_deref, clippy::too_many_arguments)] // handles, passed on to HIP

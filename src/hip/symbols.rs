@@ -81,6 +81,7 @@ super::symbol_table::symbol_table! {
     required hipMemsetD16Async(*mut c_void, c_short, usize, hipStream_t);
     required hipMemsetD32Async(*mut c_void, c_int, usize, hipStream_t);
     required hipModuleGetFunction(*mut hipFunction_t, hipModule_t, *const c_char);
+    optional hipModuleGetGlobal(*mut hipDeviceptr_t, *mut usize, hipModule_t, *const c_char);
     required hipModuleLaunchKernel(hipFunction_t, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, hipStream_t, *mut *mut c_void, *mut *mut c_void);
     required hipModuleLoadData(*mut hipModule_t, *const c_void);
     required hipModuleLoadDataEx(*mut hipModule_t, *const c_void, c_uint, *mut hipJitOption, *mut *mut c_void);
