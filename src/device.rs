@@ -56,6 +56,12 @@ pub struct HipDevice {
 impl HipDevice {
     /// Creates a device over the requested GPUs.
     pub fn create(hip: Arc<HipSymbols>, request: DeviceRequest, host_allocator: HostAllocator) -> Result<*mut iree_hal_device_t> {
+        // IREE 3.13's external streams (work issued on a stream of the caller's) are not
+        // supported yet: refused, never ignored.
+        #[cfg(feature = "iree-3-13")]
+        if request.params.external_stream != crate::device_params::NO_EXTERNAL_STREAM {
+            return Err(crate::status!(Unimplemented, "external HIP streams (hip_external_stream) are not supported by this driver yet"));
+        }
         // On a failure below, what was made so far is released as it drops (queues first).
         let gpus = request.devices.iter().map(|physical| Gpu::retain(&hip, physical.device)).collect::<Result<Vec<Gpu>>>()?;
         enable_peer_access(&gpus);

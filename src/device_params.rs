@@ -11,7 +11,12 @@ pub(crate) const DEFAULT_FILE_TRANSFER_BUFFER_SIZE: u64 = 128 * 1024 * 1024;
 /// Default largest chunk of one file transfer (IREE's).
 pub(crate) const DEFAULT_FILE_TRANSFER_CHUNK_SIZE: u64 = 64 * 1024 * 1024;
 
-/// IREE v3.3.0's defaults (`iree_hal_hip_device_params_initialize`).
+/// IREE 3.13: `external_stream` when the device uses streams of its own.
+#[cfg(feature = "iree-3-13")]
+pub const NO_EXTERNAL_STREAM: u64 = u64::MAX;
+
+/// IREE v3.3.0's defaults (`iree_hal_hip_device_params_initialize`); IREE 3.13's add
+/// asynchronous caching and no external stream.
 pub fn default_params() -> iree_hal_hip_device_params_t {
     iree_hal_hip_device_params_t {
         queue_count: 1,
@@ -25,9 +30,9 @@ pub fn default_params() -> iree_hal_hip_device_params_t {
         memory_pools: iree_hal_hip_memory_pooling_params_t::default(),
         allow_inline_execution: false,
         #[cfg(feature = "iree-3-13")]
-        async_caching: false,
+        async_caching: true,
         #[cfg(feature = "iree-3-13")]
-        external_stream: 0,
+        external_stream: NO_EXTERNAL_STREAM,
     }
 }
 

@@ -65,7 +65,7 @@ pub struct iree_hal_hip_device_params_t {
     #[cfg(feature = "iree-3-13")]
     pub async_caching: bool,
     /// IREE 3.13: a `hipStream_t` of the caller's to issue work on instead of the device's
-    /// own (`hip_external_stream` device parameter); 0 for none.
+    /// own (`hip_external_stream` device parameter); all ones for none.
     #[cfg(feature = "iree-3-13")]
     pub external_stream: u64,
 }
