@@ -71,21 +71,23 @@ const _: () = assert!(core::mem::size_of::<iree_hal_semaphore_list_t>() == 24);
 const _: () = assert!(core::mem::size_of::<iree_hal_semaphore_vtable_t>() == 40);
 
 /// IREE 3.13's `iree_async_semaphore_vtable_t`: what IREE's core calls on any async
-/// semaphore.
+/// semaphore. IREE passes `iree_async_semaphore_t*`; every HAL semaphore starts with its
+/// async semaphore (IREE's "toll-free bridging"), so the entries are declared with the HAL
+/// semaphore's type, the same address.
 #[cfg(feature = "iree-3-13")]
 #[repr(C)]
 pub struct iree_async_semaphore_vtable_t {
-    pub destroy: Option<unsafe extern "C" fn(semaphore: *mut iree_async_semaphore_t)>,
+    pub destroy: Option<unsafe extern "C" fn(semaphore: *mut iree_hal_semaphore_t)>,
     /// The current value, or a failure encoded as `iree_hal_status_as_semaphore_failure`.
-    pub query: Option<unsafe extern "C" fn(semaphore: *mut iree_async_semaphore_t) -> u64>,
+    pub query: Option<unsafe extern "C" fn(semaphore: *mut iree_hal_semaphore_t) -> u64>,
     pub signal: Option<
         unsafe extern "C" fn(
-            semaphore: *mut iree_async_semaphore_t,
+            semaphore: *mut iree_hal_semaphore_t,
             value: u64,
             frontier: *const iree_async_frontier_t,
         ) -> iree_status_t,
     >,
-    pub on_fail: Option<unsafe extern "C" fn(semaphore: *mut iree_async_semaphore_t, status_code: iree_status_code_t)>,
+    pub on_fail: Option<unsafe extern "C" fn(semaphore: *mut iree_hal_semaphore_t, status_code: iree_status_code_t)>,
 }
 
 /// IREE 3.13's `iree_hal_semaphore_vtable_t`, in IREE's order: the async vtable first.

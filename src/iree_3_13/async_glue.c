@@ -16,7 +16,6 @@
 #pragma weak iree_async_semaphore_fail
 #pragma weak iree_async_semaphore_multi_wait
 #pragma weak iree_async_semaphore_acquire_timepoint
-#pragma weak iree_async_semaphore_cancel_timepoint
 #pragma weak iree_async_proactor_pool_retain
 #pragma weak iree_async_proactor_pool_release
 #pragma weak iree_async_proactor_pool_get
@@ -27,7 +26,6 @@ bool iree_hal_hip_rs_async_available(void) {
          iree_async_semaphore_dispatch_timepoints && iree_async_semaphore_fail &&
          iree_async_semaphore_multi_wait &&
          iree_async_semaphore_acquire_timepoint &&
-         iree_async_semaphore_cancel_timepoint &&
          iree_async_proactor_pool_retain && iree_async_proactor_pool_release &&
          iree_async_proactor_pool_get;
 }
@@ -85,8 +83,8 @@ iree_status_t iree_hal_hip_rs_async_semaphore_multi_wait(
                                          count, timeout, flags, allocator);
 }
 
-// |timepoint| stays at its address until |callback| ran or the cancel
-// succeeded; |callback| may run before this returns.
+// |timepoint| stays at its address until |callback| ran; |callback| may run
+// before this returns.
 iree_status_t iree_hal_hip_rs_async_semaphore_acquire_timepoint(
     iree_async_semaphore_t* semaphore, uint64_t minimum_value,
     iree_async_semaphore_timepoint_t* timepoint,
@@ -95,12 +93,6 @@ iree_status_t iree_hal_hip_rs_async_semaphore_acquire_timepoint(
   timepoint->user_data = user_data;
   return iree_async_semaphore_acquire_timepoint(semaphore, minimum_value,
                                                 timepoint);
-}
-
-bool iree_hal_hip_rs_async_semaphore_cancel_timepoint(
-    iree_async_semaphore_t* semaphore,
-    iree_async_semaphore_timepoint_t* timepoint) {
-  return iree_async_semaphore_cancel_timepoint(semaphore, timepoint);
 }
 
 void iree_hal_hip_rs_async_proactor_pool_retain(

@@ -3,8 +3,8 @@
 //! the proactor pool they were created with. Reached through `async_glue.c`, compiled
 //! against IREE 3.13's headers; the functions come from the IREE the library meets.
 //!
-//! This module is the only place that calls them: everything above uses `ProactorLease`
-//! and `AsyncSemaphore` (`crate::semaphore`).
+//! This module is the only place that calls them: everything above uses `ProactorLease`,
+//! `EmbeddedAsyncSemaphore` (`crate::semaphore`) and `HostCall`.
 
 use crate::abi::*;
 use crate::hal_object::Address;
@@ -45,10 +45,6 @@ mod ffi {
             callback: iree_async_semaphore_timepoint_fn_t,
             user_data: *mut core::ffi::c_void,
         ) -> iree_status_t;
-        pub fn iree_hal_hip_rs_async_semaphore_cancel_timepoint(
-            semaphore: *mut iree_async_semaphore_t,
-            timepoint: *mut iree_async_semaphore_timepoint_t,
-        ) -> bool;
         pub fn iree_hal_hip_rs_async_proactor_pool_retain(pool: *mut iree_async_proactor_pool_t);
         pub fn iree_hal_hip_rs_async_proactor_pool_release(pool: *mut iree_async_proactor_pool_t);
         pub fn iree_hal_hip_rs_async_proactor_pool_get(
@@ -175,106 +171,122 @@ impl HostCall {
     }
 }
 
-/// The calls on one embedded async semaphore (`iree_hal_semaphore_t::async_semaphore`).
-/// Each is IREE's function of the same name; `semaphore` must point at an async semaphore
-/// that `initialize` set up and `deinitialize` has not yet torn down.
-pub mod semaphore {
-    use super::ffi;
-    use crate::abi::*;
-    use crate::status::{Result, Status};
+/// IREE's async semaphore at the start of each of our 3.13 semaphores. IREE's core reads and
+/// changes it from any thread (it is its own synchronised object), hence the cell; this type
+/// is the one place that calls IREE's functions on it.
+///
+/// Invariant: `initialize` ran on it at its final address before any other method, and
+/// `deinitialize` runs once, last (`unplaced`'s contract).
+#[repr(transparent)]
+pub struct EmbeddedAsyncSemaphore(core::cell::UnsafeCell<iree_hal_semaphore_t>);
 
+// SAFETY: IREE's async semaphore is thread-safe: its state is atomics and a mutex.
+unsafe impl Send for EmbeddedAsyncSemaphore {}
+unsafe impl Sync for EmbeddedAsyncSemaphore {}
+
+/// One registration: IREE's timepoint (first, so that IREE's pointer to it is ours too) and
+/// the callback it runs.
+#[repr(C)]
+struct Timepoint {
+    timepoint: iree_async_semaphore_timepoint_t,
+    callback: Option<crate::semaphore::TimepointCallback>,
+}
+
+/// IREE runs a timepoint once: with OK, or with a status it hands over.
+unsafe extern "C" fn timepoint_fired(user_data: *mut core::ffi::c_void, _timepoint: *mut iree_async_semaphore_timepoint_t, status: iree_status_t) {
+    crate::boundary::value_entry("iree_hal_hip_semaphore_timepoint", (), || {
+        // SAFETY: `user_data` is the box `add_timepoint` leaked for this one call, and the
+        // status is ours to own.
+        let (mut timepoint, outcome) = unsafe { (Box::from_raw(user_data.cast::<Timepoint>()), Status::from_raw(status)) };
+        if let Some(callback) = timepoint.callback.take() {
+            crate::semaphore::run_timepoint(callback, outcome);
+        }
+    })
+}
+
+impl EmbeddedAsyncSemaphore {
+    /// Storage for one, zeroed.
+    ///
     /// # Safety
-    /// `semaphore` is an allocated, not yet initialised async semaphore at its final address
-    /// with `frontier_offset` bytes from it room for an `iree_async_frontier_t`.
-    pub unsafe fn initialize(
-        semaphore: *mut iree_async_semaphore_t,
-        vtable: &'static iree_hal_semaphore_vtable_t,
-        proactor: *mut iree_async_proactor_t,
-        initial_value: u64,
-        frontier_offset: usize,
-    ) {
+    /// `initialize` must run on it, at its final address, before any other method, and
+    /// `deinitialize` once when it is done with.
+    pub unsafe fn unplaced() -> EmbeddedAsyncSemaphore {
+        EmbeddedAsyncSemaphore(core::cell::UnsafeCell::new(iree_hal_semaphore_t { async_semaphore: Default::default() }))
+    }
+
+    fn raw(&self) -> *mut iree_async_semaphore_t {
+        self.0.get().cast()
+    }
+
+    /// Sets it up with our vtable, the device's proactor and no causal frontier.
+    ///
+    /// # Safety
+    /// `self` is at its final address and not yet shared; `frontier_offset` bytes from it
+    /// lies room for an `iree_async_frontier_t` in the same allocation.
+    pub unsafe fn initialize(&self, vtable: &'static iree_hal_semaphore_vtable_t, proactor: &ProactorLease, initial_value: u64, frontier_offset: usize) {
         let vtable: *const iree_async_semaphore_vtable_t = &vtable.async_;
         // SAFETY: per the caller.
-        unsafe { ffi::iree_hal_hip_rs_async_semaphore_initialize(vtable, proactor, initial_value, frontier_offset, semaphore) }
+        unsafe { ffi::iree_hal_hip_rs_async_semaphore_initialize(vtable, proactor.proactor(), initial_value, frontier_offset, self.raw()) }
     }
 
+    /// Runs the timepoints still pending with CANCELLED and frees the failure.
+    ///
     /// # Safety
-    /// As the module says; afterwards the semaphore must not be used.
-    pub unsafe fn deinitialize(semaphore: *mut iree_async_semaphore_t) {
-        // SAFETY: per the caller.
-        unsafe { ffi::iree_hal_hip_rs_async_semaphore_deinitialize(semaphore) }
+    /// Last use: nothing touches it afterwards.
+    pub unsafe fn deinitialize(&self) {
+        // SAFETY: per the caller; initialised per the invariant.
+        unsafe { ffi::iree_hal_hip_rs_async_semaphore_deinitialize(self.raw()) }
     }
 
-    /// # Safety
-    /// As the module says.
-    pub unsafe fn value(semaphore: *mut iree_async_semaphore_t) -> u64 {
-        // SAFETY: per the caller.
-        unsafe { ffi::iree_hal_hip_rs_async_semaphore_value(semaphore) }
+    /// The current value.
+    pub fn value(&self) -> u64 {
+        // SAFETY: initialised (the invariant).
+        unsafe { ffi::iree_hal_hip_rs_async_semaphore_value(self.raw()) }
     }
 
     /// A copy of the first failure, if any.
-    ///
-    /// # Safety
-    /// As the module says.
-    pub unsafe fn failure(semaphore: *mut iree_async_semaphore_t) -> Option<Status> {
-        // SAFETY: per the caller; the failure stays owned by the semaphore, we copy it.
-        let raw = unsafe { ffi::iree_hal_hip_rs_async_semaphore_failure(semaphore) };
-        if raw.is_null() {
-            None
+    pub fn failure(&self) -> Option<Status> {
+        // SAFETY: initialised; the failure stays the semaphore's (live until deinitialize),
+        // this copies it.
+        let raw = unsafe { ffi::iree_hal_hip_rs_async_semaphore_failure(self.raw()) };
+        (!raw.is_null()).then(|| unsafe { Status::duplicate_raw(raw) })
+    }
+
+    /// IREE's query answer: the value, or the first failure encoded as IREE's core decodes it
+    /// (`iree_hal_status_as_semaphore_failure`; the status stays the semaphore's).
+    pub fn query_encoded(&self) -> u64 {
+        // SAFETY: initialised (the invariant).
+        let failure = unsafe { ffi::iree_hal_hip_rs_async_semaphore_failure(self.raw()) };
+        if failure.is_null() {
+            self.value()
         } else {
-            // SAFETY: a live status owned by the semaphore until it is deinitialised.
-            Some(unsafe { Status::duplicate_raw(raw) })
+            IREE_HAL_SEMAPHORE_FAILURE_VALUE_STATUS_BIT | failure as u64
         }
     }
 
-    /// The failure itself, still owned by the semaphore (for the query encoding IREE's core
-    /// decodes), or NULL.
-    ///
-    /// # Safety
-    /// As the module says.
-    pub unsafe fn failure_raw(semaphore: *mut iree_async_semaphore_t) -> iree_status_t {
-        // SAFETY: per the caller.
-        unsafe { ffi::iree_hal_hip_rs_async_semaphore_failure(semaphore) }
-    }
-
     /// Advances the timeline to `value` and runs the timepoints it satisfies.
-    ///
-    /// # Safety
-    /// As the module says.
-    pub unsafe fn signal(semaphore: *mut iree_async_semaphore_t, value: u64) -> Result<()> {
-        // SAFETY: per the caller.
-        unsafe { Status::from_raw(ffi::iree_hal_hip_rs_async_semaphore_signal(semaphore, value)) }
+    pub fn signal(&self, value: u64) -> Result<()> {
+        // SAFETY: initialised (the invariant).
+        unsafe { Status::from_raw(ffi::iree_hal_hip_rs_async_semaphore_signal(self.raw(), value)) }
     }
 
     /// Records the first failure (later ones are dropped) and fails every timepoint.
-    ///
-    /// # Safety
-    /// As the module says.
-    pub unsafe fn fail(semaphore: *mut iree_async_semaphore_t, status: Status) {
-        // SAFETY: per the caller; IREE takes ownership of the status.
-        unsafe { ffi::iree_hal_hip_rs_async_semaphore_fail(semaphore, status.into_raw()) }
+    pub fn fail(&self, status: Status) {
+        // SAFETY: initialised; IREE takes ownership of the status.
+        unsafe { ffi::iree_hal_hip_rs_async_semaphore_fail(self.raw(), status.into_raw()) }
     }
 
-    /// Blocks until the semaphores reach their values (ALL or ANY), fail, or the timeout.
-    ///
-    /// # Safety
-    /// Every pointer in `semaphores` is a live async semaphore of any origin.
-    pub unsafe fn multi_wait(
-        mode: iree_async_wait_mode_t,
-        semaphores: &mut [*mut iree_async_semaphore_t],
-        values: &[u64],
-        timeout: iree_timeout_t,
-        flags: iree_async_wait_flags_t,
-        allocator: iree_allocator_t,
-    ) -> Result<()> {
-        debug_assert_eq!(semaphores.len(), values.len());
-        // SAFETY: per the caller; both arrays have `len` entries.
+    /// Blocks until the value reaches `value`, the semaphore fails or the timeout passes
+    /// (IREE's multi-wait over this one semaphore).
+    pub fn wait(&self, value: u64, timeout: iree_timeout_t, flags: iree_async_wait_flags_t, allocator: iree_allocator_t) -> Result<()> {
+        let mut semaphores = [self.raw()];
+        // SAFETY: initialised; one semaphore and one value.
         unsafe {
             Status::from_raw(ffi::iree_hal_hip_rs_async_semaphore_multi_wait(
-                mode,
+                IREE_ASYNC_WAIT_MODE_ALL as iree_async_wait_mode_t,
                 semaphores.as_mut_ptr(),
-                values.as_ptr(),
-                semaphores.len(),
+                &value,
+                1,
                 timeout,
                 flags,
                 allocator,
@@ -282,28 +294,28 @@ pub mod semaphore {
         }
     }
 
-    /// Registers `timepoint` for `value`; `callback` may run before this returns.
-    ///
-    /// # Safety
-    /// `timepoint` stays at its address until the callback ran or `cancel_timepoint`
-    /// returned true; `user_data` is what the callback expects.
-    pub unsafe fn acquire_timepoint(
-        semaphore: *mut iree_async_semaphore_t,
-        value: u64,
-        timepoint: *mut iree_async_semaphore_timepoint_t,
-        callback: iree_async_semaphore_timepoint_fn_t,
-        user_data: *mut core::ffi::c_void,
-    ) -> Result<()> {
-        // SAFETY: per the caller.
-        unsafe { Status::from_raw(ffi::iree_hal_hip_rs_async_semaphore_acquire_timepoint(semaphore, value, timepoint, callback, user_data)) }
-    }
-
-    /// Whether the timepoint was still pending (then its callback never runs).
-    ///
-    /// # Safety
-    /// `timepoint` was acquired on `semaphore`.
-    pub unsafe fn cancel_timepoint(semaphore: *mut iree_async_semaphore_t, timepoint: *mut iree_async_semaphore_timepoint_t) -> bool {
-        // SAFETY: per the caller.
-        unsafe { ffi::iree_hal_hip_rs_async_semaphore_cancel_timepoint(semaphore, timepoint) }
+    /// Runs `callback` once, when the value reaches `value`, the semaphore fails or it is
+    /// destroyed; at once, on this thread, if that already happened.
+    pub fn add_timepoint(&self, value: u64, callback: crate::semaphore::TimepointCallback) {
+        let timepoint = Box::into_raw(Box::new(Timepoint { timepoint: Default::default(), callback: Some(callback) }));
+        // SAFETY: initialised; the box stays at its address until `timepoint_fired` takes it
+        // back, which IREE calls exactly once (this driver never cancels).
+        let registered = unsafe {
+            Status::from_raw(ffi::iree_hal_hip_rs_async_semaphore_acquire_timepoint(
+                self.raw(),
+                value,
+                core::ptr::addr_of_mut!((*timepoint).timepoint),
+                Some(timepoint_fired),
+                timepoint.cast(),
+            ))
+        };
+        if let Err(status) = registered {
+            // IREE's acquire does not fail today; if it ever does, the callback still runs.
+            // SAFETY: not registered, so still ours.
+            let mut timepoint = unsafe { Box::from_raw(timepoint) };
+            if let Some(callback) = timepoint.callback.take() {
+                crate::semaphore::run_timepoint(callback, Err(status));
+            }
+        }
     }
 }

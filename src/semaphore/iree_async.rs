@@ -1,7 +1,8 @@
 //! IREE 3.13's semaphores: each starts with IREE's async semaphore, which holds the value,
 //! the first failure and the timepoints; IREE's core reads and waits on it directly, and
-//! this driver changes it only through IREE's functions (`crate::iree_3_13`). What stays
-//! ours is what queues record about values they will signal (`add_queued_signal`).
+//! this driver changes it only through IREE's functions (`crate::iree_3_13`, the one place
+//! that calls them). What stays ours is what queues record about values they will signal
+//! (`add_queued_signal`).
 //!
 //! Semantics are IREE 3.13's: signalling a value not above the current one is
 //! INVALID_ARGUMENT (IREE's `advance_timeline`), values above
@@ -14,8 +15,7 @@
 use super::*;
 use crate::abi::*;
 use crate::hal_object::{Address, Ours};
-use crate::iree_3_13::semaphore as async_semaphore;
-use crate::iree_3_13::ProactorLease;
+use crate::iree_3_13::{EmbeddedAsyncSemaphore, ProactorLease};
 use crate::iree_core::host_allocator::HostAllocator;
 use crate::status::{Result, Status};
 use parking_lot::Mutex;
@@ -24,7 +24,7 @@ use std::collections::VecDeque;
 /// Our `iree_hal_semaphore_t`. C sees IREE's async semaphore at its start.
 #[repr(C)]
 pub struct Semaphore {
-    header: iree_hal_semaphore_t,
+    header: EmbeddedAsyncSemaphore,
     /// Room for IREE's frontier of this semaphore (no entries: no causal tracking).
     frontier: iree_async_frontier_t,
     host_allocator: HostAllocator,
@@ -37,27 +37,6 @@ crate::hal_object!(Semaphore { header: iree_hal_semaphore_t }, SEMAPHORE_VTABLE,
 /// Names a registered timepoint (IREE 3.13 semaphores are never asked to cancel one).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TimepointId(Address);
-
-/// One `on_value` registration: IREE's timepoint (first, so that IREE's pointer to it is
-/// ours) and the callback it runs.
-#[repr(C)]
-struct Timepoint {
-    timepoint: iree_async_semaphore_timepoint_t,
-    callback: Option<TimepointCallback>,
-}
-
-/// IREE runs a timepoint once: with OK, or with a status it hands over.
-unsafe extern "C" fn timepoint_fired(user_data: *mut core::ffi::c_void, _timepoint: *mut iree_async_semaphore_timepoint_t, status: iree_status_t) {
-    crate::boundary::value_entry("semaphore timepoint", (), || {
-        // SAFETY: `user_data` is the box `on_value` leaked for this one call; the status
-        // is ours to own.
-        let mut timepoint = unsafe { Box::from_raw(user_data.cast::<Timepoint>()) };
-        let outcome = unsafe { Status::from_raw(status) };
-        if let Some(callback) = timepoint.callback.take() {
-            run_timepoint(callback, outcome);
-        }
-    })
-}
 
 impl Semaphore {
     /// Makes a semaphore at `initial_value` with one reference, in memory from
@@ -77,31 +56,25 @@ impl Semaphore {
         }
         let host_allocator = HostAllocator(host_allocator);
         let semaphore = Semaphore {
-            header: iree_hal_semaphore_t { async_semaphore: Default::default() },
+            // SAFETY: initialised below, once placed, before anything else sees it; Drop
+            // deinitialises it.
+            header: unsafe { EmbeddedAsyncSemaphore::unplaced() },
             frontier: Default::default(),
             host_allocator,
             queued_signals: Mutex::new(VecDeque::new()),
         };
         let raw = crate::hal_object::into_raw_in(semaphore, host_allocator)?;
-        // SAFETY: just placed at its final address, not yet shared; the frontier field is
-        // IREE's frontier storage (IREE's own drivers put it after their struct, any
-        // aligned place in the allocation serves).
-        unsafe {
-            async_semaphore::initialize(
-                raw.cast(),
-                &SEMAPHORE_VTABLE,
-                proactor.proactor(),
-                initial_value,
-                core::mem::offset_of!(Semaphore, frontier),
-            )
+        // SAFETY: just placed at its final address and not yet shared (IREE sets its one
+        // reference and our vtable here); the frontier field is IREE's frontier storage
+        // (IREE's drivers put it after their struct; any aligned place in the allocation
+        // serves).
+        let retained: SemaphoreRef = unsafe {
+            let placed = &*raw.cast::<Semaphore>();
+            placed.header.initialize(&SEMAPHORE_VTABLE, proactor, initial_value, core::mem::offset_of!(Semaphore, frontier));
+            crate::hal_object::Retained::adopt_ours(raw)
         };
         LIVE_SEMAPHORES.fetch_add(1, Ordering::SeqCst);
-        // SAFETY: initialised with one reference and our vtable.
-        Ok(unsafe { crate::hal_object::Retained::adopt_ours(raw) })
-    }
-
-    fn async_ptr(&self) -> *mut iree_async_semaphore_t {
-        self.as_raw().cast()
+        Ok(retained)
     }
 
     /// The C handle of this semaphore.
@@ -113,15 +86,13 @@ impl Semaphore {
     pub fn query(&self) -> Result<u64> {
         match self.failure() {
             Some(failure) => Err(failure),
-            // SAFETY: initialised for as long as `self` lives.
-            None => Ok(unsafe { async_semaphore::value(self.async_ptr()) }),
+            None => Ok(self.header.value()),
         }
     }
 
     /// A copy of the failure, if the semaphore failed.
     pub fn failure(&self) -> Option<Status> {
-        // SAFETY: initialised for as long as `self` lives.
-        unsafe { async_semaphore::failure(self.async_ptr()) }
+        self.header.failure()
     }
 
     /// Advances the value to `new_value` and runs the timepoints it satisfies.
@@ -132,8 +103,7 @@ impl Semaphore {
                 "semaphore value {new_value} exceeds IREE_HAL_SEMAPHORE_MAX_VALUE ({IREE_HAL_SEMAPHORE_MAX_VALUE}); larger values mean failure"
             ));
         }
-        // SAFETY: initialised for as long as `self` lives.
-        unsafe { async_semaphore::signal(self.async_ptr(), new_value) }?;
+        self.header.signal(new_value)?;
         // Queued signals now reached say nothing more; dropped outside the lock.
         let _reached: Vec<_> = {
             let mut signals = self.queued_signals.lock();
@@ -146,8 +116,7 @@ impl Semaphore {
     /// Fails the semaphore with `status` unless it already failed (the first failure
     /// wins): every timepoint runs with a copy.
     pub fn fail(&self, status: Status) {
-        // SAFETY: initialised for as long as `self` lives.
-        unsafe { async_semaphore::fail(self.async_ptr(), status) };
+        self.header.fail(status);
         let _dropped = core::mem::take(&mut *self.queued_signals.lock());
     }
 
@@ -185,9 +154,7 @@ impl Semaphore {
     /// Whether the semaphore reached `value`: an error (a copy of the failure) if it failed
     /// before reaching it.
     pub fn reached(&self, value: u64) -> Result<bool> {
-        // SAFETY: initialised for as long as `self` lives.
-        let current = unsafe { async_semaphore::value(self.async_ptr()) };
-        if current >= value {
+        if self.header.value() >= value {
             return Ok(true);
         }
         match self.failure() {
@@ -200,36 +167,14 @@ impl Semaphore {
     /// the failure) or is destroyed (CANCELLED), on the thread that does so; at once, on
     /// this thread, if that already happened.
     pub fn on_value(&self, value: u64, callback: impl FnOnce(Result<()>) + Send + 'static) -> Option<TimepointId> {
-        let timepoint = Box::into_raw(Box::new(Timepoint { timepoint: Default::default(), callback: Some(Box::new(callback)) }));
-        // SAFETY: the box stays at its address until `timepoint_fired` takes it back, which
-        // IREE calls exactly once (never cancelled).
-        let registered = unsafe {
-            async_semaphore::acquire_timepoint(
-                self.async_ptr(),
-                value,
-                core::ptr::addr_of_mut!((*timepoint).timepoint),
-                Some(timepoint_fired),
-                timepoint.cast(),
-            )
-        };
-        if let Err(status) = registered {
-            // IREE's acquire does not fail today; if it ever does, the callback still runs.
-            // SAFETY: not registered, so still ours.
-            let mut timepoint = unsafe { Box::from_raw(timepoint) };
-            if let Some(callback) = timepoint.callback.take() {
-                run_timepoint(callback, Err(status));
-            }
-            return None;
-        }
-        Some(TimepointId(Address(timepoint.cast())))
+        self.header.add_timepoint(value, Box::new(callback));
+        None
     }
 
     /// Blocks until the value reaches `value`, the semaphore fails (its failure) or the
     /// timeout passes (DEADLINE_EXCEEDED), as IREE's wait does.
     pub fn wait(&self, value: u64, timeout: iree_timeout_t, flags: iree_async_wait_flags_t) -> Result<()> {
-        let mut semaphores = [self.async_ptr()];
-        // SAFETY: our live semaphore.
-        unsafe { async_semaphore::multi_wait(IREE_ASYNC_WAIT_MODE_ALL as iree_async_wait_mode_t, &mut semaphores, &[value], timeout, flags, self.host_allocator.0) }
+        self.header.wait(value, timeout, flags, self.host_allocator.0)
     }
 }
 
@@ -237,8 +182,8 @@ impl Drop for Semaphore {
     /// IREE runs the timepoints still pending with CANCELLED, so nothing waiting on them
     /// hangs, and frees the failure.
     fn drop(&mut self) {
-        // SAFETY: the last reference is gone; initialised at creation.
-        unsafe { async_semaphore::deinitialize(self.async_ptr()) };
+        // SAFETY: the last reference is gone: nothing uses it after this.
+        unsafe { self.header.deinitialize() };
         LIVE_SEMAPHORES.fetch_sub(1, Ordering::SeqCst);
     }
 }
@@ -249,7 +194,7 @@ impl Drop for Semaphore {
 
 static SEMAPHORE_VTABLE: iree_hal_semaphore_vtable_t = iree_hal_semaphore_vtable_t {
     async_: iree_async_semaphore_vtable_t {
-        destroy: Some(semaphore_destroy),
+        destroy: Some(crate::hal_object::destroy::<Semaphore>),
         query: Some(semaphore_query),
         signal: Some(semaphore_signal),
         on_fail: None,
@@ -259,37 +204,17 @@ static SEMAPHORE_VTABLE: iree_hal_semaphore_vtable_t = iree_hal_semaphore_vtable
     export_timepoint: Some(semaphore_export_timepoint),
 };
 
-/// IREE's destroy entry takes the async semaphore: the same address as ours.
-unsafe extern "C" fn semaphore_destroy(semaphore: *mut iree_async_semaphore_t) {
-    // SAFETY: IREE's contract: the last reference of one of our semaphores.
-    unsafe { crate::hal_object::destroy::<Semaphore>(semaphore.cast()) }
-}
-
-/// IREE's query: the value, or the first failure as IREE's core decodes it (the status
-/// stays the semaphore's; the core copies it).
-unsafe extern "C" fn semaphore_query(semaphore: *mut iree_async_semaphore_t) -> u64 {
-    crate::boundary::value_entry("iree_hal_hip_semaphore_query", IREE_HAL_SEMAPHORE_FAILURE_VALUE, || {
-        // SAFETY: IREE calls this on live async semaphores whose vtable is ours.
-        let failure = unsafe { async_semaphore::failure_raw(semaphore) };
-        if !failure.is_null() {
-            return IREE_HAL_SEMAPHORE_FAILURE_VALUE_STATUS_BIT | failure as u64;
-        }
-        // SAFETY: as above.
-        unsafe { async_semaphore::value(semaphore) }
-    })
-}
-
-/// IREE's signal; the frontier is not tracked by this driver.
-unsafe extern "C" fn semaphore_signal(semaphore: *mut iree_async_semaphore_t, value: u64, _frontier: *const iree_async_frontier_t) -> iree_status_t {
-    // SAFETY: IREE calls this on live async semaphores whose vtable is ours.
-    let ours = unsafe { crate::hal_object::downcast::<Semaphore>(semaphore.cast()) };
-    crate::boundary::status_entry("iree_hal_hip_semaphore_signal", || match ours {
-        Some(ours) => ours.signal(value),
-        None => Err(crate::status!(InvalidArgument, "semaphore is not a HIP semaphore of this library")),
-    })
-}
-
 crate::hal_thunks! {
+    /// IREE's query: the value, or the first failure as IREE's core decodes it.
+    fn semaphore_query(semaphore: Ours<Semaphore>) -> u64 [fallback: IREE_HAL_SEMAPHORE_FAILURE_VALUE] {
+        semaphore.header.query_encoded()
+    }
+
+    /// IREE's signal; the frontier is not tracked by this driver.
+    fn semaphore_signal(semaphore: Ours<Semaphore>, value: u64, _frontier: *const iree_async_frontier_t) -> Status {
+        semaphore.signal(value)
+    }
+
     fn semaphore_wait(semaphore: Ours<Semaphore>, value: u64, timeout: iree_timeout_t, flags: u32) -> Status {
         semaphore.wait(value, timeout, flags)
     }

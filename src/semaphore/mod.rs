@@ -134,7 +134,7 @@ pub fn iree_time_now_ns() -> iree_time_t {
 
 /// Runs a timepoint callback; a panicking callback is reported and does not stop the
 /// others from running.
-fn run_timepoint(callback: TimepointCallback, outcome: Result<()>) {
+pub(crate) fn run_timepoint(callback: TimepointCallback, outcome: Result<()>) {
     if catch_unwind(AssertUnwindSafe(|| callback(outcome))).is_err() {
         eprintln!("iree_hal_hip_rs: a semaphore timepoint callback panicked");
     }
