@@ -99,6 +99,7 @@ impl HipSymbols {
 impl HipSymbols {
     /// `hipModuleGetGlobal` (optional: executable globals need it): the device address and
     /// size of global `name` of `module`, `None` when the module has none of that name.
+    #[allow(clippy::not_unsafe_ptr_arg_deref)] // the module is a handle, passed on to HIP
     pub fn module_global(&self, module: types::hipModule_t, name: &core::ffi::CStr) -> crate::status::Result<Option<(types::hipDeviceptr_t, usize)>> {
         let get_global = self.hipModuleGetGlobal.ok_or_else(|| {
             crate::status!(Unavailable, "hipModuleGetGlobal is missing from {}; executable globals cannot be looked up", self.library_path.display())
