@@ -5,22 +5,52 @@
 #
 # usage: benches/bench.sh [ROUNDS]      (from anywhere; default 5; BUILD_DIR overrides
 #                                       <repo>/build-bench)
+#        IREE_VERSION=3.13 benches/bench.sh [ROUNDS]
+#                                       the same against IREE 3.13: IREE 3.13's C HIP driver
+#                                       and our driver's 3.13 build (cargo feature iree-3-13),
+#                                       built as targets of IREE 3.13's CTS project
+#                                       (iree-harness/iree-3.13/cts/, -DIREE_313_BENCH=ON) in
+#                                       its build directory (BUILD_DIR, default
+#                                       <repo>/build/iree-313-cts), so IREE 3.13's runtime is
+#                                       built once for both
 #
 # Raw lines (scenario, mode, metric, value, unit) are kept in $BUILD_DIR/bench-results/.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 rounds=${1:-5}
-build_dir=${BUILD_DIR:-build-bench}
+jobs=${BENCH_JOBS:-2}
 
-# Release everywhere: IREE's runtime and C driver optimized like our cargo --release build.
-if [[ ! -f "$build_dir/build.ninja" ]]; then
-  cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DIREE_HAL_HIP_RS_SANITIZE=OFF
-fi
-cmake --build "$build_dir" --target hal_benchmark_c hal_benchmark_rs hip_floor -- -j"${BENCH_JOBS:-2}"
+case "${IREE_VERSION:-3.3.0}" in
+  3.3.0 | 3.3)
+    iree_label=""
+    build_dir=${BUILD_DIR:-build-bench}
+    # Release everywhere: IREE's runtime and C driver optimized like our cargo --release build.
+    if [[ ! -f "$build_dir/build.ninja" ]]; then
+      cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DIREE_HAL_HIP_RS_SANITIZE=OFF
+    fi
+    cmake --build "$build_dir" --target hal_benchmark_c hal_benchmark_rs hip_floor -- -j"$jobs"
+    executable=$build_dir/cts-testdata/rocm_command_buffer_dispatch_test.bin
+    kernel_object=$build_dir/cts-testdata/command_buffer_dispatch_test.so
+    ;;
+  3.13 | 3.13.0)
+    iree_label="IREE 3.13: "
+    build_dir=$(realpath -m "${BUILD_DIR:-build/iree-313-cts}")
+    # cts/build.sh: CMake >= 3.26, Release, the 3.13 testdata (generated into
+    # <build dir>-testdata unless IREE_313_CTS_TESTDATA_DIR names a directory of them);
+    # here only the benchmark targets.
+    testdata_dir=${IREE_313_CTS_TESTDATA_DIR:-$build_dir-testdata}
+    IREE_313_CTS_BUILD_DIR=$build_dir IREE_313_CTS_JOBS=$jobs IREE_313_CTS_TARGETS=hal_benchmarks \
+      iree-harness/iree-3.13/cts/build.sh -DIREE_313_BENCH=ON
+    executable=$testdata_dir/command_buffer_dispatch_test.bin
+    kernel_object=$testdata_dir/command_buffer_dispatch_test.so
+    ;;
+  *)
+    echo "bench.sh: unknown IREE_VERSION '$IREE_VERSION' (3.3.0, the default, or 3.13)" >&2
+    exit 2
+    ;;
+esac
 
 lib_dir=$(pwd)/target/release
-executable=$build_dir/cts-testdata/rocm_command_buffer_dispatch_test.bin
-kernel_object=$build_dir/cts-testdata/command_buffer_dispatch_test.so
 export IREE_HIP_DYLIB_PATH=$lib_dir
 results=$build_dir/bench-results/$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$results"
@@ -44,10 +74,10 @@ for ((round = 1; round <= rounds; ++round)); do
   run floor "$build_dir/benches/hip_floor" "$lib_dir/libamdhip64.so" "$kernel_object"
 done
 
-python3 - "$results/lines.tsv" "$rounds" <<'PY'
+python3 - "$results/lines.tsv" "$rounds" "$iree_label" <<'PY'
 import collections, statistics, sys
 
-path, rounds = sys.argv[1], sys.argv[2]
+path, rounds, label = sys.argv[1], sys.argv[2], sys.argv[3]
 values = collections.defaultdict(list)   # (driver, scenario, mode, metric) -> [float]
 units, rows, na = {}, [], set()
 for line in open(path):
@@ -86,7 +116,7 @@ for scenario, mode, metric in rows:
     unit = units[(scenario, metric)] + (" (more=better)" if units[(scenario, metric)].endswith("/s") else "")
     table.append([scenario, mode, metric, unit, show(c), show(ours), show(ratio), show(floor), show(overhead)])
 widths = [max(len(r[i]) for r in table) for i in range(len(header))]
-print(f"medians of {rounds} rounds ({path})")
+print(f"{label}medians of {rounds} rounds ({path})")
 for i, r in enumerate(table):
     print("  ".join(cell.ljust(w) if j < 4 else cell.rjust(w) for j, (cell, w) in enumerate(zip(r, widths))))
     if i == 0:

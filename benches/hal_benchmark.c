@@ -1,6 +1,9 @@
-// HAL benchmark: one program written against IREE v3.3.0's public HAL C API, built twice
-// from this source: linked with IREE's C HIP driver (hal_benchmark_c) and with ours
-// (hal_benchmark_rs). Both run on the software HIP device (IREE_HIP_DYLIB_PATH).
+// HAL benchmark: one program written against IREE's public HAL C API, built twice from this
+// source: linked with IREE's C HIP driver (hal_benchmark_c) and with ours (hal_benchmark_rs).
+// Both run on the software HIP device (IREE_HIP_DYLIB_PATH). It compiles against IREE v3.3.0
+// (benches/CMakeLists.txt) and, with BENCH_IREE_313 defined, against IREE 3.13
+// (iree-harness/iree-3.13/cts/, option IREE_313_BENCH); the bench_* wrappers below are the
+// only places the two APIs differ.
 //
 // usage: hal_benchmark [--smoke] [--only=PREFIX] [--hip_use_streams=true|false] <abs kernel HIP executable>
 //
@@ -18,9 +21,15 @@
 #include <time.h>
 
 #include "iree/base/api.h"
-#include "iree/base/internal/flags.h"
 #include "iree/hal/api.h"
 #include "iree/hal/drivers/hip/registration/driver_module.h"
+#if defined(BENCH_IREE_313)
+#include "iree/async/util/proactor_pool.h"
+#include "iree/base/threading/numa.h"
+#include "iree/base/tooling/flags.h"
+#else
+#include "iree/base/internal/flags.h"
+#endif
 
 #ifndef BENCH_DRIVER_NAME
 #error "build with -DBENCH_DRIVER_NAME=\"c\" or \"rust\""
@@ -40,6 +49,176 @@ IREE_FLAG(string, only, "", "Run only the scenarios whose name starts with this 
       return bench_status;                      \
     }                                           \
   } while (0)
+
+// The calls whose signatures differ between IREE v3.3.0 and IREE 3.13. Under 3.13:
+// - devices are created with iree_hal_device_create_params_t carrying a proactor pool; like
+//   IREE 3.13's runtime (runtime/instance.c) and tools, a pool is created for each device
+//   creation, handed over and released (the device keeps it; proactors start lazily);
+// - semaphores take a queue affinity and IREE_HAL_SEMAPHORE_FLAG_DEFAULT (host waits block on
+//   an interrupt rather than spin, what IREE's VM HAL module asks for), waits take wait
+//   flags (none: the default block) and signals an optional frontier (none);
+// - dispatches name function 0 and a static dispatch config; queue operations take flags
+//   (none) and queue_alloca a pool (NULL: the device's default pool);
+// - executable caches take no loop.
+#if defined(BENCH_IREE_313)
+static iree_status_t bench_create_device(iree_hal_driver_t* driver, iree_string_view_t path,
+                                         iree_allocator_t host_allocator,
+                                         iree_hal_device_t** out_device) {
+  iree_async_proactor_pool_t* proactor_pool = NULL;
+  iree_status_t status = iree_async_proactor_pool_create(
+      iree_numa_node_count(), /*node_ids=*/NULL, iree_async_proactor_pool_options_default(),
+      host_allocator, &proactor_pool);
+  if (iree_status_is_ok(status)) {
+    iree_hal_device_create_params_t create_params = iree_hal_device_create_params_default();
+    create_params.proactor_pool = proactor_pool;
+    status = iree_string_view_is_empty(path)
+                 ? iree_hal_driver_create_default_device(driver, &create_params, host_allocator,
+                                                         out_device)
+                 : iree_hal_driver_create_device_by_path(driver, IREE_SV("hip"), path, 0, NULL,
+                                                         &create_params, host_allocator,
+                                                         out_device);
+  }
+  iree_async_proactor_pool_release(proactor_pool);
+  return status;
+}
+
+static iree_status_t bench_semaphore_create(iree_hal_device_t* device,
+                                            iree_hal_semaphore_t** out_semaphore) {
+  return iree_hal_semaphore_create(device, IREE_HAL_QUEUE_AFFINITY_ANY, 0,
+                                   IREE_HAL_SEMAPHORE_FLAG_DEFAULT, out_semaphore);
+}
+
+static iree_status_t bench_semaphore_wait(iree_hal_semaphore_t* semaphore, uint64_t value) {
+  return iree_hal_semaphore_wait(semaphore, value, iree_infinite_timeout(),
+                                 IREE_ASYNC_WAIT_FLAG_NONE);
+}
+
+static iree_status_t bench_semaphore_signal(iree_hal_semaphore_t* semaphore, uint64_t value) {
+  return iree_hal_semaphore_signal(semaphore, value, /*frontier=*/NULL);
+}
+
+static iree_status_t bench_dispatch(iree_hal_command_buffer_t* command_buffer,
+                                    iree_hal_executable_t* executable,
+                                    iree_hal_buffer_ref_list_t bindings) {
+  iree_hal_dispatch_config_t config;
+  memset(&config, 0, sizeof(config));
+  config.workgroup_count[0] = config.workgroup_count[1] = config.workgroup_count[2] = 1;
+  return iree_hal_command_buffer_dispatch(command_buffer, executable,
+                                          iree_hal_executable_function_from_index(0), config,
+                                          iree_const_byte_span_empty(), bindings,
+                                          IREE_HAL_DISPATCH_FLAG_NONE);
+}
+
+static iree_status_t bench_queue_execute(iree_hal_device_t* device,
+                                         iree_hal_semaphore_list_t signals,
+                                         iree_hal_command_buffer_t* command_buffer) {
+  return iree_hal_device_queue_execute(device, IREE_HAL_QUEUE_AFFINITY_ANY,
+                                       iree_hal_semaphore_list_empty(), signals, command_buffer,
+                                       iree_hal_buffer_binding_table_empty(),
+                                       IREE_HAL_EXECUTE_FLAG_NONE);
+}
+
+static iree_status_t bench_queue_barrier(iree_hal_device_t* device,
+                                         iree_hal_queue_affinity_t affinity,
+                                         iree_hal_semaphore_list_t waits,
+                                         iree_hal_semaphore_list_t signals) {
+  return iree_hal_device_queue_barrier(device, affinity, waits, signals,
+                                       IREE_HAL_EXECUTE_FLAG_NONE);
+}
+
+static iree_status_t bench_queue_alloca(iree_hal_device_t* device, iree_hal_semaphore_list_t waits,
+                                        iree_hal_semaphore_list_t signals,
+                                        iree_hal_buffer_params_t params, iree_device_size_t size,
+                                        iree_hal_buffer_t** out_buffer) {
+  return iree_hal_device_queue_alloca(device, IREE_HAL_QUEUE_AFFINITY_ANY, waits, signals,
+                                      /*pool=*/NULL, params, size, IREE_HAL_ALLOCA_FLAG_NONE,
+                                      out_buffer);
+}
+
+static iree_status_t bench_queue_dealloca(iree_hal_device_t* device,
+                                          iree_hal_semaphore_list_t waits,
+                                          iree_hal_semaphore_list_t signals,
+                                          iree_hal_buffer_t* buffer) {
+  return iree_hal_device_queue_dealloca(device, IREE_HAL_QUEUE_AFFINITY_ANY, waits, signals,
+                                        buffer, IREE_HAL_DEALLOCA_FLAG_NONE);
+}
+
+static iree_status_t bench_executable_cache_create(iree_hal_device_t* device,
+                                                   iree_hal_executable_cache_t** out_cache) {
+  return iree_hal_executable_cache_create(device, IREE_SV("bench"), out_cache);
+}
+#else
+static iree_status_t bench_create_device(iree_hal_driver_t* driver, iree_string_view_t path,
+                                         iree_allocator_t host_allocator,
+                                         iree_hal_device_t** out_device) {
+  return iree_string_view_is_empty(path)
+             ? iree_hal_driver_create_default_device(driver, host_allocator, out_device)
+             : iree_hal_driver_create_device_by_path(driver, IREE_SV("hip"), path, 0, NULL,
+                                                     host_allocator, out_device);
+}
+
+static iree_status_t bench_semaphore_create(iree_hal_device_t* device,
+                                            iree_hal_semaphore_t** out_semaphore) {
+  return iree_hal_semaphore_create(device, 0, IREE_HAL_SEMAPHORE_FLAG_NONE, out_semaphore);
+}
+
+static iree_status_t bench_semaphore_wait(iree_hal_semaphore_t* semaphore, uint64_t value) {
+  return iree_hal_semaphore_wait(semaphore, value, iree_infinite_timeout());
+}
+
+static iree_status_t bench_semaphore_signal(iree_hal_semaphore_t* semaphore, uint64_t value) {
+  return iree_hal_semaphore_signal(semaphore, value);
+}
+
+static iree_status_t bench_dispatch(iree_hal_command_buffer_t* command_buffer,
+                                    iree_hal_executable_t* executable,
+                                    iree_hal_buffer_ref_list_t bindings) {
+  uint32_t workgroup_count[3] = {1, 1, 1};
+  return iree_hal_command_buffer_dispatch(command_buffer, executable, 0, workgroup_count,
+                                          iree_const_byte_span_empty(), bindings,
+                                          IREE_HAL_DISPATCH_FLAG_NONE);
+}
+
+static iree_status_t bench_queue_execute(iree_hal_device_t* device,
+                                         iree_hal_semaphore_list_t signals,
+                                         iree_hal_command_buffer_t* command_buffer) {
+  return iree_hal_device_queue_execute(device, IREE_HAL_QUEUE_AFFINITY_ANY,
+                                       iree_hal_semaphore_list_empty(), signals, command_buffer,
+                                       iree_hal_buffer_binding_table_empty());
+}
+
+static iree_status_t bench_queue_barrier(iree_hal_device_t* device,
+                                         iree_hal_queue_affinity_t affinity,
+                                         iree_hal_semaphore_list_t waits,
+                                         iree_hal_semaphore_list_t signals) {
+  return iree_hal_device_queue_barrier(device, affinity, waits, signals);
+}
+
+static iree_status_t bench_queue_alloca(iree_hal_device_t* device, iree_hal_semaphore_list_t waits,
+                                        iree_hal_semaphore_list_t signals,
+                                        iree_hal_buffer_params_t params, iree_device_size_t size,
+                                        iree_hal_buffer_t** out_buffer) {
+  return iree_hal_device_queue_alloca(device, IREE_HAL_QUEUE_AFFINITY_ANY, waits, signals,
+                                      IREE_HAL_ALLOCATOR_POOL_DEFAULT, params, size, out_buffer);
+}
+
+static iree_status_t bench_queue_dealloca(iree_hal_device_t* device,
+                                          iree_hal_semaphore_list_t waits,
+                                          iree_hal_semaphore_list_t signals,
+                                          iree_hal_buffer_t* buffer) {
+  return iree_hal_device_queue_dealloca(device, IREE_HAL_QUEUE_AFFINITY_ANY, waits, signals,
+                                        buffer);
+}
+
+// The executable cache's loop status outlives the cache (nothing is ever scheduled on it).
+static iree_status_t bench_loop_status;
+
+static iree_status_t bench_executable_cache_create(iree_hal_device_t* device,
+                                                   iree_hal_executable_cache_t** out_cache) {
+  return iree_hal_executable_cache_create(device, IREE_SV("bench"),
+                                          iree_loop_inline(&bench_loop_status), out_cache);
+}
+#endif  // BENCH_IREE_313
 
 // What every scenario needs: the device, the abs kernel and its two small buffers.
 typedef struct bench_t {
@@ -151,7 +330,6 @@ static iree_status_t record_commands(bench_t* b, int count, bool fills,
       {.buffer = b->output, .offset = 0, .length = 2 * sizeof(float)},
   };
   iree_hal_buffer_ref_list_t bindings = {2, refs};
-  uint32_t workgroup_count[3] = {1, 1, 1};
   const uint32_t pattern = 0x3f800000u;
   for (int i = 0; i < count && iree_status_is_ok(status); ++i) {
     if (i > 0) {
@@ -173,9 +351,7 @@ static iree_status_t record_commands(bench_t* b, int count, bool fills,
       status = iree_hal_command_buffer_fill_buffer(command_buffer, target, &pattern, sizeof(pattern),
                                                    IREE_HAL_FILL_FLAG_NONE);
     } else {
-      status = iree_hal_command_buffer_dispatch(command_buffer, b->executable, 0, workgroup_count,
-                                                iree_const_byte_span_empty(), bindings,
-                                                IREE_HAL_DISPATCH_FLAG_NONE);
+      status = bench_dispatch(command_buffer, b->executable, bindings);
     }
   }
   if (iree_status_is_ok(status)) status = iree_hal_command_buffer_end(command_buffer);
@@ -192,8 +368,7 @@ static iree_status_t scenario_round_trip(bench_t* b) {
   iree_hal_command_buffer_t* command_buffer = NULL;
   BENCH_RETURN_IF_ERROR(record_commands(b, 1, false, IREE_HAL_COMMAND_BUFFER_MODE_DEFAULT, &command_buffer));
   iree_hal_semaphore_t* semaphore = NULL;
-  iree_status_t status =
-      iree_hal_semaphore_create(b->device, 0, IREE_HAL_SEMAPHORE_FLAG_NONE, &semaphore);
+  iree_status_t status = bench_semaphore_create(b->device, &semaphore);
   uint64_t value = 0;
   const int warmup = b->smoke ? 2 : 50;
   loop_bounds_t bounds = {.min_iterations = 200, .max_iterations = 20000, .seconds = 1.0,
@@ -204,13 +379,9 @@ static iree_status_t scenario_round_trip(bench_t* b) {
     if (i == 0) start = now_seconds();
     if (i >= 0 && !loop_continues(b, bounds, done, start)) break;
     uint64_t signal_value = ++value;
-    status = iree_hal_device_queue_execute(b->device, IREE_HAL_QUEUE_AFFINITY_ANY,
-                                           iree_hal_semaphore_list_empty(),
-                                           one_semaphore(&semaphore, &signal_value), command_buffer,
-                                           iree_hal_buffer_binding_table_empty());
-    if (iree_status_is_ok(status)) {
-      status = iree_hal_semaphore_wait(semaphore, signal_value, iree_infinite_timeout());
-    }
+    status = bench_queue_execute(b->device, one_semaphore(&semaphore, &signal_value),
+                                 command_buffer);
+    if (iree_status_is_ok(status)) status = bench_semaphore_wait(semaphore, signal_value);
     if (i >= 0) ++done;
   }
   if (iree_status_is_ok(status)) {
@@ -231,20 +402,19 @@ static iree_status_t run_chain(bench_t* b, iree_hal_device_t* device,
   iree_status_t status = iree_ok_status();
   for (int r = 0; r < repetitions && iree_status_is_ok(status); ++r) {
     iree_hal_semaphore_t* semaphore = NULL;
-    BENCH_RETURN_IF_ERROR(
-        iree_hal_semaphore_create(device, 0, IREE_HAL_SEMAPHORE_FLAG_NONE, &semaphore));
+    BENCH_RETURN_IF_ERROR(bench_semaphore_create(device, &semaphore));
     double start = now_seconds();
     for (int i = 0; i < length && iree_status_is_ok(status); ++i) {
       uint64_t wait_value = (uint64_t)i;
       uint64_t signal_value = (uint64_t)i + 1;
       iree_hal_semaphore_list_t waits =
           i == 0 ? iree_hal_semaphore_list_empty() : one_semaphore(&semaphore, &wait_value);
-      status = iree_hal_device_queue_barrier(device, affinities[i % 2], waits,
-                                             one_semaphore(&semaphore, &signal_value));
+      status = bench_queue_barrier(device, affinities[i % 2], waits,
+                                   one_semaphore(&semaphore, &signal_value));
     }
     double submitted = now_seconds();
     if (iree_status_is_ok(status)) {
-      status = iree_hal_semaphore_wait(semaphore, (uint64_t)length, iree_infinite_timeout());
+      status = bench_semaphore_wait(semaphore, (uint64_t)length);
     }
     double completed = now_seconds();
     submit_total += submitted - start;
@@ -277,8 +447,7 @@ static iree_status_t scenario_chain_two_queues(bench_t* b) {
   iree_hal_driver_t* driver = NULL;
   BENCH_RETURN_IF_ERROR(create_driver(b->host_allocator, &driver));
   iree_hal_device_t* device = NULL;
-  iree_status_t status = iree_hal_driver_create_device_by_path(
-      driver, IREE_SV("hip"), IREE_SV("0,1"), 0, NULL, b->host_allocator, &device);
+  iree_status_t status = bench_create_device(driver, IREE_SV("0,1"), b->host_allocator, &device);
   iree_hal_driver_release(driver);
   if (iree_status_is_ok(status)) {
     const iree_hal_queue_affinity_t affinities[2] = {1, 2};
@@ -294,8 +463,7 @@ static iree_status_t measure_recording(bench_t* b, bool fills) {
   const int count = b->smoke ? 20 : COMMANDS_PER_BUFFER;
   const int repetitions = b->smoke ? 1 : 10;
   iree_hal_semaphore_t* semaphore = NULL;
-  BENCH_RETURN_IF_ERROR(
-      iree_hal_semaphore_create(b->device, 0, IREE_HAL_SEMAPHORE_FLAG_NONE, &semaphore));
+  BENCH_RETURN_IF_ERROR(bench_semaphore_create(b->device, &semaphore));
   iree_status_t status = iree_ok_status();
   double record_total = 0, record_execute_total = 0;
   uint64_t value = 0;
@@ -306,13 +474,9 @@ static iree_status_t measure_recording(bench_t* b, bool fills) {
     double recorded = now_seconds();
     if (!iree_status_is_ok(status)) break;
     uint64_t signal_value = ++value;
-    status = iree_hal_device_queue_execute(b->device, IREE_HAL_QUEUE_AFFINITY_ANY,
-                                           iree_hal_semaphore_list_empty(),
-                                           one_semaphore(&semaphore, &signal_value), command_buffer,
-                                           iree_hal_buffer_binding_table_empty());
-    if (iree_status_is_ok(status)) {
-      status = iree_hal_semaphore_wait(semaphore, signal_value, iree_infinite_timeout());
-    }
+    status = bench_queue_execute(b->device, one_semaphore(&semaphore, &signal_value),
+                                 command_buffer);
+    if (iree_status_is_ok(status)) status = bench_semaphore_wait(semaphore, signal_value);
     double completed = now_seconds();
     iree_hal_command_buffer_release(command_buffer);
     if (r == 0) continue;  // the first one warms up
@@ -337,8 +501,7 @@ static iree_status_t scenario_recording_fills(bench_t* b) { return measure_recor
 // 4. queue_alloca then queue_dealloca after it, host wait on the dealloca: pairs per second.
 static iree_status_t measure_alloca(bench_t* b, iree_device_size_t size, const char* metric) {
   iree_hal_semaphore_t* semaphore = NULL;
-  BENCH_RETURN_IF_ERROR(
-      iree_hal_semaphore_create(b->device, 0, IREE_HAL_SEMAPHORE_FLAG_NONE, &semaphore));
+  BENCH_RETURN_IF_ERROR(bench_semaphore_create(b->device, &semaphore));
   iree_hal_buffer_params_t params = {
       .usage = IREE_HAL_BUFFER_USAGE_DEFAULT,
       .type = IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL,
@@ -353,18 +516,15 @@ static iree_status_t measure_alloca(bench_t* b, iree_device_size_t size, const c
     uint64_t allocated_value = value + 1;
     uint64_t released_value = value + 2;
     iree_hal_buffer_t* buffer = NULL;
-    status = iree_hal_device_queue_alloca(b->device, IREE_HAL_QUEUE_AFFINITY_ANY,
-                                          one_semaphore(&semaphore, &value),
-                                          one_semaphore(&semaphore, &allocated_value),
-                                          IREE_HAL_ALLOCATOR_POOL_DEFAULT, params, size, &buffer);
+    status = bench_queue_alloca(b->device, one_semaphore(&semaphore, &value),
+                                one_semaphore(&semaphore, &allocated_value), params, size, &buffer);
     if (iree_status_is_ok(status)) {
-      status = iree_hal_device_queue_dealloca(b->device, IREE_HAL_QUEUE_AFFINITY_ANY,
-                                              one_semaphore(&semaphore, &allocated_value),
-                                              one_semaphore(&semaphore, &released_value), buffer);
+      status = bench_queue_dealloca(b->device, one_semaphore(&semaphore, &allocated_value),
+                                    one_semaphore(&semaphore, &released_value), buffer);
       iree_hal_buffer_release(buffer);
     }
     if (iree_status_is_ok(status)) {
-      status = iree_hal_semaphore_wait(semaphore, released_value, iree_infinite_timeout());
+      status = bench_semaphore_wait(semaphore, released_value);
     }
     value = released_value;
     ++done;
@@ -403,7 +563,7 @@ static double thread_cpu_seconds(void) {
 static void* waiter_main(void* arg) {
   waiter_t* waiter = (waiter_t*)arg;
   double before = thread_cpu_seconds();
-  waiter->status = iree_hal_semaphore_wait(waiter->semaphore, 1, iree_infinite_timeout());
+  waiter->status = bench_semaphore_wait(waiter->semaphore, 1);
   waiter->woke_at = now_seconds();
   waiter->cpu_seconds = thread_cpu_seconds() - before;
   return NULL;
@@ -416,8 +576,7 @@ static iree_status_t scenario_blocked_wait(bench_t* b) {
   iree_status_t status = iree_ok_status();
   for (int r = 0; r < repetitions && iree_status_is_ok(status); ++r) {
     waiter_t waiter = {0};
-    BENCH_RETURN_IF_ERROR(
-        iree_hal_semaphore_create(b->device, 0, IREE_HAL_SEMAPHORE_FLAG_NONE, &waiter.semaphore));
+    BENCH_RETURN_IF_ERROR(bench_semaphore_create(b->device, &waiter.semaphore));
     pthread_t thread;
     if (pthread_create(&thread, NULL, waiter_main, &waiter) != 0) {
       iree_hal_semaphore_release(waiter.semaphore);
@@ -426,7 +585,7 @@ static iree_status_t scenario_blocked_wait(bench_t* b) {
     struct timespec delay = {0, delay_ms * 1000000L};
     nanosleep(&delay, NULL);
     double signaled_at = now_seconds();
-    status = iree_hal_semaphore_signal(waiter.semaphore, 1);
+    status = bench_semaphore_signal(waiter.semaphore, 1);
     pthread_join(thread, NULL);
     if (iree_status_is_ok(status)) status = waiter.status;
     cpu_total += waiter.cpu_seconds;
@@ -452,7 +611,8 @@ static iree_status_t scenario_creation(bench_t* b) {
     BENCH_RETURN_IF_ERROR(create_driver(b->host_allocator, &driver));
     double driver_created = now_seconds();
     iree_hal_device_t* device = NULL;
-    iree_status_t status = iree_hal_driver_create_default_device(driver, b->host_allocator, &device);
+    iree_status_t status =
+        bench_create_device(driver, iree_string_view_empty(), b->host_allocator, &device);
     double device_created = now_seconds();
     iree_hal_device_release(device);
     iree_hal_driver_release(driver);
@@ -509,15 +669,14 @@ static iree_status_t set_up(bench_t* b, const char* executable_path) {
   double start = now_seconds();
   iree_hal_driver_t* driver = NULL;
   BENCH_RETURN_IF_ERROR(create_driver(b->host_allocator, &driver));
-  iree_status_t status = iree_hal_driver_create_default_device(driver, b->host_allocator, &b->device);
+  iree_status_t status =
+      bench_create_device(driver, iree_string_view_empty(), b->host_allocator, &b->device);
   iree_hal_driver_release(driver);
   BENCH_RETURN_IF_ERROR(status);
   report("s6_creation", b->mode, "first_driver_and_device_create", (now_seconds() - start) * 1e3, "ms");
 
   BENCH_RETURN_IF_ERROR(read_file(executable_path, b->host_allocator, &b->executable_data));
-  iree_status_t loop_status = iree_ok_status();
-  BENCH_RETURN_IF_ERROR(iree_hal_executable_cache_create(
-      b->device, IREE_SV("bench"), iree_loop_inline(&loop_status), &b->cache));
+  BENCH_RETURN_IF_ERROR(bench_executable_cache_create(b->device, &b->cache));
   BENCH_RETURN_IF_ERROR(load_executable(b, &b->executable));
   BENCH_RETURN_IF_ERROR(allocate_device_buffer(b, 2 * sizeof(float), &b->input));
   BENCH_RETURN_IF_ERROR(allocate_device_buffer(b, 2 * sizeof(float), &b->output));
