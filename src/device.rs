@@ -59,7 +59,7 @@ impl HipDevice {
         // IREE 3.13's external streams (work issued on a stream of the caller's) are not
         // supported yet: refused, never ignored.
         #[cfg(feature = "iree-3-13")]
-        if request.params.external_stream != crate::device_params::NO_EXTERNAL_STREAM {
+        if request.params.external_stream != crate::device_params::INVALID_EXTERNAL_STREAM {
             return Err(crate::status!(Unimplemented, "external HIP streams (hip_external_stream) are not supported by this driver yet"));
         }
         // On a failure below, what was made so far is released as it drops (queues first).

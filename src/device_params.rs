@@ -11,12 +11,13 @@ pub(crate) const DEFAULT_FILE_TRANSFER_BUFFER_SIZE: u64 = 128 * 1024 * 1024;
 /// Default largest chunk of one file transfer (IREE's).
 pub(crate) const DEFAULT_FILE_TRANSFER_CHUNK_SIZE: u64 = 64 * 1024 * 1024;
 
-/// IREE 3.13: `external_stream` when the device uses streams of its own.
+/// `iree_hal_hip_device_params_t::external_stream` when there is none: IREE 3.13's
+/// `IREE_HAL_DEVICE_INVALID_EXTERNAL_STREAM` (hip_device.c).
 #[cfg(feature = "iree-3-13")]
-pub const NO_EXTERNAL_STREAM: u64 = u64::MAX;
+pub const INVALID_EXTERNAL_STREAM: u64 = u64::MAX;
 
-/// IREE v3.3.0's defaults (`iree_hal_hip_device_params_initialize`); IREE 3.13's add
-/// asynchronous caching and no external stream.
+/// IREE's defaults (`iree_hal_hip_device_params_initialize`): v3.3.0's, and under IREE 3.13
+/// its two added fields as IREE 3.13 sets them (`async_caching` true, no external stream).
 pub fn default_params() -> iree_hal_hip_device_params_t {
     iree_hal_hip_device_params_t {
         queue_count: 1,
@@ -32,7 +33,7 @@ pub fn default_params() -> iree_hal_hip_device_params_t {
         #[cfg(feature = "iree-3-13")]
         async_caching: true,
         #[cfg(feature = "iree-3-13")]
-        external_stream: NO_EXTERNAL_STREAM,
+        external_stream: INVALID_EXTERNAL_STREAM,
     }
 }
 
@@ -149,5 +150,15 @@ mod tests {
         assert!(err.message().contains("expects a non-negative integer"));
         let err = apply_overrides(&mut default_params(), &pairs(&[("queue_count", "0")])).unwrap_err();
         assert!(err.message().contains("at least one queue"));
+    }
+
+    /// IREE 3.13's iree_hal_hip_device_params_initialize (hip_device.c) sets
+    /// `async_caching = true` and `external_stream = IREE_HAL_DEVICE_INVALID_EXTERNAL_STREAM`.
+    #[cfg(feature = "iree-3-13")]
+    #[test]
+    fn iree_3_13_defaults_are_irees() {
+        let params = default_params();
+        assert!(params.async_caching);
+        assert_eq!(params.external_stream, 0xFFFF_FFFF_FFFF_FFFF);
     }
 }

@@ -4,8 +4,10 @@
 #    layout test against IREE 3.13's headers;
 # 2. IREE 3.13's HAL CTS, every suite in stream and graph mode, with IREE 3.13's C HIP
 #    driver and with ours (iree-harness/iree-3.13/cts/);
-# 3. IREE 3.13's pip tools on the software HIP device: programs compiled by iree-compile
-#    3.13.0 run by IREE 3.13's C HIP driver against local-sync (programs/).
+# 3. IREE 3.13's tools with our driver: built with it through IREE's external HAL driver
+#    mechanism, and as shared libraries with it preloaded; programs compiled by iree-compile
+#    3.13.0 through both (stream and graph) against IREE 3.13's C HIP driver and local-sync
+#    (integration.sh).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$repo"
@@ -16,4 +18,4 @@ cargo build --release --features iree-3-13 --target-dir target/iree-3.13 -p iree
 cargo test --release --features iree-3-13 --target-dir target/iree-3.13 -p iree-hal-hip-rs --lib --test iree_3_13_layout
 iree-harness/iree-3.13/cts/build.sh
 ctest --test-dir build/iree-313-cts --output-on-failure -j2
-iree-harness/iree-3.13/programs/run.sh
+iree-harness/iree-3.13/integration.sh

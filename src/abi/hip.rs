@@ -61,11 +61,14 @@ pub struct iree_hal_hip_device_params_t {
     pub memory_pools: iree_hal_hip_memory_pooling_params_t,
     /// Whether command buffers that allow it may execute as they are recorded.
     pub allow_inline_execution: bool,
-    /// IREE 3.13: cache executables asynchronously (`--hip_async_caching`).
+    /// IREE 3.13: caching for stream-ordered allocations (`--hip_async_caching` of IREE's C
+    /// driver; IREE's default true). Our driver does not read it.
     #[cfg(feature = "iree-3-13")]
     pub async_caching: bool,
     /// IREE 3.13: a `hipStream_t` of the caller's to issue work on instead of the device's
-    /// own (`hip_external_stream` device parameter); all ones for none.
+    /// own (`hip_external_stream` device parameter); `u64::MAX` for none
+    /// (`IREE_HAL_DEVICE_INVALID_EXTERNAL_STREAM`). A device asked to use one is refused
+    /// (UNIMPLEMENTED) until the driver can.
     #[cfg(feature = "iree-3-13")]
     pub external_stream: u64,
 }

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# IREE 3.13's tools with our driver's IREE 3.13 build, the two ways IREE takes a driver
+# (README.md, "IREE 3.13's tools with our driver"):
+# 1. external-build/: IREE 3.13's tools built with our driver through IREE's external HAL
+#    driver mechanism; its checks (test_external_build.sh);
+# 2. preload/: IREE 3.13's tools built as shared libraries with IREE 3.13's C HIP driver,
+#    our 3.13 cdylib preloaded in its place; its checks (test_preload.sh);
+# 3. programs compiled by IREE 3.13.0's iree-compile through both, stream and graph mode,
+#    against IREE 3.13's C driver (pip's tools) and local-sync: programs/rust.sh run
+#    (build/iree-3.13-programs-rust/results.md) and programs/rust.sh dispatch
+#    (build/iree-3.13-dispatch-programs-rust/table.md).
+# usage: integration.sh [--no-dispatch]
+# Environment: IREE_313_BUILD_JOBS (ninja -j, default 2).
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+here=$repo/iree-harness/iree-3.13
+dispatch=1
+[ "${1:-}" = --no-dispatch ] && dispatch=0
+cd "$repo"
+"$here/install.sh"
+export IREE_313_TOOLS=$repo/.venv-iree-3.13/bin IREE_HAL_HIP_RS_LIB_DIR=$repo/target/release
+cargo build --release -p software-hip -p hip-executable-pack
+cargo build --release --features iree-3-13 --target-dir target/iree-3.13 -p iree-hal-hip-rs
+timings=()
+step() {
+  local started=$SECONDS
+  echo "== $*"
+  "$@"
+  timings+=("$(basename "$1") $2: $((SECONDS - started)) s")
+}
+step "$here/external-build/build.sh" build/iree-313-external
+step "$here/external-build/test_external_build.sh" build/iree-313-external target/release
+step "$here/preload/build_shared_iree.sh" build/iree-313-shared
+step "$here/preload/test_preload.sh" build/iree-313-shared target/iree-3.13/release target/release
+step "$here/programs/rust.sh" run --out build/iree-3.13-programs-rust
+[ $dispatch = 1 ] && step "$here/programs/rust.sh" dispatch --out build/iree-3.13-dispatch-programs-rust
+printf '%s\n' "${timings[@]}"
