@@ -273,6 +273,14 @@ typedef struct iree_hal_device_t {
 } iree_hal_device_t;
 
 /*
+ `iree_hal_semaphore_t`: opaque in IREE; every implementation starts with a resource
+ header.
+ */
+typedef struct iree_hal_semaphore_t {
+  struct iree_hal_resource_t resource;
+} iree_hal_semaphore_t;
+
+/*
  `iree_status_code_t` (a C enum, so an `int`-sized value).
  */
 typedef uint32_t iree_status_code_t;
@@ -1294,14 +1302,6 @@ typedef struct iree_hal_channel_provider_vtable_t {
   iree_status_t (*exchange_default_id)(struct iree_hal_channel_provider_t *channel_provider,
                                        struct iree_byte_span_t id);
 } iree_hal_channel_provider_vtable_t;
-
-/*
- `iree_hal_semaphore_t`: opaque in IREE; every implementation starts with a resource
- header.
- */
-typedef struct iree_hal_semaphore_t {
-  struct iree_hal_resource_t resource;
-} iree_hal_semaphore_t;
 
 /*
  `iree_hal_semaphore_vtable_t`, in IREE's order.

@@ -50,6 +50,19 @@ pub struct DeviceRequest {
     pub proactor: crate::iree_3_13::ProactorLease,
 }
 
+/// Which GPUs a device creation asks for.
+enum Selection<'a> {
+    Id(iree_hal_device_id_t),
+    Path(&'a [u8]),
+}
+
+/// What a device creation brings beyond the selection and parameters: nothing in IREE
+/// v3.3.0; IREE 3.13's create params.
+#[cfg(not(feature = "iree-3-13"))]
+type CreateParamsRef<'a> = ();
+#[cfg(feature = "iree-3-13")]
+type CreateParamsRef<'a> = &'a iree_hal_device_create_params_t;
+
 // Device ids handed to IREE are HIP device handles plus one, so that id 0 stays
 // IREE_HAL_DEVICE_ID_DEFAULT.
 fn device_id_of(device: hipDevice_t) -> iree_hal_device_id_t {
@@ -181,6 +194,31 @@ impl HipDriver {
         crate::device::HipDevice::create(self.hip.clone(), request, host_allocator)
     }
 
+    /// `create_device_by_id`/`_by_path` of either ABI: the GPUs selected, the parameters with
+    /// `pairs` applied, and under IREE 3.13 the proactor pool of IREE's create params.
+    fn create_selected(
+        &self,
+        selection: Selection<'_>,
+        pairs: &[(String, String)],
+        create_params: CreateParamsRef<'_>,
+        host_allocator: HostAllocator,
+    ) -> Result<*mut iree_hal_device_t> {
+        let params = self.params_with(pairs)?;
+        let devices = match selection {
+            Selection::Id(device_id) => vec![self.device_by_id(device_id)?],
+            Selection::Path(path) => self.devices_for_path(&String::from_utf8_lossy(path))?,
+        };
+        #[cfg(not(feature = "iree-3-13"))]
+        let () = create_params;
+        let request = DeviceRequest {
+            devices,
+            params,
+            #[cfg(feature = "iree-3-13")]
+            proactor: crate::iree_3_13::ProactorLease::acquire(create_params)?,
+        };
+        self.create_device(request, host_allocator)
+    }
+
     fn dump_device_info(&self, device_id: iree_hal_device_id_t, builder: &mut StringBuilder) -> Result<()> {
         let device = self.device_by_id(device_id)?;
         builder.append(&format!("\n- amdhip64_dylib_path: {}", self.hip.library_path.display()))?;
@@ -264,9 +302,7 @@ crate::hal_thunks! {
     ) -> Status
     where pairs = string_pairs(param_count, params)
     {
-        let params = driver.params_with(&pairs)?;
-        let request = DeviceRequest { devices: vec![driver.device_by_id(device_id)?], params };
-        out_device.set(driver.create_device(request, HostAllocator(host_allocator))?);
+        out_device.set(driver.create_selected(Selection::Id(device_id), &pairs, (), HostAllocator(host_allocator))?);
         Ok(())
     }
 
@@ -281,10 +317,7 @@ crate::hal_thunks! {
     ) -> Status
     where pairs = string_pairs(param_count, params)
     {
-        let path = String::from_utf8_lossy(device_path).into_owned();
-        let params = driver.params_with(&pairs)?;
-        let request = DeviceRequest { devices: driver.devices_for_path(&path)?, params };
-        out_device.set(driver.create_device(request, HostAllocator(host_allocator))?);
+        out_device.set(driver.create_selected(Selection::Path(device_path), &pairs, (), HostAllocator(host_allocator))?);
         Ok(())
     }
 }
@@ -304,10 +337,7 @@ crate::hal_thunks! {
     ) -> Status
     where pairs = string_pairs(param_count, params)
     {
-        let params = driver.params_with(&pairs)?;
-        let devices = vec![driver.device_by_id(device_id)?];
-        let request = DeviceRequest { devices, params, proactor: crate::iree_3_13::ProactorLease::acquire(create_params)? };
-        out_device.set(driver.create_device(request, HostAllocator(host_allocator))?);
+        out_device.set(driver.create_selected(Selection::Id(device_id), &pairs, create_params, HostAllocator(host_allocator))?);
         Ok(())
     }
 
@@ -323,11 +353,7 @@ crate::hal_thunks! {
     ) -> Status
     where pairs = string_pairs(param_count, params)
     {
-        let path = String::from_utf8_lossy(device_path).into_owned();
-        let params = driver.params_with(&pairs)?;
-        let devices = driver.devices_for_path(&path)?;
-        let request = DeviceRequest { devices, params, proactor: crate::iree_3_13::ProactorLease::acquire(create_params)? };
-        out_device.set(driver.create_device(request, HostAllocator(host_allocator))?);
+        out_device.set(driver.create_selected(Selection::Path(device_path), &pairs, create_params, HostAllocator(host_allocator))?);
         Ok(())
     }
 }
