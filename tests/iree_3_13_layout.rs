@@ -8,7 +8,7 @@
 #![allow(non_camel_case_types, non_upper_case_globals, dead_code, clippy::all)]
 
 mod reference {
-    #![allow(non_camel_case_types, non_upper_case_globals, non_snake_case, dead_code, unsafe_op_in_unsafe_fn, clippy::all)]
+    #![allow(non_camel_case_types, non_upper_case_globals, non_snake_case, dead_code, unused_imports, unsafe_op_in_unsafe_fn, clippy::all)]
     include!(concat!(env!("OUT_DIR"), "/iree_3_13_reference.rs"));
 }
 

@@ -16,6 +16,11 @@ iree-harness/iree-3.13/install.sh
 cargo build --release -p software-hip   # the device every test runs on
 cargo build --release --features iree-3-13 --target-dir target/iree-3.13 -p iree-hal-hip-rs
 cargo test --release --features iree-3-13 --target-dir target/iree-3.13 -p iree-hal-hip-rs --lib --test iree_3_13_layout
+# The layout test's rows are generated: they must be what the generator makes of IREE 3.13's
+# headers today.
+reference=$(ls -t target/iree-3.13/release/build/iree-hal-hip-rs-*/out/iree_3_13_reference.rs | head -n 1 || true)
+python3 tools/iree-source/layout_rows_3_13.py "$reference" | diff -u tests/iree_3_13_layout.rs - ||
+  { echo "tests/iree_3_13_layout.rs is stale: tools/iree-source/layout_rows_3_13.py $reference > tests/iree_3_13_layout.rs" >&2; exit 1; }
 iree-harness/iree-3.13/cts/build.sh
 ctest --test-dir build/iree-313-cts --output-on-failure -j2
 iree-harness/iree-3.13/integration.sh
