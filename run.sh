@@ -6,8 +6,14 @@
 # device, and last a small CNN (examples/stripes_classifier.mlir) compiled for an AMD GPU
 # (gfx942) by softhip-iree-compile runs in IREE's iree-run-module built with our driver
 # (iree-harness/external-build/).
+# IREE_VERSION=3.13 runs the same job with IREE 3.13 (iree-harness/iree-3.13/run.sh).
 set -euo pipefail
 cd "$(dirname "$0")"
+case "${IREE_VERSION:-3.3.0}" in
+  3.3.0 | 3.3) ;;
+  3.13 | 3.13.0) exec iree-harness/iree-3.13/run.sh ;;
+  *) echo "run.sh: unknown IREE_VERSION '$IREE_VERSION' (3.3.0, the default, or 3.13)" >&2; exit 2 ;;
+esac
 .ci/install
 mkdir -p build
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Debug >build/demo-configure.log 2>&1 || { cat build/demo-configure.log; exit 1; }

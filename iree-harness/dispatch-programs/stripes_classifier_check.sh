@@ -8,8 +8,9 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$1"
 module="$1/stripes_classifier.hip.vmfb"
+# IREE 3.13's compiler names the flag --iree-rocm-target (IREE_HIP_TARGET_FLAG).
 "$here/../../tools/softhip-iree-compile/softhip-iree-compile" --iree-hal-target-device=hip \
-  --iree-hip-target=gfx942 "$here/../../examples/stripes_classifier.mlir" -o "$module"
+  "${IREE_HIP_TARGET_FLAG:---iree-hip-target}=gfx942" "$here/../../examples/stripes_classifier.mlir" -o "$module"
 images=""
 for kind in horizontal vertical vertical horizontal; do
   for row in 0 1 2 3 4 5 6 7; do
