@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs a CMake of version 3.26 or newer (IREE 3.13's CMakeLists.txt requires it; Debian
 # bookworm has 3.25): $CMAKE if set, else cmake on PATH if new enough, else
-# <repo>/.venv/bin/cmake, installed there from PyPI (cmake==3.31.6) when missing, as
-# cts/build.sh does. `cmake.sh --which` prints the one it runs.
+# <repo>/.venv/bin/cmake, installed there from PyPI (cmake==3.31.6) when missing.
+# `cmake.sh --which` prints the one it runs (cts/build.sh uses that).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 new_enough() {

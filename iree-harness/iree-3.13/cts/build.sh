@@ -25,28 +25,9 @@ repo=$(cd "$(dirname "$0")/../../.." && pwd)
 build_dir=${IREE_313_CTS_BUILD_DIR:-$repo/build/iree-313-cts}
 jobs=${IREE_313_CTS_JOBS:-2}
 
-# IREE 3.13's CMakeLists.txt requires CMake 3.26 (Debian bookworm has 3.25).
-cmake_new_enough() {
-  local version
-  version=$("$1" --version 2>/dev/null | head -1 | grep -oE '[0-9]+\.[0-9]+' | head -1) || return 1
-  [[ -n $version ]] || return 1
-  local major=${version%%.*} minor=${version#*.}
-  ((major > 3 || (major == 3 && minor >= 26)))
-}
-cmake=${CMAKE:-}
-if [[ -z $cmake ]]; then
-  if command -v cmake >/dev/null && cmake_new_enough cmake; then
-    cmake=cmake
-  else
-    cmake=$repo/.venv/bin/cmake
-    if ! cmake_new_enough "$cmake"; then
-      echo "iree-3.13/cts: installing CMake 3.31 from PyPI into $repo/.venv"
-      [[ -x $repo/.venv/bin/pip ]] || python3 -m venv "$repo/.venv"
-      "$repo/.venv/bin/pip" install -q --disable-pip-version-check "cmake==3.31.6"
-    fi
-  fi
-fi
-cmake_new_enough "$cmake" || { echo "iree-3.13/cts: $cmake is older than 3.26" >&2; exit 1; }
+# IREE 3.13's CMakeLists.txt requires CMake 3.26 (Debian bookworm has 3.25): ../cmake.sh finds
+# or installs one.
+cmake=$("$repo/iree-harness/iree-3.13/cmake.sh" --which)
 
 cmake_args=(-G Ninja -DCMAKE_BUILD_TYPE=Release)
 
