@@ -10,13 +10,7 @@ set(IREE_HAL_HIP_RS_TARGET_DIR "${CMAKE_CURRENT_LIST_DIR}/../target" CACHE PATH 
 set(IREE_HAL_HIP_RS_LIB_DIR "${IREE_HAL_HIP_RS_TARGET_DIR}/release")
 set(IREE_HAL_HIP_RS_INCLUDE_DIR "${CMAKE_CURRENT_LIST_DIR}/../include")
 
-# The registry entry points an IREE build defines itself (iree::hal's driver_registry.c)
-# and iree_flag_register (ours is there for preloading, src/registration/preload.rs).
-set(IREE_HAL_HIP_RS_REGISTRY_SYMBOLS
-  iree_hal_driver_registry_default iree_hal_driver_registry_allocate
-  iree_hal_driver_registry_free iree_hal_driver_registry_register_factory
-  iree_hal_driver_registry_unregister_factory iree_hal_driver_registry_enumerate
-  iree_hal_driver_registry_try_create iree_hal_create_device iree_flag_register)
+include(${CMAKE_CURRENT_LIST_DIR}/registry_symbols.cmake)
 
 # _iree_hal_hip_rs_weakened_archive(<target> <archive target> <file> <lib dir> <cargo target> <symbol>...)
 # The imported static library <target>: cargo's libiree_hal_hip_rs.a from <lib dir> copied
