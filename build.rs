@@ -183,6 +183,16 @@ const IREE_3_13_TYPES: &[&str] = &[
     "iree_hal_device_topology_info_t",
     "iree_hal_topology_edge_t",
     "iree_hal_queue_pool_backend_t",
+    "iree_hal_pool_reservation_t",
+    "iree_hal_pool_acquire_result_e",
+    "iree_hal_pool_reserve_flag_bits_e",
+    "iree_hal_slab_provider_t",
+    "iree_hal_slab_provider_vtable_t",
+    "iree_hal_slab_t",
+    "iree_hal_slab_provider_stats_t",
+    "iree_hal_slab_provider_visited_set_t",
+    "iree_hal_slab_provider_trim_flags_t",
+    "iree_async_notification_t",
     "iree_hal_device_external_capture_options_t",
     "iree_hal_device_profiling_options_t",
     "iree_hal_dispatch_config_t",
@@ -353,6 +363,7 @@ fn build_iree_3_13_glue(crate_dir: &Path, out_dir: &Path) {
     let include = iree.join("runtime/src");
     println!("cargo:rerun-if-env-changed=IREE_3_13_CFLAGS");
     println!("cargo:rerun-if-changed=src/iree_3_13/async_glue.c");
+    println!("cargo:rerun-if-changed=src/iree_3_13/pool_glue.c");
     println!("cargo:rerun-if-changed=src/iree_3_13/iree_3_13.h");
     let extra_flags: Vec<String> =
         std::env::var("IREE_3_13_CFLAGS").unwrap_or_default().split_whitespace().map(str::to_owned).collect();
@@ -366,6 +377,7 @@ fn build_iree_3_13_glue(crate_dir: &Path, out_dir: &Path) {
         .opaque_type("iree_async_semaphore_t")
         .opaque_type("iree_async_semaphore_timepoint_t")
         .opaque_type("iree_async_frontier_t")
+        .opaque_type("iree_async_notification_t")
         .opaque_type("iree_slim_mutex_t")
         .blocklist_function(".*")
         // Constants of the enums we mirror come from our mirrors.
@@ -390,6 +402,7 @@ fn build_iree_3_13_glue(crate_dir: &Path, out_dir: &Path) {
     // IREE's headers as system headers (their own warnings are not ours); gnu11 as IREE builds.
     build
         .file("src/iree_3_13/async_glue.c")
+        .file("src/iree_3_13/pool_glue.c")
         .flag("-isystem")
         .flag(include.display().to_string())
         .flag_if_supported("-Wall")

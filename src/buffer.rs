@@ -25,6 +25,25 @@ pub enum BufferMemory {
     StreamOrdered,
     /// Memory owned outside the HAL (imported): only the release hook runs.
     External,
+    /// Borrowed from a caller's allocation pool (IREE 3.13's queue_alloca with a pool): the
+    /// device pointer is published once the pool's bytes are ready, and the bytes go back
+    /// by queue_dealloca, in queue order, or when the buffer dies (`BorrowedMemory`).
+    Borrowed,
+}
+
+impl BufferMemory {
+    /// Whether the device pointer is published after creation (NULL until then).
+    fn is_deferred(self) -> bool {
+        matches!(self, BufferMemory::StreamOrdered | BufferMemory::Borrowed)
+    }
+}
+
+/// Bytes a `Borrowed` buffer holds from their owner until given back once.
+pub trait BorrowedMemory: Send {
+    /// Gives them back by the queue operation being issued on `q`: reusable once it finished.
+    fn release_in_queue(self: Box<Self>, q: &crate::queue::StreamContext);
+    /// Gives them back now: nothing uses them any more.
+    fn release_now(self: Box<Self>);
 }
 
 /// Runs when a buffer dies, with the buffer and its device pointer at that time (NULL once
@@ -73,6 +92,8 @@ pub struct HipBuffer {
     hip: Arc<HipSymbols>,
     stats: SharedStatistics,
     release_hook: Mutex<Option<ReleaseHook>>,
+    /// What a `Borrowed` buffer holds while it has memory.
+    borrowed: Mutex<Option<Box<dyn BorrowedMemory>>>,
 }
 
 /// What a new buffer is made of.
@@ -119,6 +140,7 @@ impl HipBuffer {
             hip,
             stats,
             release_hook: Mutex::new(spec.release_hook),
+            borrowed: Mutex::new(None),
         })
     }
 
@@ -137,7 +159,7 @@ impl HipBuffer {
     #[inline]
     pub fn checked_device_pointer(&self) -> Result<*mut c_void> {
         let pointer = self.device_pointer();
-        if pointer.is_null() && self.memory == BufferMemory::StreamOrdered {
+        if pointer.is_null() && self.memory.is_deferred() {
             return Err(crate::status!(
                 FailedPrecondition,
                 "buffer is stream-ordered and has no memory now: work using it must wait for its queue_alloca and finish before its queue_dealloca"
@@ -168,8 +190,23 @@ impl HipBuffer {
     /// Takes a stream-ordered allocation's device pointer back (NULL if it has none), so it
     /// is given back exactly once.
     pub fn take_device_pointer(&self) -> *mut c_void {
-        debug_assert_eq!(self.memory, BufferMemory::StreamOrdered);
+        debug_assert!(self.memory.is_deferred());
         self.device_ptr.swap(core::ptr::null_mut(), Ordering::AcqRel)
+    }
+
+    /// Gives a `Borrowed` buffer its memory: `pointer` is where `memory` starts. Published
+    /// before the queue_alloca's signals, as `publish_device_pointer`.
+    pub fn attach_borrowed(&self, pointer: *mut c_void, memory: Box<dyn BorrowedMemory>) {
+        debug_assert_eq!(self.memory, BufferMemory::Borrowed);
+        *self.borrowed.lock() = Some(memory);
+        self.device_ptr.store(pointer, Ordering::Release);
+    }
+
+    /// Takes a `Borrowed` buffer's memory back (None if it has none now), leaving it without
+    /// a device pointer.
+    pub fn take_borrowed(&self) -> Option<Box<dyn BorrowedMemory>> {
+        self.device_ptr.store(core::ptr::null_mut(), Ordering::Release);
+        self.borrowed.lock().take()
     }
 
     /// The host address of the buffer's first byte, if the memory is host-visible.
@@ -206,13 +243,16 @@ impl Drop for HipBuffer {
         let freed = match self.memory {
             BufferMemory::Device => crate::hip_call!(&self.hip, hipFree(device_ptr)),
             BufferMemory::Host => crate::hip_call!(&self.hip, hipHostFree(self.host_ptr.get())),
-            BufferMemory::StreamOrdered | BufferMemory::External => Ok(()),
+            BufferMemory::StreamOrdered | BufferMemory::External | BufferMemory::Borrowed => Ok(()),
         };
+        if let Some(memory) = self.borrowed.get_mut().take() {
+            memory.release_now();
+        }
         crate::hip::error::record_release("buffer", freed);
         if let Some(hook) = self.release_hook.get_mut().take() {
             hook((self as *mut HipBuffer).cast(), device_ptr);
         }
-        if self.memory != BufferMemory::External {
+        if !matches!(self.memory, BufferMemory::External | BufferMemory::Borrowed) {
             record_free(&self.stats, self.base.memory_type, self.base.allocation_size);
         }
     }

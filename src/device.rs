@@ -40,6 +40,10 @@ pub struct HipDevice {
     /// Replaced through the vtable; the device holds a reference to each.
     device_allocator: Mutex<Option<Retained<iree_hal_allocator_t>>>,
     channel_provider: Mutex<Option<Retained<iree_hal_channel_provider_t>>>,
+    /// IREE 3.13: caller-supplied allocation pools over the queues (before them, so that
+    /// allocations still parked are cancelled first).
+    #[cfg(feature = "iree-3-13")]
+    queue_pools: crate::queue_pool::QueuePools,
     /// One queue per GPU, in the same order.
     queues: Vec<Queue>,
     /// Stream-ordered allocation pools; `None` keeps queue_alloca synchronous.
@@ -78,6 +82,8 @@ impl HipDevice {
             params: request.params,
             device_allocator: Mutex::new(None),
             channel_provider: Mutex::new(None),
+            #[cfg(feature = "iree-3-13")]
+            queue_pools: crate::queue_pool::QueuePools::new(queues.iter().map(|queue| queue.epochs().clone())),
             queues,
             memory_pools,
             #[cfg(feature = "iree-3-13")]

@@ -35,6 +35,8 @@ pub mod iree_3_13;
 pub mod iree_core;
 pub mod memory_pools;
 pub mod queue;
+#[cfg(feature = "iree-3-13")]
+pub mod queue_pool;
 pub mod registration;
 pub mod semaphore;
 pub mod status;

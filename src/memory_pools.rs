@@ -187,6 +187,16 @@ impl MemoryPools {
 ///
 pub fn prepare_dealloca(buffer: Borrowed<'_, iree_hal_buffer_t>) -> Option<IssueFn> {
     let ours: &HipBuffer = buffer.allocated_buffer().ok()?.downcast()?;
+    if ours.memory() == BufferMemory::Borrowed {
+        let target = Retained::from_ours(ours);
+        return Some(Box::new(move |q: &StreamContext| {
+            // Nothing to give back if its alloca never got memory, or it was deallocated.
+            if let Some(memory) = target.take_borrowed() {
+                memory.release_in_queue(q);
+            }
+            Ok(())
+        }));
+    }
     if ours.memory() != BufferMemory::StreamOrdered {
         return None;
     }

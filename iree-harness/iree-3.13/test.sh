@@ -21,10 +21,10 @@ cargo test --release --features iree-3-13 --target-dir target/iree-3.13 -p iree-
 reference=$(ls -t target/iree-3.13/release/build/iree-hal-hip-rs-*/out/iree_3_13_reference.rs | head -n 1 || true)
 python3 tools/iree-source/layout_rows_3_13.py "$reference" | diff -u tests/iree_3_13_layout.rs - ||
   { echo "tests/iree_3_13_layout.rs is stale: tools/iree-source/layout_rows_3_13.py $reference > tests/iree_3_13_layout.rs" >&2; exit 1; }
-# One list of the IREE functions the C glue references weakly, used by the CMake links and
+# One list of the IREE functions the C glue (async_glue.c, pool_glue.c) references weakly, used by the CMake links and
 # the preload checks: it must be the glue's.
-diff <(grep '^#pragma weak' src/iree_3_13/async_glue.c | awk '{print $3}') src/iree_3_13/async_functions.txt ||
-  { echo "src/iree_3_13/async_functions.txt differs from async_glue.c's #pragma weak lines" >&2; exit 1; }
+diff <(grep -h '^#pragma weak' src/iree_3_13/async_glue.c src/iree_3_13/pool_glue.c | awk '{print $3}') src/iree_3_13/async_functions.txt ||
+  { echo "src/iree_3_13/async_functions.txt differs from the #pragma weak lines of async_glue.c and pool_glue.c" >&2; exit 1; }
 iree-harness/iree-3.13/cts/build.sh
 ctest --test-dir build/iree-313-cts --output-on-failure -j2
 iree-harness/iree-3.13/integration.sh

@@ -8,3 +8,7 @@
 #![allow(non_upper_case_globals, non_snake_case, dead_code, unsafe_op_in_unsafe_fn, clippy::all)]
 
 include!(concat!(env!("OUT_DIR"), "/iree_3_13_types.rs"));
+
+// SAFETY: a reference count IREE changes atomically and a pointer to a static vtable.
+unsafe impl Send for iree_hal_slab_provider_t {}
+unsafe impl Sync for iree_hal_slab_provider_t {}

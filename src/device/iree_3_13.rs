@@ -74,13 +74,17 @@ crate::hal_thunks! {
         Ok(())
     }
 
-    /// IREE's pool backends are not offered (as IREE's C driver).
+    /// What callers build queue allocation pools from, for the one queue the affinity
+    /// names (IREE's C driver offers none): `crate::queue_pool`.
     pub(super) fn device_query_queue_pool_backend(
-        _device: Ours<HipDevice>,
-        _queue_affinity: iree_hal_queue_affinity_t,
-        _out_backend: *mut iree_hal_queue_pool_backend_t,
+        device: Ours<HipDevice>,
+        queue_affinity: iree_hal_queue_affinity_t,
+        out_backend: Mut<iree_hal_queue_pool_backend_t>,
     ) -> Status {
-        Err(crate::status!(Unimplemented, "HIP queue pool backends are not offered by this driver"))
+        let queue_index = device.queue_index(queue_affinity)?;
+        let parts = crate::queue_pool::BackendParts { hip: &device.hip, gpus: &device.gpus, device: hal_object::as_raw(device), proactor: device.proactor.proactor() };
+        *out_backend = device.queue_pools.backend(queue_index, parts)?;
+        Ok(())
     }
 
     pub(super) fn device_queue_alloca(
@@ -94,10 +98,22 @@ crate::hal_thunks! {
         flags: iree_hal_alloca_flags_t,
         out_buffer: Out<*mut iree_hal_buffer_t>,
     ) -> Status {
-        if !pool.is_null() {
-            return Err(crate::status!(Unimplemented, "queue_alloca: custom allocation pools are not supported by this HIP driver"));
-        }
         check_flags("queue_alloca", flags, KNOWN_ALLOCA_FLAGS)?;
+        // An empty allocation needs no pool memory: it takes the device's own path.
+        if !pool.is_null() && allocation_size != 0 {
+            out_buffer.set(device.queue_pools.alloca(crate::queue_pool::PoolAlloca {
+                device: hal_object::as_raw(device),
+                queue_index: device.queue_index(queue_affinity)?,
+                waits: wait_semaphore_list,
+                signals: signal_semaphore_list,
+                pool,
+                params,
+                allocation_size,
+                allow_wait_frontier: flags & IREE_HAL_ALLOCA_FLAG_ALLOW_POOL_WAIT_FRONTIER as u64 != 0,
+                hip: device.hip.clone(),
+            })?);
+            return Ok(());
+        }
         out_buffer.set(device.queue_alloca(queue_affinity, wait_semaphore_list, signal_semaphore_list, with_default_buffer_params(params), allocation_size)?);
         Ok(())
     }

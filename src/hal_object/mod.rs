@@ -79,6 +79,13 @@ resources! {
     iree_hal_channel_provider_t => "channel provider",
 }
 
+// SAFETY: IREE 3.13's slab provider header is a reference count and a vtable whose first
+// entry is `destroy`, the resource header's layout; IREE releases it by the same rule.
+#[cfg(feature = "iree-3-13")]
+unsafe impl Resource for iree_hal_slab_provider_t {
+    const KIND: &'static str = "slab provider";
+}
+
 // SAFETY: `iree_hal_buffer_t` starts with the resource header; buffers go back to their
 // pooling allocator on the last release (`iree_hal_buffer_release`).
 unsafe impl Resource for iree_hal_buffer_t {
@@ -188,6 +195,11 @@ vtables! {
     iree_hal_command_buffer_t => iree_hal_command_buffer_vtable_t,
     iree_hal_file_t => iree_hal_file_vtable_t,
     iree_hal_channel_t => iree_hal_channel_vtable_t,
+}
+
+#[cfg(feature = "iree-3-13")]
+vtables! {
+    iree_hal_slab_provider_t => iree_hal_slab_provider_vtable_t,
 }
 
 // Our objects are resources too, released through their C header's rule.

@@ -2,3 +2,5 @@
 // (build.rs): the types only IREE 3.13 has, and the async semaphore layouts.
 #include "iree/hal/api.h"
 #include "async_glue.h"
+#include "iree/hal/memory/slab_provider.h"
+#include "iree/hal/pool.h"

@@ -10,6 +10,8 @@ use crate::abi::*;
 use crate::hal_object::Address;
 use crate::status::{Result, Status};
 
+pub mod pool;
+
 // `iree_status_t` points at an opaque type: C never sees its (absent) fields.
 #[allow(improper_ctypes)]
 mod ffi {

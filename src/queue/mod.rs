@@ -39,7 +39,7 @@ pub use held::Held;
 use held::release_all_shared;
 pub use progress::SignalProgress;
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// What an operation does on the stream once its waits are satisfied.
@@ -52,6 +52,27 @@ pub struct StreamContext<'a> {
     pub gpu: &'a Gpu,
     pub gpu_index: usize,
     pub stream: hipStream_t,
+    /// The queue epoch this operation completes: reached (`QueueEpochs::completed`) once the
+    /// stream has finished it and everything issued before it.
+    pub epoch: u64,
+}
+
+/// How far a queue got, counted in operations issued onto its stream (IREE 3.13 calls such a
+/// count a queue axis's epoch): what pools use to know when memory released in queue order
+/// may be reused.
+#[derive(Debug, Default)]
+pub struct QueueEpochs {
+    /// The epoch of the last operation issued (written only with the issuing claim).
+    issued: AtomicU64,
+    /// Every operation up to this epoch has finished on the stream.
+    completed: AtomicU64,
+}
+
+impl QueueEpochs {
+    /// Whether every operation up to `epoch` has finished.
+    pub fn reached(&self, epoch: u64) -> bool {
+        self.completed.load(Ordering::Acquire) >= epoch
+    }
 }
 
 /// One queue operation.
@@ -100,7 +121,7 @@ impl ReadyOperation {
     }
 }
 
-fn fail_signals(signals: &[(SemaphoreRef, u64)], status: Status) {
+pub(crate) fn fail_signals(signals: &[(SemaphoreRef, u64)], status: Status) {
     for (semaphore, _) in signals {
         semaphore.fail(status.duplicate());
     }
@@ -111,7 +132,7 @@ fn fail_signals(signals: &[(SemaphoreRef, u64)], status: Status) {
 /// signalled it, and the higher value finished first) fails that semaphore, as IREE's own
 /// CPU drivers do: IREE's timelines only move forward, so a waiter on the lower value was
 /// already released before that value's work was done.
-fn signal_all(name: &str, signals: &[(SemaphoreRef, u64)]) {
+pub(crate) fn signal_all(name: &str, signals: &[(SemaphoreRef, u64)]) {
     for (semaphore, value) in signals {
         match semaphore.signal(*value) {
             Ok(()) => {}
@@ -150,6 +171,7 @@ pub struct QueueShared {
     /// Operations in `Fifo::completed` not yet signalled by the worker. Only the queue's
     /// completion callbacks (which HIP runs one at a time, in stream order) add to it.
     deferred_completions: AtomicUsize,
+    epochs: Arc<QueueEpochs>,
 }
 
 
@@ -324,13 +346,15 @@ impl QueueShared {
                 return;
             }
         };
-        let stream = StreamContext { hip: &self.hip, gpu: &self.gpu, gpu_index: self.gpu_index, stream: self.stream.raw() };
+        let mut stream = StreamContext { hip: &self.hip, gpu: &self.gpu, gpu_index: self.gpu_index, stream: self.stream.raw(), epoch: 0 };
         let mut issued = Vec::with_capacity(batch.size_hint().0);
         let mut progresses = Vec::new();
         for ready in batch {
             let ReadyOperation { name, signals, issue, keep_alive, progress, device_waits, .. } = ready;
+            stream.epoch = self.epochs.issued.load(Ordering::Relaxed) + 1;
             match order_and_issue(&stream, name, &device_waits, issue) {
                 Ok(()) => {
+                    self.epochs.issued.store(stream.epoch, Ordering::Relaxed);
                     if let Some(progress) = &progress {
                         progresses.push(progress.clone());
                     }
@@ -348,7 +372,7 @@ impl QueueShared {
         if issued.is_empty() {
             return;
         }
-        let completion = Box::new(BatchCompletion { operations: issued, queue: self.clone() });
+        let completion = Box::new(BatchCompletion { operations: issued, queue: self.clone(), last_epoch: self.epochs.issued.load(Ordering::Relaxed) });
         if let Err((status, completion)) = crate::hip::host_func::launch(&self.hip, self.stream.raw(), completion, complete_batch) {
             for operation in completion.operations {
                 fail_signals(&operation.signals, status.duplicate().annotate(&format!("while issuing {}", operation.name)));
@@ -499,12 +523,16 @@ fn defer_signals(name: &'static str, signals: Vec<(SemaphoreRef, u64)>, progress
 struct BatchCompletion {
     operations: Vec<IssuedOperation>,
     queue: Arc<QueueShared>,
+    /// The epoch of the batch's last operation.
+    last_epoch: u64,
 }
 
 /// Runs on HIP's callback thread when the stream has passed the batch.
 fn complete_batch(completion: Box<BatchCompletion>) {
     {
-        let BatchCompletion { operations, queue } = *completion;
+        let BatchCompletion { operations, queue, last_epoch } = *completion;
+        // Before any signal: whoever a signal wakes sees the stream's progress.
+        queue.epochs.completed.fetch_max(last_epoch, Ordering::AcqRel);
         let mut released = Vec::new();
         // Once one operation waits for the worker to release its objects, the ones after it
         // do too, so that signals keep stream order.
@@ -543,6 +571,7 @@ impl Queue {
             free_events: Mutex::new(FreeEvents { events: Vec::new(), closed: false }),
             records_events: AtomicBool::new(false),
             deferred_completions: AtomicUsize::new(0),
+            epochs: Arc::default(),
         });
         let worker_shared = shared.clone();
         let worker = std::thread::Builder::new().name(format!("iree-hip-queue-{gpu_index}")).spawn(move || run_worker(&worker_shared));
@@ -635,6 +664,11 @@ impl Queue {
                 issue_released(released);
             }
         }
+    }
+
+    /// How far the queue got.
+    pub fn epochs(&self) -> &Arc<QueueEpochs> {
+        &self.shared.epochs
     }
 
     /// The queue's HIP stream (for work issued outside the worker: inline command buffers).
