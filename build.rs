@@ -56,11 +56,13 @@ fn generate_hip_types(crate_dir: &Path, out_dir: &Path) {
 
 fn compile_iree_link_shim() {
     println!("cargo:rerun-if-changed=src/registration/iree_link_shim.c");
-    cc::Build::new()
-        .file("src/registration/iree_link_shim.c")
-        .flag_if_supported("-Wall")
-        .flag_if_supported("-Wextra")
-        .compile("iree_hal_hip_rs_iree_link_shim");
+    let mut build = cc::Build::new();
+    build.file("src/registration/iree_link_shim.c").flag_if_supported("-Wall").flag_if_supported("-Wextra");
+    // IREE 3.13's C driver has one flag more (--hip_async_caching).
+    if std::env::var_os("CARGO_FEATURE_IREE_3_13").is_some() {
+        build.define("IREE_HAL_HIP_RS_IREE_3_13", None);
+    }
+    build.compile("iree_hal_hip_rs_iree_link_shim");
 }
 
 fn generate_c_header(crate_dir: &Path, out_dir: &Path) {

@@ -60,18 +60,24 @@ pub struct HipDevice {
 impl HipDevice {
     /// Creates a device over the requested GPUs.
     pub fn create(hip: Arc<HipSymbols>, request: DeviceRequest, host_allocator: HostAllocator) -> Result<*mut iree_hal_device_t> {
-        // IREE 3.13's external streams (work issued on a stream of the caller's) are not
-        // supported yet: refused, never ignored.
+        // IREE 3.13's external stream: the one queue works on the caller's stream (which
+        // must belong to the one GPU, as in IREE's C driver).
         #[cfg(feature = "iree-3-13")]
-        if request.params.external_stream != crate::device_params::INVALID_EXTERNAL_STREAM {
-            return Err(crate::status!(Unimplemented, "external HIP streams (hip_external_stream) are not supported by this driver yet"));
-        }
+        let external_stream = match request.params.external_stream {
+            crate::device_params::INVALID_EXTERNAL_STREAM => None,
+            _ if request.devices.len() != 1 => {
+                return Err(crate::status!(InvalidArgument, "an external HIP stream needs a device of exactly one GPU (this one has {})", request.devices.len()));
+            }
+            stream => Some(crate::hip::handles::BorrowedStream(stream as usize as crate::hip::types::hipStream_t)),
+        };
+        #[cfg(not(feature = "iree-3-13"))]
+        let external_stream = None;
         // On a failure below, what was made so far is released as it drops (queues first).
         let gpus = request.devices.iter().map(|physical| Gpu::retain(&hip, physical.device)).collect::<Result<Vec<Gpu>>>()?;
         enable_peer_access(&gpus);
         let mut queues = Vec::with_capacity(gpus.len());
         for (index, gpu) in gpus.iter().enumerate() {
-            queues.push(Queue::create(hip.clone(), gpu.clone(), index)?);
+            queues.push(Queue::create(hip.clone(), gpu.clone(), index, external_stream)?);
         }
         let memory_pools = crate::memory_pools::MemoryPools::create(&hip, &gpus, &request.params)?;
         let owned = hal_object::into_retained(Box::new(HipDevice {

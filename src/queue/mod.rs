@@ -553,19 +553,27 @@ fn complete_batch(completion: Box<BatchCompletion>) {
 pub struct Queue {
     shared: Arc<QueueShared>,
     worker: Option<std::thread::JoinHandle<()>>,
-    /// Destroyed after everything issued onto it finished (dropped after `drop` ran).
-    stream: Stream,
+    /// Destroyed after everything issued onto it finished (dropped after `drop` ran);
+    /// `None` when the queue works on a caller's stream, which stays the caller's. Kept
+    /// for its drop only: work goes through `QueueShared::stream`.
+    _owned_stream: Option<Stream>,
 }
 
 impl Queue {
-    /// Creates the GPU's stream and worker.
-    pub fn create(hip: Arc<HipSymbols>, gpu: Gpu, gpu_index: usize) -> Result<Queue> {
-        let stream = gpu.make_current()?.create_stream(hipStreamNonBlocking)?;
+    /// Creates the GPU's worker, and its stream unless `external` names one of the
+    /// caller's (IREE 3.13's `hip_external_stream`: the queue's work goes onto that stream,
+    /// in order with the caller's own).
+    pub fn create(hip: Arc<HipSymbols>, gpu: Gpu, gpu_index: usize, external: Option<crate::hip::handles::BorrowedStream>) -> Result<Queue> {
+        let stream = match external {
+            Some(_) => None,
+            None => Some(gpu.make_current()?.create_stream(hipStreamNonBlocking)?),
+        };
+        let raw_stream = external.map_or_else(|| stream.as_ref().map_or(core::ptr::null_mut(), Stream::raw), |external| external.raw());
         let shared = Arc::new(QueueShared {
             hip,
             gpu,
             gpu_index,
-            stream: crate::hip::handles::BorrowedStream(stream.raw()),
+            stream: crate::hip::handles::BorrowedStream(raw_stream),
             fifo: Mutex::new(Fifo { ready: VecDeque::new(), releases: Vec::new(), completed: VecDeque::new(), issuing: false, worker_waiting: false, stopping: false }),
             worker_wake: Condvar::new(),
             free_events: Mutex::new(FreeEvents { events: Vec::new(), closed: false }),
@@ -576,7 +584,7 @@ impl Queue {
         let worker_shared = shared.clone();
         let worker = std::thread::Builder::new().name(format!("iree-hip-queue-{gpu_index}")).spawn(move || run_worker(&worker_shared));
         match worker {
-            Ok(worker) => Ok(Queue { shared, worker: Some(worker), stream }),
+            Ok(worker) => Ok(Queue { shared, worker: Some(worker), _owned_stream: stream }),
             // The stream is destroyed as it drops.
             Err(e) => Err(crate::status!(ResourceExhausted, "cannot start the queue worker thread: {e}")),
         }
@@ -673,13 +681,13 @@ impl Queue {
 
     /// The queue's HIP stream (for work issued outside the worker: inline command buffers).
     pub fn stream(&self) -> hipStream_t {
-        self.stream.raw()
+        self.shared.stream.raw()
     }
 
     /// Blocks until everything issued so far has finished on the stream.
     pub fn synchronize(&self) -> Result<()> {
         let _context = self.shared.gpu.make_current()?;
-        hip_call!(&self.shared.hip, hipStreamSynchronize(self.stream.raw()))
+        hip_call!(&self.shared.hip, hipStreamSynchronize(self.shared.stream.raw()))
     }
 
     /// Lets the worker issue every operation already ready, then stops it; operations that

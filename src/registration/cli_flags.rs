@@ -22,6 +22,9 @@ struct CliFlagsRaw {
     default_index: i32,
     dylib_path_count: usize,
     dylib_paths: [iree_string_view_t; MAX_DYLIB_PATHS],
+    /// Registered by the IREE 3.13 build only.
+    async_caching_set: i32,
+    async_caching: i32,
 }
 
 extern "C" {
@@ -39,6 +42,8 @@ pub struct CliFlags {
     pub async_allocations: Option<bool>,
     pub tracing: Option<i32>,
     pub default_index: Option<i32>,
+    /// IREE 3.13's `--hip_async_caching`.
+    pub async_caching: Option<bool>,
 }
 
 /// The flags IREE has parsed so far.
@@ -61,6 +66,7 @@ pub fn current() -> CliFlags {
         async_allocations: set(raw.async_allocations_set, raw.async_allocations).map(|v| v != 0),
         tracing: set(raw.tracing_set, raw.tracing),
         default_index: set(raw.default_index_set, raw.default_index),
+        async_caching: set(raw.async_caching_set, raw.async_caching).map(|v| v != 0),
     }
 }
 

@@ -6,7 +6,8 @@
  *    it, so the Rust side never calls its own registry directly here.
  * 2. Registering the HIP driver's command-line flags (--hip_dylib_path, --hip_use_streams,
  * --hip_allow_inline_execution, --hip_async_allocations, --hip_tracing,
- * --hip_default_index: the names and meanings of IREE's C HIP driver) with IREE's flag
+ * --hip_default_index, and for IREE 3.13 --hip_async_caching: the names and meanings of
+ * IREE's C HIP driver) with IREE's flag
  * library when the program links one (IREE's tools and tests do). Without it nothing is
  * registered (our own iree_flag_register finds no flag library to forward to) and the
  * driver reads only the environment.
@@ -62,6 +63,7 @@ typedef struct {
   int32_t default_index_set, default_index;
   size_t dylib_path_count;
   hip_rs_string_view_t dylib_paths[HIP_RS_MAX_DYLIB_PATHS];
+  int32_t async_caching_set, async_caching; /* IREE 3.13 only */
 } hip_rs_cli_flags_t;
 
 static hip_rs_cli_flags_t hip_rs_flags;
@@ -73,12 +75,18 @@ enum {
   HIP_RS_FLAG_ASYNC_ALLOCATIONS,
   HIP_RS_FLAG_TRACING,
   HIP_RS_FLAG_DEFAULT_INDEX,
+#if defined(IREE_HAL_HIP_RS_IREE_3_13)
+  HIP_RS_FLAG_ASYNC_CACHING,
+#endif
   HIP_RS_FLAG_COUNT,
 };
 
 static const char* const hip_rs_flag_names[HIP_RS_FLAG_COUNT] = {
     "hip_dylib_path",    "hip_use_streams", "hip_allow_inline_execution",
     "hip_async_allocations", "hip_tracing",  "hip_default_index",
+#if defined(IREE_HAL_HIP_RS_IREE_3_13)
+    "hip_async_caching",
+#endif
 };
 
 static const char* const hip_rs_flag_descriptions[HIP_RS_FLAG_COUNT] = {
@@ -91,6 +99,9 @@ static const char* const hip_rs_flag_descriptions[HIP_RS_FLAG_COUNT] = {
     "Tracing verbosity when Tracy instrumentation is enabled: 0 off, 1 command buffers,\n"
     "2 kernels.",
     "Specifies the index of the default HIP device to use.",
+#if defined(IREE_HAL_HIP_RS_IREE_3_13)
+    "Enables caching for stream-ordered allocations.",
+#endif
 };
 
 static hip_rs_string_view_t hip_rs_cstring_view(const char* text) {
@@ -167,6 +178,12 @@ static hip_rs_status_t hip_rs_parse_flag(hip_rs_string_view_t name, void* storag
       if (!hip_rs_parse_int(value, &f->default_index)) return hip_rs_flag_error(flag_name, value, "an integer");
       f->default_index_set = 1;
       return NULL;
+#if defined(IREE_HAL_HIP_RS_IREE_3_13)
+    case HIP_RS_FLAG_ASYNC_CACHING:
+      if (!hip_rs_parse_bool(value, &f->async_caching)) return hip_rs_flag_error(flag_name, value, "true or false");
+      f->async_caching_set = 1;
+      return NULL;
+#endif
     default:
       return hip_rs_flag_error("?", value, "a known flag");
   }
@@ -196,6 +213,11 @@ static void hip_rs_print_flag(hip_rs_string_view_t name, void* storage, FILE* fi
     case HIP_RS_FLAG_DEFAULT_INDEX:
       fprintf(file, "--hip_default_index=%d\n", f->default_index);
       break;
+#if defined(IREE_HAL_HIP_RS_IREE_3_13)
+    case HIP_RS_FLAG_ASYNC_CACHING:
+      fprintf(file, "--hip_async_caching=%s\n", (!f->async_caching_set || f->async_caching) ? "true" : "false");
+      break;
+#endif
   }
 }
 

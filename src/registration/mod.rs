@@ -11,6 +11,7 @@
 //! | `--hip_async_allocations` | `IREE_HIP_ASYNC_ALLOCATIONS` | stream-ordered allocations |
 //! | `--hip_tracing` | `IREE_HIP_TRACING` | tracing verbosity |
 //! | `--hip_default_index` | `IREE_HIP_DEFAULT_INDEX` | default device index |
+//! | `--hip_async_caching` (IREE 3.13 build) | `IREE_HIP_ASYNC_CACHING` | caching of stream-ordered allocations without HIP memory pools (kept in the parameters; this driver allocates synchronously there) |
 //!
 //! Preloaded into an IREE build that has IREE's C HIP driver, these flags replace that
 //! driver's (`preload`). The C functions are exported by `crate::exports::registration`.
@@ -66,6 +67,15 @@ pub fn settings(flags: &cli_flags::CliFlags, env: &dyn Fn(&str) -> Option<String
         Some(value) => value,
         None => env_bool("IREE_HIP_ASYNC_ALLOCATIONS")?.unwrap_or(true),
     };
+    // Kept in the parameters as IREE 3.13 keeps it; it only matters to a device without
+    // HIP memory pools, whose queue allocations this driver makes synchronously anyway.
+    #[cfg(feature = "iree-3-13")]
+    {
+        params.async_caching = match flags.async_caching {
+            Some(value) => value,
+            None => env_bool("IREE_HIP_ASYNC_CACHING")?.unwrap_or(true),
+        };
+    }
     params.stream_tracing = match flags.tracing {
         Some(value) => value,
         None => env_int("IREE_HIP_TRACING")?.unwrap_or(2),
