@@ -273,6 +273,88 @@ typedef struct iree_hal_device_t {
 } iree_hal_device_t;
 
 /*
+ `iree_hal_buffer_usage_t`: what a buffer may be used for.
+ */
+typedef uint32_t iree_hal_buffer_usage_t;
+
+/*
+ `iree_hal_memory_access_t` (16 bits): how memory may be accessed.
+ */
+typedef uint16_t iree_hal_memory_access_t;
+
+/*
+ `iree_hal_memory_type_t`: where memory lives and who can see it.
+ */
+typedef uint32_t iree_hal_memory_type_t;
+
+/*
+ `iree_hal_queue_affinity_t`: a bit per queue a command may run on.
+ */
+typedef uint64_t iree_hal_queue_affinity_t;
+
+/*
+ `iree_hal_buffer_params_t`: what a requested buffer must support. Zero fields mean
+ IREE's defaults (see `iree_hal_buffer_params_canonicalize`).
+
+ */
+typedef struct iree_hal_buffer_params_t {
+  iree_hal_buffer_usage_t usage;
+  iree_hal_memory_access_t access;
+  iree_hal_memory_type_t type;
+  iree_hal_queue_affinity_t queue_affinity;
+  iree_device_size_t min_alignment;
+} iree_hal_buffer_params_t;
+
+/*
+ `iree_hal_buffer_placement_flags_t`.
+ */
+typedef uint32_t iree_hal_buffer_placement_flags_t;
+
+/*
+ `iree_hal_buffer_placement_t`: the device and queues a buffer was allocated for; a
+ NULL `device` means unknown.
+ */
+typedef struct iree_hal_buffer_placement_t {
+  struct iree_hal_device_t *device;
+  iree_hal_queue_affinity_t queue_affinity;
+  iree_hal_buffer_placement_flags_t flags;
+  uint32_t reserved;
+} iree_hal_buffer_placement_t;
+
+/*
+ `iree_hal_allocator_t`: opaque in IREE; every implementation starts with a resource
+ header whose vtable is an `iree_hal_allocator_vtable_t`.
+ */
+typedef struct iree_hal_allocator_t {
+  struct iree_hal_resource_t resource;
+} iree_hal_allocator_t;
+
+/*
+ `iree_hal_buffer_t`: the base every buffer starts with; IREE's core reads these fields
+ directly (`iree_hal_buffer_initialize` fills them).
+ */
+typedef struct iree_hal_buffer_t {
+  struct iree_hal_resource_t resource;
+  /*
+   The buffer owning the memory; the buffer itself unless it is a subspan.
+   */
+  struct iree_hal_buffer_t *allocated_buffer;
+  iree_device_size_t allocation_size;
+  iree_device_size_t byte_offset;
+  iree_device_size_t byte_length;
+  struct iree_hal_buffer_placement_t placement;
+  /*
+   Allocator to return the buffer to instead of destroying it, if any.
+   */
+  struct iree_hal_allocator_t *pooling_allocator;
+  iree_hal_memory_type_t memory_type;
+  iree_hal_buffer_usage_t allowed_usage;
+  iree_hal_memory_access_t allowed_access;
+  uint16_t reserved;
+  uint32_t flags;
+} iree_hal_buffer_t;
+
+/*
  `iree_hal_semaphore_t`: opaque in IREE; every implementation starts with a resource
  header.
  */
@@ -335,21 +417,6 @@ typedef uint32_t iree_hal_external_buffer_type_t;
 typedef uint32_t iree_hal_external_buffer_flags_t;
 
 /*
- `iree_hal_memory_type_t`: where memory lives and who can see it.
- */
-typedef uint32_t iree_hal_memory_type_t;
-
-/*
- `iree_hal_memory_access_t` (16 bits): how memory may be accessed.
- */
-typedef uint16_t iree_hal_memory_access_t;
-
-/*
- `iree_hal_buffer_usage_t`: what a buffer may be used for.
- */
-typedef uint32_t iree_hal_buffer_usage_t;
-
-/*
  `iree_hal_buffer_overlap_t` (a C enum).
  */
 typedef uint32_t iree_hal_buffer_overlap_t;
@@ -363,11 +430,6 @@ typedef uint32_t iree_hal_transfer_buffer_flags_t;
  `iree_hal_mapping_mode_t`.
  */
 typedef uint32_t iree_hal_mapping_mode_t;
-
-/*
- `iree_hal_buffer_placement_flags_t`.
- */
-typedef uint32_t iree_hal_buffer_placement_flags_t;
 
 /*
  `iree_hal_channel_flags_t`.
@@ -489,11 +551,6 @@ typedef uint32_t iree_hal_file_mode_t;
  `iree_hal_external_file_flags_t`.
  */
 typedef uint32_t iree_hal_external_file_flags_t;
-
-/*
- `iree_hal_queue_affinity_t`: a bit per queue a command may run on.
- */
-typedef uint64_t iree_hal_queue_affinity_t;
 
 /*
  `iree_hal_semaphore_flags_t` (64 bits in IREE 3.13).
@@ -692,50 +749,6 @@ typedef struct iree_hal_resource_vtable_t {
 } iree_hal_resource_vtable_t;
 
 /*
- `iree_hal_buffer_placement_t`: the device and queues a buffer was allocated for; a
- NULL `device` means unknown.
- */
-typedef struct iree_hal_buffer_placement_t {
-  struct iree_hal_device_t *device;
-  iree_hal_queue_affinity_t queue_affinity;
-  iree_hal_buffer_placement_flags_t flags;
-  uint32_t reserved;
-} iree_hal_buffer_placement_t;
-
-/*
- `iree_hal_allocator_t`: opaque in IREE; every implementation starts with a resource
- header whose vtable is an `iree_hal_allocator_vtable_t`.
- */
-typedef struct iree_hal_allocator_t {
-  struct iree_hal_resource_t resource;
-} iree_hal_allocator_t;
-
-/*
- `iree_hal_buffer_t`: the base every buffer starts with; IREE's core reads these fields
- directly (`iree_hal_buffer_initialize` fills them).
- */
-typedef struct iree_hal_buffer_t {
-  struct iree_hal_resource_t resource;
-  /*
-   The buffer owning the memory; the buffer itself unless it is a subspan.
-   */
-  struct iree_hal_buffer_t *allocated_buffer;
-  iree_device_size_t allocation_size;
-  iree_device_size_t byte_offset;
-  iree_device_size_t byte_length;
-  struct iree_hal_buffer_placement_t placement;
-  /*
-   Allocator to return the buffer to instead of destroying it, if any.
-   */
-  struct iree_hal_allocator_t *pooling_allocator;
-  iree_hal_memory_type_t memory_type;
-  iree_hal_buffer_usage_t allowed_usage;
-  iree_hal_memory_access_t allowed_access;
-  uint16_t reserved;
-  uint32_t flags;
-} iree_hal_buffer_t;
-
-/*
  `iree_hal_buffer_mapping_impl_t`: the implementation's part of a mapping. IREE declares
  `uint32_t is_persistent : 1, reserved_flags : 31` after `allowed_access`; with the
  Itanium C ABI (GCC, Clang) `is_persistent` is bit 0 of the 16 bits right after
@@ -790,19 +803,6 @@ typedef struct iree_hal_buffer_vtable_t {
                                iree_device_size_t local_byte_offset,
                                iree_device_size_t local_byte_length);
 } iree_hal_buffer_vtable_t;
-
-/*
- `iree_hal_buffer_params_t`: what a requested buffer must support. Zero fields mean
- IREE's defaults (see `iree_hal_buffer_params_canonicalize`).
-
- */
-typedef struct iree_hal_buffer_params_t {
-  iree_hal_buffer_usage_t usage;
-  iree_hal_memory_access_t access;
-  iree_hal_memory_type_t type;
-  iree_hal_queue_affinity_t queue_affinity;
-  iree_device_size_t min_alignment;
-} iree_hal_buffer_params_t;
 
 /*
  `iree_hal_buffer_release_fn_t`: called when a wrapped allocation is released.

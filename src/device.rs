@@ -44,6 +44,10 @@ pub struct HipDevice {
     /// allocations still parked are cancelled first).
     #[cfg(feature = "iree-3-13")]
     queue_pools: crate::queue_pool::QueuePools,
+    /// IREE 3.13: HIP event gates of the semaphores' exported timepoints (shut down first
+    /// when the device goes).
+    #[cfg(feature = "iree-3-13")]
+    timepoint_gates: Arc<crate::external_timepoint::TimepointGates>,
     /// One queue per GPU, in the same order.
     queues: Vec<Queue>,
     /// Stream-ordered allocation pools; `None` keeps queue_alloca synchronous.
@@ -90,6 +94,8 @@ impl HipDevice {
             channel_provider: Mutex::new(None),
             #[cfg(feature = "iree-3-13")]
             queue_pools: crate::queue_pool::QueuePools::new(queues.iter().map(|queue| queue.epochs().clone())),
+            #[cfg(feature = "iree-3-13")]
+            timepoint_gates: crate::external_timepoint::TimepointGates::new(hip.clone(), gpus.clone()),
             queues,
             memory_pools,
             #[cfg(feature = "iree-3-13")]
@@ -253,6 +259,8 @@ fn enable_peer_access(gpus: &[Gpu]) {
 
 impl Drop for HipDevice {
     fn drop(&mut self) {
+        #[cfg(feature = "iree-3-13")]
+        self.timepoint_gates.shut_down();
         // Queues first: every worker stops (having issued what was ready) before any stream
         // is synchronized and destroyed, since a queue may wait for another's events.
         for queue in &mut self.queues {

@@ -26,6 +26,8 @@ pub mod executable;
 pub mod executable_cache;
 /// cbindgen:ignore
 pub mod executable_format;
+#[cfg(feature = "iree-3-13")]
+pub mod external_timepoint;
 pub mod exports;
 pub mod file;
 pub mod hal_object;

@@ -489,7 +489,7 @@ fn prepared_executions_issue_on_a_queue_stream_and_keep_their_resources_alive() 
         assert_eq!(again.err().unwrap().code(), StatusCode::FailedPrecondition);
         {
             let _context = ContextGuard::push(fixture.hip(), fixture.gpu().context()).unwrap();
-            let queue = iree_hal_hip_rs::queue::StreamContext { hip: fixture.hip(), gpu: &fixture.gpu(), gpu_index: 0, stream: fixture.stream };
+            let queue = iree_hal_hip_rs::queue::StreamContext { hip: fixture.hip(), gpu: &fixture.gpu(), gpu_index: 0, stream: fixture.stream, epoch: 0 };
             issue(&queue).unwrap();
             hip_call!(fixture.hip(), hipStreamSynchronize(fixture.stream)).unwrap();
         }
@@ -523,7 +523,7 @@ fn submissions_are_checked_before_anything_is_queued() {
     // A NULL command buffer is a barrier.
     let (issue, keep_alive) = iree_hal_hip_rs::command_buffer::prepare_execution(None, &[]).unwrap();
     assert!(keep_alive.is_empty());
-    let queue = iree_hal_hip_rs::queue::StreamContext { hip: fixture.hip(), gpu: &fixture.gpu(), gpu_index: 0, stream: fixture.stream };
+    let queue = iree_hal_hip_rs::queue::StreamContext { hip: fixture.hip(), gpu: &fixture.gpu(), gpu_index: 0, stream: fixture.stream, epoch: 0 };
     issue(&queue).unwrap();
 }
 

@@ -4,7 +4,7 @@
 use crate::errors::HipResult;
 use crate::pool::MemPool;
 use crate::runtime::Config;
-use crate::stream::{Stream, StreamKind};
+use crate::stream::{Stream, StreamKind, StreamQueue};
 use crate::types::*;
 use parking_lot::Mutex;
 use std::collections::HashSet;
@@ -54,6 +54,8 @@ pub struct Device {
     primary_context_refs: AtomicU32,
     null_stream: OnceLock<Arc<Stream>>,
     streams: Mutex<Vec<Weak<Stream>>>,
+    /// Queues of destroyed streams that still had work when they were destroyed.
+    retired_queues: Mutex<Vec<(StreamKind, Arc<StreamQueue>)>>,
     default_pool: OnceLock<Arc<MemPool>>,
     current_pool: Mutex<Option<Arc<MemPool>>>,
 }
@@ -78,6 +80,7 @@ impl Device {
             primary_context_refs: AtomicU32::new(0),
             null_stream: OnceLock::new(),
             streams: Mutex::new(Vec::new()),
+            retired_queues: Mutex::new(Vec::new()),
             default_pool: OnceLock::new(),
             current_pool: Mutex::new(None),
         }
@@ -190,9 +193,34 @@ impl Device {
         self.streams.lock().iter().filter_map(Weak::upgrade).collect()
     }
 
-    /// Waits until everything submitted so far to any stream of this device has run.
-    /// From a host function, streams that could be waiting for the calling item are skipped
-    /// (`stream::can_wait_for`).
+    /// Keeps the queue of a destroyed stream while it still has work (its worker runs that
+    /// work to the end; see `Stream`'s `Drop`).
+    pub fn retire_stream_queue(&self, kind: StreamKind, queue: Arc<StreamQueue>) {
+        let mut retired = self.retired_queues.lock();
+        retired.retain(|(_, queue)| !queue.is_idle());
+        if !queue.is_idle() {
+            retired.push((kind, queue));
+        }
+    }
+
+    /// Queues of destroyed streams whose work has not all run yet.
+    pub fn retired_queues(&self) -> Vec<(StreamKind, Arc<StreamQueue>)> {
+        let mut retired = self.retired_queues.lock();
+        retired.retain(|(_, queue)| !queue.is_idle());
+        retired.clone()
+    }
+
+    /// The queues the legacy null stream synchronizes with: those of the blocking streams,
+    /// including destroyed ones whose work has not all run yet.
+    pub fn blocking_queues(&self) -> Vec<Arc<StreamQueue>> {
+        let live = self.live_streams().into_iter().filter(|s| s.kind == StreamKind::Blocking).map(|s| s.queue.clone());
+        let retired = self.retired_queues().into_iter().filter(|(kind, _)| *kind == StreamKind::Blocking).map(|(_, q)| q);
+        live.chain(retired).collect()
+    }
+
+    /// Waits until everything submitted so far to any stream of this device has run, also
+    /// to streams destroyed with work still queued. From a host function, streams that
+    /// could be waiting for the calling item are skipped (`stream::can_wait_for`).
     pub fn synchronize(&self) {
         if let Some(null) = self.null_stream_if_started() {
             if crate::stream::can_wait_for(null) {
@@ -202,6 +230,11 @@ impl Device {
         for stream in self.live_streams() {
             if crate::stream::can_wait_for(&stream) {
                 stream.queue.wait_for_all_submitted();
+            }
+        }
+        for (kind, queue) in self.retired_queues() {
+            if crate::stream::can_wait_for_queue(&queue, kind, self.index) {
+                queue.wait_for_all_submitted();
             }
         }
     }
@@ -363,7 +396,7 @@ impl Device {
             | hipDeviceAttributeCooperativeMultiDeviceUnmatchedSharedMem => 0,
             hipDeviceAttributeIsLargeBar => props.isLargeBar,
             hipDeviceAttributeAsicRevision => props.asicRevision,
-            hipDeviceAttributeCanUseStreamWaitValue => 0,
+            hipDeviceAttributeCanUseStreamWaitValue => 1,
             hipDeviceAttributeImageSupport => 0,
             hipDeviceAttributePhysicalMultiProcessorCount => props.multiProcessorCount,
             hipDeviceAttributeFineGrainSupport => 1,

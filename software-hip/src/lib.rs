@@ -26,6 +26,7 @@ pub mod pool;
 pub mod rccl;
 pub mod runtime;
 pub mod stream;
+pub mod stream_ops;
 pub mod types;
 
 pub use api::device::*;

@@ -26,11 +26,16 @@ thread_local! {
 /// each other's earlier work, so the wait could come back to the waiting item itself. HIP
 /// forbids such calls in host functions; here they skip the wait instead of hanging.
 pub fn can_wait_for(stream: &Stream) -> bool {
-    if stream.queue.is_current_worker() {
+    can_wait_for_queue(&stream.queue, stream.kind, stream.device)
+}
+
+/// `can_wait_for` for the queue of a stream of `kind` on `device` (also one already destroyed).
+pub fn can_wait_for_queue(queue: &StreamQueue, kind: StreamKind, device: usize) -> bool {
+    if queue.is_current_worker() {
         return false;
     }
-    let null_coupled = matches!(stream.kind, StreamKind::Null | StreamKind::Blocking);
-    !(null_coupled && CURRENT_WORKER_NULL_COUPLED_DEVICE.with(|current| current.get()) == stream.device + 1)
+    let null_coupled = matches!(kind, StreamKind::Null | StreamKind::Blocking);
+    !(null_coupled && CURRENT_WORKER_NULL_COUPLED_DEVICE.with(|current| current.get()) == device + 1)
 }
 
 /// A unit of stream work. Failures are reported through the device's sticky error.
@@ -193,10 +198,8 @@ impl Stream {
         device.check_sticky_error()?;
         match self.kind {
             StreamKind::Null => {
-                for other in device.live_streams() {
-                    if other.kind == StreamKind::Blocking {
-                        self.wait_for_current_work_of(&other.queue);
-                    }
+                for other in device.blocking_queues() {
+                    self.wait_for_current_work_of(&other);
                 }
             }
             StreamKind::Blocking => {
@@ -239,9 +242,9 @@ impl Stream {
         if can_wait_for(self) {
             self.queue.wait_for_all_submitted();
             if self.kind == StreamKind::Null {
-                for other in device.live_streams() {
-                    if other.kind == StreamKind::Blocking && can_wait_for(&other) {
-                        other.queue.wait_for_all_submitted();
+                for other in device.blocking_queues() {
+                    if can_wait_for_queue(&other, StreamKind::Blocking, self.device) {
+                        other.wait_for_all_submitted();
                     }
                 }
             }
@@ -259,14 +262,22 @@ impl Stream {
             return true;
         }
         runtime::device(self.device as i64).map_or(true, |device| {
-            device.live_streams().iter().filter(|s| s.kind == StreamKind::Blocking).all(|s| s.queue.is_idle())
+            device.blocking_queues().iter().all(|queue| queue.is_idle())
         })
     }
 }
 
 impl Drop for Stream {
+    /// `hipStreamDestroy` (or a thread's exit for its per-thread stream) returns at once; work
+    /// already queued still runs, and until it has, the device keeps the queue so that
+    /// device-wide synchronization and the legacy null stream still wait for it.
     fn drop(&mut self) {
         self.queue.close();
+        if self.kind != StreamKind::Null {
+            if let Ok(device) = runtime::device(self.device as i64) {
+                device.retire_stream_queue(self.kind, self.queue.clone());
+            }
+        }
     }
 }
 

@@ -284,6 +284,12 @@ pub const hipStreamNonBlocking: c_uint = 0x1;
 /// The special stream handle HIP defines as `((hipStream_t)2)`.
 pub const hipStreamPerThread: usize = 2;
 
+/// Conditions of `hipStreamWaitValue32/64` (the `flags` argument).
+pub const hipStreamWaitValueGte: c_uint = 0x0;
+pub const hipStreamWaitValueEq: c_uint = 0x1;
+pub const hipStreamWaitValueAnd: c_uint = 0x2;
+pub const hipStreamWaitValueNor: c_uint = 0x3;
+
 pub const hipEventDefault: c_uint = 0x0;
 pub const hipEventBlockingSync: c_uint = 0x1;
 pub const hipEventDisableTiming: c_uint = 0x2;

@@ -103,9 +103,11 @@ fn every_symbol_of_iree_table_is_exported() {
     let missing: Vec<&str> = IREE_HIP_SYMBOLS.iter().copied().filter(|name| !exported(&library, name)).collect();
     assert!(missing.is_empty(), "missing exports: {missing:?}");
     // Beyond v3.3.0's table: IREE 3.13's HIP driver also loads hipFuncGetAttribute and
-    // hipModuleGetGlobal.
+    // hipModuleGetGlobal; the stream memory operations (hipStreamWaitValue32/64,
+    // hipStreamWriteValue32/64) are exported for drivers and tests that signal through memory.
     for extra in ["hipDeviceSynchronize", "hipGetLastError", "hipStreamCreate", "hipStreamQuery", "softhip_device_memory_usage",
-                  "hipFuncGetAttribute", "hipModuleGetGlobal"] {
+                  "hipFuncGetAttribute", "hipModuleGetGlobal", "hipStreamWaitValue32", "hipStreamWaitValue64",
+                  "hipStreamWriteValue32", "hipStreamWriteValue64"] {
         assert!(exported(&library, extra), "{extra}");
     }
     // The dlopened library works as a C library.

@@ -11,6 +11,10 @@ fn calls_before_hip_init_report_not_initialized() {
     assert_eq!(hip_code!(hipMalloc(&mut pointer, 16)), hipErrorNotInitialized);
     let mut stream = std::ptr::null_mut();
     assert_eq!(hip_code!(hipStreamCreate(&mut stream)), hipErrorNotInitialized);
+    let mut word = 0u64;
+    let word = (&mut word as *mut u64).cast();
+    assert_eq!(hip_code!(hipStreamWriteValue64(stream, word, 1, 0)), hipErrorNotInitialized);
+    assert_eq!(hip_code!(hipStreamWaitValue64(stream, word, 0, hipStreamWaitValueGte, u64::MAX)), hipErrorNotInitialized);
     // Versions and error strings work without it.
     hip_ok!(hipRuntimeGetVersion(&mut count));
     assert_eq!(hipGetLastError(), hipErrorNotInitialized);

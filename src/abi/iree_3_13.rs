@@ -12,3 +12,25 @@ include!(concat!(env!("OUT_DIR"), "/iree_3_13_types.rs"));
 // SAFETY: a reference count IREE changes atomically and a pointer to a static vtable.
 unsafe impl Send for iree_hal_slab_provider_t {}
 unsafe impl Sync for iree_hal_slab_provider_t {}
+
+impl iree_hal_external_timepoint_t {
+    /// The HIP event of a HIP_EVENT timepoint (None for other types).
+    pub fn hip_event(&self) -> Option<*mut core::ffi::c_void> {
+        // SAFETY: the type says which union member is set.
+        (self.type_ == IREE_HAL_EXTERNAL_TIMEPOINT_TYPE_HIP_EVENT).then(|| unsafe { self.handle.hip_event })
+    }
+
+    /// A HIP_EVENT timepoint.
+    pub fn from_hip_event(
+        event: *mut core::ffi::c_void,
+        flags: iree_hal_external_timepoint_flags_t,
+        compatibility: iree_hal_semaphore_compatibility_t,
+    ) -> iree_hal_external_timepoint_t {
+        iree_hal_external_timepoint_t {
+            type_: IREE_HAL_EXTERNAL_TIMEPOINT_TYPE_HIP_EVENT,
+            flags,
+            compatibility,
+            handle: iree_hal_external_timepoint_t__bindgen_ty_1 { hip_event: event },
+        }
+    }
+}

@@ -70,7 +70,7 @@ crate::hal_thunks! {
         _flags: iree_hal_semaphore_flags_t,
         out_semaphore: Out<*mut iree_hal_semaphore_t>,
     ) -> Status {
-        out_semaphore.set(Semaphore::create(initial_value, &device.proactor, device.host_allocator.0)?);
+        out_semaphore.set(Semaphore::create(initial_value, &device.proactor, std::sync::Arc::downgrade(&device.timepoint_gates), device.host_allocator.0)?);
         Ok(())
     }
 

@@ -18,8 +18,10 @@ use crate::hal_object::{Address, Ours};
 use crate::iree_3_13::{EmbeddedAsyncSemaphore, ProactorLease};
 use crate::iree_core::host_allocator::HostAllocator;
 use crate::status::{Result, Status};
+use crate::external_timepoint::TimepointGates;
 use parking_lot::Mutex;
 use std::collections::VecDeque;
+use std::sync::Weak;
 
 /// Our `iree_hal_semaphore_t`. C sees IREE's async semaphore at its start.
 #[repr(C)]
@@ -30,6 +32,8 @@ pub struct Semaphore {
     host_allocator: HostAllocator,
     /// Values that operations already submitted to a queue will signal, in value order.
     queued_signals: Mutex<VecDeque<(u64, SignalProgressHandle)>>,
+    /// The device's HIP event gates for external timepoints (`crate::external_timepoint`).
+    timepoints: Weak<TimepointGates>,
 }
 
 crate::hal_object!(Semaphore { header: iree_hal_semaphore_t }, SEMAPHORE_VTABLE, storage: HostAllocator);
@@ -41,12 +45,17 @@ pub struct TimepointId(Address);
 impl Semaphore {
     /// Makes a semaphore at `initial_value` with one reference, in memory from
     /// `host_allocator`, on the device's proactor.
-    pub fn create(initial_value: u64, proactor: &ProactorLease, host_allocator: iree_allocator_t) -> Result<*mut iree_hal_semaphore_t> {
-        Semaphore::create_retained(initial_value, proactor, host_allocator).map(SemaphoreRef::into_raw_header)
+    pub fn create(initial_value: u64, proactor: &ProactorLease, timepoints: Weak<TimepointGates>, host_allocator: iree_allocator_t) -> Result<*mut iree_hal_semaphore_t> {
+        Semaphore::create_retained(initial_value, proactor, timepoints, host_allocator).map(SemaphoreRef::into_raw_header)
     }
 
     /// As `create`, the reference owned by the caller.
-    pub fn create_retained(initial_value: u64, proactor: &ProactorLease, host_allocator: iree_allocator_t) -> Result<SemaphoreRef> {
+    pub fn create_retained(
+        initial_value: u64,
+        proactor: &ProactorLease,
+        timepoints: Weak<TimepointGates>,
+        host_allocator: iree_allocator_t,
+    ) -> Result<SemaphoreRef> {
         crate::iree_3_13::require_async_runtime()?;
         if initial_value > IREE_HAL_SEMAPHORE_MAX_VALUE {
             return Err(crate::status!(
@@ -62,6 +71,7 @@ impl Semaphore {
             frontier: Default::default(),
             host_allocator,
             queued_signals: Mutex::new(VecDeque::new()),
+            timepoints,
         };
         let raw = crate::hal_object::into_raw_in(semaphore, host_allocator)?;
         // SAFETY: just placed at its final address and not yet shared (IREE sets its one
@@ -219,25 +229,30 @@ crate::hal_thunks! {
         semaphore.wait(value, timeout, flags)
     }
 
-    /// HIP event timepoints are not imported yet (issue 14); IREE's core handles its own
-    /// async primitives without calling this.
+    /// A HIP event the caller hands over: the semaphore reaches `value` when it completes
+    /// (`crate::external_timepoint`; IREE's core handles its own async primitives).
     fn semaphore_import_timepoint(
-        _semaphore: Ours<Semaphore>,
-        _value: u64,
-        _queue_affinity: iree_hal_queue_affinity_t,
+        semaphore: Ours<Semaphore>,
+        value: u64,
+        queue_affinity: iree_hal_queue_affinity_t,
         external_timepoint: iree_hal_external_timepoint_t,
     ) -> Status {
-        Err(crate::status!(Unimplemented, "importing external timepoints of type {} is not implemented by this HIP driver yet", external_timepoint.type_))
+        let gates = semaphore.timepoints.upgrade().ok_or_else(TimepointGates::device_gone)?;
+        gates.import(SemaphoreRef::from_ours(semaphore), value, queue_affinity, &external_timepoint)
     }
 
+    /// A recorded HIP event, the caller's, that completes once the semaphore reaches
+    /// `value` (`crate::external_timepoint`).
     fn semaphore_export_timepoint(
-        _semaphore: Ours<Semaphore>,
-        _value: u64,
-        _queue_affinity: iree_hal_queue_affinity_t,
+        semaphore: Ours<Semaphore>,
+        value: u64,
+        queue_affinity: iree_hal_queue_affinity_t,
         requested_type: iree_hal_external_timepoint_type_t,
-        _requested_flags: iree_hal_external_timepoint_flags_t,
-        _out_external_timepoint: *mut iree_hal_external_timepoint_t,
+        requested_flags: iree_hal_external_timepoint_flags_t,
+        out_external_timepoint: crate::hal_object::Mut<iree_hal_external_timepoint_t>,
     ) -> Status {
-        Err(crate::status!(Unimplemented, "exporting timepoints of type {requested_type} is not implemented by this HIP driver yet"))
+        let gates = semaphore.timepoints.upgrade().ok_or_else(TimepointGates::device_gone)?;
+        *out_external_timepoint = gates.export(semaphore, value, queue_affinity, requested_type, requested_flags)?;
+        Ok(())
     }
 }

@@ -3,6 +3,7 @@
 use super::{hip_export, write_out};
 use crate::context;
 use crate::stream::{self, Stream};
+use crate::stream_ops::{self, WaitCondition, Width, Word};
 use crate::types::*;
 use core::ffi::{c_int, c_uint, c_void};
 
@@ -128,5 +129,53 @@ hip_export!(
                 unsafe { (callback.function)(callback.user_data as *mut c_void) }
             }))
             .map(|_| ())
+    }
+);
+
+// ---- stream memory operations (src/stream_ops.rs) ---------------------------------------
+
+hip_export!(
+    /// Later work on the stream waits until `(*ptr & mask)` meets `value` under `flags`
+    /// (hipStreamWaitValueGte/Eq/And/Nor). `ptr`: non-null, 4-byte aligned host memory.
+    fn hipStreamWaitValue32(handle: hipStream_t, ptr: *mut c_void, value: u32, flags: c_uint, mask: u32) {
+        let word = Word::new(ptr, Width::Bits32)?;
+        let condition = WaitCondition::from_flags(flags)?;
+        let target = stream::resolve(handle as usize)?;
+        stream_ops::enqueue_wait(&target, word, condition, value as u64, mask as u64)
+    }
+);
+
+hip_export!(
+    /// As hipStreamWaitValue32 on an 8-byte aligned 64-bit word.
+    fn hipStreamWaitValue64(handle: hipStream_t, ptr: *mut c_void, value: u64, flags: c_uint, mask: u64) {
+        let word = Word::new(ptr, Width::Bits64)?;
+        let condition = WaitCondition::from_flags(flags)?;
+        let target = stream::resolve(handle as usize)?;
+        stream_ops::enqueue_wait(&target, word, condition, value, mask)
+    }
+);
+
+hip_export!(
+    /// Stores `value` at `ptr` (non-null, 4-byte aligned) after earlier work on the stream;
+    /// `flags` must be 0.
+    fn hipStreamWriteValue32(handle: hipStream_t, ptr: *mut c_void, value: u32, flags: c_uint) {
+        let word = Word::new(ptr, Width::Bits32)?;
+        if flags != 0 {
+            return Err(hipErrorInvalidValue);
+        }
+        let target = stream::resolve(handle as usize)?;
+        stream_ops::enqueue_write(&target, word, value as u64)
+    }
+);
+
+hip_export!(
+    /// As hipStreamWriteValue32 for an 8-byte aligned 64-bit word.
+    fn hipStreamWriteValue64(handle: hipStream_t, ptr: *mut c_void, value: u64, flags: c_uint) {
+        let word = Word::new(ptr, Width::Bits64)?;
+        if flags != 0 {
+            return Err(hipErrorInvalidValue);
+        }
+        let target = stream::resolve(handle as usize)?;
+        stream_ops::enqueue_write(&target, word, value)
     }
 );

@@ -6,6 +6,7 @@
 #include "software_hip.h"
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #define CHECK(call)                                                              \
   do {                                                                           \
@@ -115,6 +116,31 @@ int main(void) {
   CHECK(hipMemPoolGetAttribute(pool, hipMemPoolAttrReservedMemCurrent, &reserved));
   EXPECT(reserved == 0);
   CHECK(hipMemPoolDestroy(pool));
+
+  // Stream memory operations through the C prototypes: 32- and 64-bit values and masks.
+  int can_wait = 0;
+  CHECK(hipDeviceGetAttribute(&can_wait, hipDeviceAttributeCanUseStreamWaitValue, 0));
+  EXPECT(can_wait == 1);
+  uint64_t* signal = NULL;
+  CHECK(hipHostMalloc((void**)&signal, 2 * sizeof(uint64_t), 0));
+  signal[0] = 0;
+  signal[1] = 0;
+  uint32_t* signal32 = (uint32_t*)&signal[1];
+  CHECK(hipStreamWriteValue64(stream, &signal[0], 0x100000005ull, 0));
+  CHECK(hipStreamWaitValue64(stream, &signal[0], 0x100000000ull, hipStreamWaitValueEq, 0xffffffff00000000ull));
+  CHECK(hipStreamWriteValue32(stream, &signal32[1], 0x80000007u, 0));
+  CHECK(hipStreamWaitValue32(stream, &signal32[1], 0x80000000u, hipStreamWaitValueGte, 0xffffffffu));
+  EXPECT(hipStreamWaitValue32(stream, signal32, 0, 4, 0xffffffffu) == hipErrorInvalidValue);
+  EXPECT(hipStreamWriteValue64(stream, signal32 + 1, 0, 0) == hipErrorInvalidValue);
+  // Bounded: a value or mask passed wrongly would leave the wait blocked, not hang the check.
+  hipError_t query = hipErrorNotReady;
+  for (int i = 0; i < 10000 && query == hipErrorNotReady; ++i) {
+    query = hipStreamQuery(stream);
+    if (query == hipErrorNotReady) usleep(1000);
+  }
+  CHECK(query);
+  EXPECT(signal[0] == 0x100000005ull && signal32[0] == 0 && signal32[1] == 0x80000007u);
+  CHECK(hipHostFree(signal));
 
   CHECK(hipGraphExecDestroy(exec));
   CHECK(hipGraphDestroy(graph));

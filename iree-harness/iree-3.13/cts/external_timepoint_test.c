@@ -1,0 +1,276 @@
+// IREE 3.13's semaphore timepoints as HIP events through our driver's 3.13 build
+// (iree_hal_semaphore_import_timepoint / export_timepoint, type HIP_EVENT):
+// - export: the event is recorded when the call returns, so a stream of the caller's that
+//   waits on it waits until the semaphore reaches the value, even though the value is
+//   signalled later from the host; a value already reached completes at once; exports of
+//   different semaphores complete independently; destroying the device completes events
+//   still pending; other types are INVALID_ARGUMENT;
+// - import: the semaphore reaches the value once the caller's event completes (queue work
+//   waiting on the semaphore runs after it); timepoints that are not HIP events or not
+//   DEVICE_WAIT are INVALID_ARGUMENT.
+// libamdhip64.so is the one IREE_HIP_DYLIB_PATH names (the software HIP device).
+#include <dlfcn.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "iree/async/util/proactor_pool.h"
+#include "iree/base/api.h"
+#include "iree/base/threading/numa.h"
+#include "iree/hal/api.h"
+#include "iree/hal/drivers/hip/registration/driver_module.h"
+
+#define CHECK(cond)                                                            \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
+      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+      exit(1);                                                                 \
+    }                                                                          \
+  } while (0)
+
+#define HIP_SUCCESS 0
+#define HIP_ERROR_NOT_READY 600
+
+typedef void* hip_stream_t;
+typedef void* hip_event_t;
+static int (*hip_init)(unsigned);
+static int (*hip_set_device)(int);
+static int (*hip_stream_create)(hip_stream_t*);
+static int (*hip_stream_destroy)(hip_stream_t);
+static int (*hip_stream_synchronize)(hip_stream_t);
+static int (*hip_stream_wait_event)(hip_stream_t, hip_event_t, unsigned);
+static int (*hip_launch_host_func)(hip_stream_t, void (*)(void*), void*);
+static int (*hip_event_create)(hip_event_t*);
+static int (*hip_event_record)(hip_event_t, hip_stream_t);
+static int (*hip_event_query)(hip_event_t);
+static int (*hip_event_synchronize)(hip_event_t);
+static int (*hip_event_destroy)(hip_event_t);
+
+static void load_hip(void) {
+  const char* dir = getenv("IREE_HIP_DYLIB_PATH");
+  CHECK(dir);
+  char path[4096];
+  snprintf(path, sizeof(path), "%s/libamdhip64.so", dir);
+  void* hip = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  CHECK(hip);
+#define LOAD(var, name)                 \
+  *(void**)(&var) = dlsym(hip, name);   \
+  CHECK(var);
+  LOAD(hip_init, "hipInit");
+  LOAD(hip_set_device, "hipSetDevice");
+  LOAD(hip_stream_create, "hipStreamCreate");
+  LOAD(hip_stream_destroy, "hipStreamDestroy");
+  LOAD(hip_stream_synchronize, "hipStreamSynchronize");
+  LOAD(hip_stream_wait_event, "hipStreamWaitEvent");
+  LOAD(hip_launch_host_func, "hipLaunchHostFunc");
+  LOAD(hip_event_create, "hipEventCreate");
+  LOAD(hip_event_record, "hipEventRecord");
+  LOAD(hip_event_query, "hipEventQuery");
+  LOAD(hip_event_synchronize, "hipEventSynchronize");
+  LOAD(hip_event_destroy, "hipEventDestroy");
+#undef LOAD
+  CHECK(hip_init(0) == HIP_SUCCESS);
+  CHECK(hip_set_device(0) == HIP_SUCCESS);
+}
+
+static void sleep_ms(long ms) {
+  struct timespec pause = {ms / 1000, (ms % 1000) * 1000000};
+  nanosleep(&pause, NULL);
+}
+
+static void mark(void* flag) { atomic_store((atomic_int*)flag, 1); }
+
+// Holds a stream until |flag| is set.
+static void hold(void* flag) {
+  while (!atomic_load((atomic_int*)flag)) sleep_ms(1);
+}
+
+static iree_status_code_t code_of(iree_status_t status) {
+  iree_status_code_t code = iree_status_code(status);
+  if (!iree_status_is_ok(status)) {
+    iree_status_fprint(stdout, status);
+    fprintf(stdout, "\n");
+  }
+  iree_status_free(status);
+  return code;
+}
+
+static iree_hal_semaphore_t* new_semaphore(iree_hal_device_t* device) {
+  iree_hal_semaphore_t* semaphore = NULL;
+  IREE_CHECK_OK(iree_hal_semaphore_create(device, IREE_HAL_QUEUE_AFFINITY_ANY, 0,
+                                          IREE_HAL_SEMAPHORE_FLAG_DEFAULT,
+                                          &semaphore));
+  return semaphore;
+}
+
+static hip_event_t export_event(iree_hal_semaphore_t* semaphore, uint64_t value) {
+  iree_hal_external_timepoint_t timepoint;
+  memset(&timepoint, 0, sizeof(timepoint));
+  IREE_CHECK_OK(iree_hal_semaphore_export_timepoint(
+      semaphore, value, IREE_HAL_QUEUE_AFFINITY_ANY,
+      IREE_HAL_EXTERNAL_TIMEPOINT_TYPE_HIP_EVENT,
+      IREE_HAL_EXTERNAL_TIMEPOINT_FLAG_NONE, &timepoint));
+  CHECK(timepoint.type == IREE_HAL_EXTERNAL_TIMEPOINT_TYPE_HIP_EVENT);
+  CHECK(timepoint.compatibility & IREE_HAL_SEMAPHORE_COMPATIBILITY_DEVICE_WAIT);
+  CHECK(timepoint.handle.hip_event);
+  return timepoint.handle.hip_event;
+}
+
+static void signal_on_host(iree_hal_semaphore_t* semaphore, uint64_t value) {
+  IREE_CHECK_OK(iree_hal_semaphore_signal(semaphore, value, NULL));
+}
+
+static void test_export(iree_hal_device_t* device) {
+  // A later host signal: the caller's stream waits for it.
+  iree_hal_semaphore_t* semaphore = new_semaphore(device);
+  hip_event_t event = export_event(semaphore, 2);
+  CHECK(hip_event_query(event) == HIP_ERROR_NOT_READY);
+  hip_stream_t stream = NULL;
+  CHECK(hip_stream_create(&stream) == HIP_SUCCESS);
+  atomic_int ran = 0;
+  CHECK(hip_stream_wait_event(stream, event, 0) == HIP_SUCCESS);
+  CHECK(hip_launch_host_func(stream, mark, &ran) == HIP_SUCCESS);
+  signal_on_host(semaphore, 1);
+  sleep_ms(50);
+  CHECK(!atomic_load(&ran));
+  CHECK(hip_event_query(event) == HIP_ERROR_NOT_READY);
+  signal_on_host(semaphore, 2);
+  CHECK(hip_stream_synchronize(stream) == HIP_SUCCESS);
+  CHECK(atomic_load(&ran));
+  CHECK(hip_event_query(event) == HIP_SUCCESS);
+  CHECK(hip_event_destroy(event) == HIP_SUCCESS);
+
+  // Already reached: complete at once.
+  event = export_event(semaphore, 2);
+  CHECK(hip_event_synchronize(event) == HIP_SUCCESS);
+  CHECK(hip_event_destroy(event) == HIP_SUCCESS);
+
+  // Pending exports of different semaphores do not wait for one another, whatever the
+  // order they were exported in.
+  iree_hal_semaphore_t* other = new_semaphore(device);
+  hip_event_t first = export_event(semaphore, 7);
+  hip_event_t second = export_event(other, 1);
+  signal_on_host(other, 1);
+  CHECK(hip_event_synchronize(second) == HIP_SUCCESS);
+  CHECK(hip_event_query(first) == HIP_ERROR_NOT_READY);
+  signal_on_host(semaphore, 7);
+  CHECK(hip_event_synchronize(first) == HIP_SUCCESS);
+  CHECK(hip_event_destroy(first) == HIP_SUCCESS);
+  CHECK(hip_event_destroy(second) == HIP_SUCCESS);
+
+  // Only HIP events.
+  iree_hal_external_timepoint_t timepoint;
+  CHECK(code_of(iree_hal_semaphore_export_timepoint(
+            semaphore, 9, IREE_HAL_QUEUE_AFFINITY_ANY,
+            IREE_HAL_EXTERNAL_TIMEPOINT_TYPE_CUDA_EVENT,
+            IREE_HAL_EXTERNAL_TIMEPOINT_FLAG_NONE, &timepoint)) ==
+        IREE_STATUS_INVALID_ARGUMENT);
+
+  CHECK(hip_stream_destroy(stream) == HIP_SUCCESS);
+  iree_hal_semaphore_release(other);
+  iree_hal_semaphore_release(semaphore);
+  printf("export: ok\n");
+}
+
+static void test_import(iree_hal_device_t* device) {
+  iree_hal_semaphore_t* imported = new_semaphore(device);
+  iree_hal_semaphore_t* done = new_semaphore(device);
+  // Queue work that waits on the imported value.
+  uint64_t one = 1;
+  iree_hal_semaphore_list_t waits = {1, &imported, &one};
+  iree_hal_semaphore_list_t signals = {1, &done, &one};
+  IREE_CHECK_OK(iree_hal_device_queue_barrier(device, IREE_HAL_QUEUE_AFFINITY_ANY,
+                                              waits, signals,
+                                              IREE_HAL_EXECUTE_FLAG_NONE));
+
+  // The caller's event, behind work of the caller's that holds its stream.
+  hip_stream_t stream = NULL;
+  CHECK(hip_stream_create(&stream) == HIP_SUCCESS);
+  atomic_int released = 0;
+  CHECK(hip_launch_host_func(stream, hold, &released) == HIP_SUCCESS);
+  hip_event_t event = NULL;
+  CHECK(hip_event_create(&event) == HIP_SUCCESS);
+  CHECK(hip_event_record(event, stream) == HIP_SUCCESS);
+
+  iree_hal_external_timepoint_t timepoint;
+  memset(&timepoint, 0, sizeof(timepoint));
+  timepoint.type = IREE_HAL_EXTERNAL_TIMEPOINT_TYPE_HIP_EVENT;
+  timepoint.compatibility = IREE_HAL_SEMAPHORE_COMPATIBILITY_HOST_WAIT;
+  timepoint.handle.hip_event = event;
+  // Not DEVICE_WAIT, or not a HIP event: refused (the event stays the caller's).
+  CHECK(code_of(iree_hal_semaphore_import_timepoint(
+            imported, 1, IREE_HAL_QUEUE_AFFINITY_ANY, timepoint)) ==
+        IREE_STATUS_INVALID_ARGUMENT);
+  timepoint.compatibility = IREE_HAL_SEMAPHORE_COMPATIBILITY_DEVICE_WAIT;
+  timepoint.type = IREE_HAL_EXTERNAL_TIMEPOINT_TYPE_CUDA_EVENT;
+  CHECK(code_of(iree_hal_semaphore_import_timepoint(
+            imported, 1, IREE_HAL_QUEUE_AFFINITY_ANY, timepoint)) ==
+        IREE_STATUS_INVALID_ARGUMENT);
+  timepoint.type = IREE_HAL_EXTERNAL_TIMEPOINT_TYPE_HIP_EVENT;
+  IREE_CHECK_OK(iree_hal_semaphore_import_timepoint(
+      imported, 1, IREE_HAL_QUEUE_AFFINITY_ANY, timepoint));
+
+  CHECK(code_of(iree_hal_semaphore_wait(done, 1, iree_make_timeout_ms(50),
+                                        IREE_ASYNC_WAIT_FLAG_NONE)) ==
+        IREE_STATUS_DEADLINE_EXCEEDED);
+  atomic_store(&released, 1);
+  IREE_CHECK_OK(iree_hal_semaphore_wait(done, 1, iree_infinite_timeout(),
+                                        IREE_ASYNC_WAIT_FLAG_NONE));
+  uint64_t value = 0;
+  IREE_CHECK_OK(iree_hal_semaphore_query(imported, &value));
+  CHECK(value == 1);
+
+  CHECK(hip_stream_synchronize(stream) == HIP_SUCCESS);
+  CHECK(hip_stream_destroy(stream) == HIP_SUCCESS);
+  iree_hal_semaphore_release(done);
+  iree_hal_semaphore_release(imported);
+  printf("import: ok\n");
+}
+
+// Destroys |device| with an exported event still pending: the event completes.
+static void test_export_outlived_by_event(iree_hal_device_t* device) {
+  iree_hal_semaphore_t* semaphore = new_semaphore(device);
+  hip_event_t event = export_event(semaphore, 1);
+  CHECK(hip_event_query(event) == HIP_ERROR_NOT_READY);
+  iree_hal_device_release(device);
+  CHECK(hip_event_synchronize(event) == HIP_SUCCESS);
+  CHECK(hip_event_destroy(event) == HIP_SUCCESS);
+  iree_hal_external_timepoint_t timepoint;
+  CHECK(code_of(iree_hal_semaphore_export_timepoint(
+            semaphore, 2, IREE_HAL_QUEUE_AFFINITY_ANY,
+            IREE_HAL_EXTERNAL_TIMEPOINT_TYPE_HIP_EVENT,
+            IREE_HAL_EXTERNAL_TIMEPOINT_FLAG_NONE, &timepoint)) ==
+        IREE_STATUS_FAILED_PRECONDITION);
+  iree_hal_semaphore_release(semaphore);
+  printf("export outlived by its event: ok\n");
+}
+
+int main(void) {
+  load_hip();
+  iree_allocator_t host_allocator = iree_allocator_system();
+  iree_hal_driver_registry_t* registry = iree_hal_driver_registry_default();
+  IREE_CHECK_OK(iree_hal_hip_driver_module_register(registry));
+  iree_hal_driver_t* driver = NULL;
+  IREE_CHECK_OK(iree_hal_driver_registry_try_create(registry, IREE_SV("hip"),
+                                                    host_allocator, &driver));
+  iree_async_proactor_pool_t* proactors = NULL;
+  IREE_CHECK_OK(iree_async_proactor_pool_create(
+      iree_numa_node_count(), NULL, iree_async_proactor_pool_options_default(),
+      host_allocator, &proactors));
+  iree_hal_device_create_params_t create_params =
+      iree_hal_device_create_params_default();
+  create_params.proactor_pool = proactors;
+  iree_hal_device_t* device = NULL;
+  IREE_CHECK_OK(iree_hal_driver_create_default_device(driver, &create_params,
+                                                      host_allocator, &device));
+  test_export(device);
+  test_import(device);
+  test_export_outlived_by_event(device);
+
+  iree_async_proactor_pool_release(proactors);
+  iree_hal_driver_release(driver);
+  printf("external_timepoint_test: all passed\n");
+  return 0;
+}
