@@ -8,29 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "iree/async/util/proactor_pool.h"
-#include "iree/base/api.h"
-#include "iree/base/threading/numa.h"
-#include "iree/hal/api.h"
-#include "iree/hal/drivers/hip/registration/driver_module.h"
-
-#define CHECK(cond)                                                            \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      exit(1);                                                                 \
-    }                                                                          \
-  } while (0)
-
-static iree_status_code_t code_of(iree_status_t status) {
-  iree_status_code_t code = iree_status_code(status);
-  if (!iree_status_is_ok(status)) {
-    iree_status_fprint(stdout, status);
-    fprintf(stdout, "\n");
-  }
-  iree_status_free(status);
-  return code;
-}
+#include "c_test_util.h"
 
 static uint8_t* read_file(const char* path, size_t* out_length) {
   FILE* file = fopen(path, "rb");
@@ -64,19 +42,9 @@ static uint8_t* read_file(const char* path, size_t* out_length) {
 
 int main(int argc, char** argv) {
   CHECK(argc == 2);
-  iree_allocator_t host_allocator = iree_allocator_system();
-  iree_hal_driver_registry_t* registry = iree_hal_driver_registry_default();
-  IREE_CHECK_OK(iree_hal_hip_driver_module_register(registry));
-  iree_hal_driver_t* driver = NULL;
-  IREE_CHECK_OK(iree_hal_driver_registry_try_create(registry, IREE_SV("hip"), host_allocator, &driver));
-  iree_async_proactor_pool_t* pool = NULL;
-  IREE_CHECK_OK(iree_async_proactor_pool_create(iree_numa_node_count(), NULL,
-                                                iree_async_proactor_pool_options_default(),
-                                                host_allocator, &pool));
-  iree_hal_device_create_params_t create_params = iree_hal_device_create_params_default();
-  create_params.proactor_pool = pool;
-  iree_hal_device_t* device = NULL;
-  IREE_CHECK_OK(iree_hal_driver_create_default_device(driver, &create_params, host_allocator, &device));
+  iree_hal_driver_t* driver = test_registered_driver();
+  test_proactors_t proactors = test_proactors_create();
+  iree_hal_device_t* device = test_default_device(driver, &proactors);
 
   size_t data_length = 0;
   uint8_t* data = read_file(argv[1], &data_length);
@@ -145,7 +113,7 @@ int main(int argc, char** argv) {
   iree_hal_buffer_release(host);
   iree_hal_buffer_release(global);
   iree_hal_device_release(device);
-  iree_async_proactor_pool_release(pool);
+  iree_async_proactor_pool_release(proactors.pool);
   iree_hal_driver_release(driver);
   printf("executable_global_test: all passed\n");
   return 0;

@@ -11,19 +11,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "iree/async/util/proactor_pool.h"
-#include "iree/base/api.h"
-#include "iree/base/threading/numa.h"
-#include "iree/hal/api.h"
 #include "iree/hal/drivers/hip/api.h"
 
-#define CHECK(cond)                                                            \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      exit(1);                                                                 \
-    }                                                                          \
-  } while (0)
+#include "c_test_util.h"
 
 typedef void* hip_stream_t;
 typedef int (*hip_set_device_fn)(int);
@@ -51,16 +41,6 @@ static void* hip_symbol(void* library, const char* name) {
   if (!symbol) fprintf(stderr, "missing %s\n", name);
   CHECK(symbol);
   return symbol;
-}
-
-static iree_status_code_t code_of(iree_status_t status) {
-  iree_status_code_t code = iree_status_code(status);
-  if (!iree_status_is_ok(status)) {
-    iree_status_fprint(stdout, status);
-    fprintf(stdout, "\n");
-  }
-  iree_status_free(status);
-  return code;
 }
 
 int main(void) {
@@ -95,22 +75,16 @@ int main(void) {
   IREE_CHECK_OK(iree_hal_hip_driver_create(IREE_SV("hip"), &driver_options,
                                            &params, host_allocator, &driver));
 
-  iree_async_proactor_pool_t* proactors = NULL;
-  IREE_CHECK_OK(iree_async_proactor_pool_create(
-      iree_numa_node_count(), NULL, iree_async_proactor_pool_options_default(),
-      host_allocator, &proactors));
-  iree_hal_device_create_params_t create_params =
-      iree_hal_device_create_params_default();
-  create_params.proactor_pool = proactors;
+  test_proactors_t proactors = test_proactors_create();
 
   // Two GPUs cannot share one caller's stream.
   iree_hal_device_t* device = NULL;
   CHECK(code_of(iree_hal_driver_create_device_by_path(
-            driver, IREE_SV("hip"), IREE_SV("0,1"), 0, NULL, &create_params,
+            driver, IREE_SV("hip"), IREE_SV("0,1"), 0, NULL, &proactors.create_params,
             host_allocator, &device)) == IREE_STATUS_INVALID_ARGUMENT);
   CHECK(device == NULL);
 
-  IREE_CHECK_OK(iree_hal_driver_create_default_device(driver, &create_params,
+  IREE_CHECK_OK(iree_hal_driver_create_default_device(driver, &proactors.create_params,
                                                       host_allocator, &device));
 
   // The caller's work first, then the device's barrier behind it.
@@ -143,7 +117,7 @@ int main(void) {
   CHECK(hip_stream_destroy(stream) == 0);
   printf("the stream outlives the device: ok\n");
 
-  iree_async_proactor_pool_release(proactors);
+  iree_async_proactor_pool_release(proactors.pool);
   iree_hal_driver_release(driver);
   printf("external_stream_test: all passed\n");
   return 0;

@@ -16,19 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "iree/async/util/proactor_pool.h"
-#include "iree/base/api.h"
-#include "iree/base/threading/numa.h"
-#include "iree/hal/api.h"
-#include "iree/hal/drivers/hip/registration/driver_module.h"
-
-#define CHECK(cond)                                                            \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      exit(1);                                                                 \
-    }                                                                          \
-  } while (0)
+#include "c_test_util.h"
 
 #define HIP_SUCCESS 0
 #define HIP_ERROR_NOT_READY 600
@@ -87,24 +75,6 @@ static void hold(void* flag) {
   while (!atomic_load((atomic_int*)flag)) sleep_ms(1);
 }
 
-static iree_status_code_t code_of(iree_status_t status) {
-  iree_status_code_t code = iree_status_code(status);
-  if (!iree_status_is_ok(status)) {
-    iree_status_fprint(stdout, status);
-    fprintf(stdout, "\n");
-  }
-  iree_status_free(status);
-  return code;
-}
-
-static iree_hal_semaphore_t* new_semaphore(iree_hal_device_t* device) {
-  iree_hal_semaphore_t* semaphore = NULL;
-  IREE_CHECK_OK(iree_hal_semaphore_create(device, IREE_HAL_QUEUE_AFFINITY_ANY, 0,
-                                          IREE_HAL_SEMAPHORE_FLAG_DEFAULT,
-                                          &semaphore));
-  return semaphore;
-}
-
 static hip_event_t export_event(iree_hal_semaphore_t* semaphore, uint64_t value) {
   iree_hal_external_timepoint_t timepoint;
   memset(&timepoint, 0, sizeof(timepoint));
@@ -124,7 +94,7 @@ static void signal_on_host(iree_hal_semaphore_t* semaphore, uint64_t value) {
 
 static void test_export(iree_hal_device_t* device) {
   // A later host signal: the caller's stream waits for it.
-  iree_hal_semaphore_t* semaphore = new_semaphore(device);
+  iree_hal_semaphore_t* semaphore = test_semaphore(device);
   hip_event_t event = export_event(semaphore, 2);
   CHECK(hip_event_query(event) == HIP_ERROR_NOT_READY);
   hip_stream_t stream = NULL;
@@ -149,7 +119,7 @@ static void test_export(iree_hal_device_t* device) {
 
   // Pending exports of different semaphores do not wait for one another, whatever the
   // order they were exported in.
-  iree_hal_semaphore_t* other = new_semaphore(device);
+  iree_hal_semaphore_t* other = test_semaphore(device);
   hip_event_t first = export_event(semaphore, 7);
   hip_event_t second = export_event(other, 1);
   signal_on_host(other, 1);
@@ -175,8 +145,8 @@ static void test_export(iree_hal_device_t* device) {
 }
 
 static void test_import(iree_hal_device_t* device) {
-  iree_hal_semaphore_t* imported = new_semaphore(device);
-  iree_hal_semaphore_t* done = new_semaphore(device);
+  iree_hal_semaphore_t* imported = test_semaphore(device);
+  iree_hal_semaphore_t* done = test_semaphore(device);
   // Queue work that waits on the imported value.
   uint64_t one = 1;
   iree_hal_semaphore_list_t waits = {1, &imported, &one};
@@ -231,7 +201,7 @@ static void test_import(iree_hal_device_t* device) {
 
 // Destroys |device| with an exported event still pending: the event completes.
 static void test_export_outlived_by_event(iree_hal_device_t* device) {
-  iree_hal_semaphore_t* semaphore = new_semaphore(device);
+  iree_hal_semaphore_t* semaphore = test_semaphore(device);
   hip_event_t event = export_event(semaphore, 1);
   CHECK(hip_event_query(event) == HIP_ERROR_NOT_READY);
   iree_hal_device_release(device);
@@ -249,27 +219,14 @@ static void test_export_outlived_by_event(iree_hal_device_t* device) {
 
 int main(void) {
   load_hip();
-  iree_allocator_t host_allocator = iree_allocator_system();
-  iree_hal_driver_registry_t* registry = iree_hal_driver_registry_default();
-  IREE_CHECK_OK(iree_hal_hip_driver_module_register(registry));
-  iree_hal_driver_t* driver = NULL;
-  IREE_CHECK_OK(iree_hal_driver_registry_try_create(registry, IREE_SV("hip"),
-                                                    host_allocator, &driver));
-  iree_async_proactor_pool_t* proactors = NULL;
-  IREE_CHECK_OK(iree_async_proactor_pool_create(
-      iree_numa_node_count(), NULL, iree_async_proactor_pool_options_default(),
-      host_allocator, &proactors));
-  iree_hal_device_create_params_t create_params =
-      iree_hal_device_create_params_default();
-  create_params.proactor_pool = proactors;
-  iree_hal_device_t* device = NULL;
-  IREE_CHECK_OK(iree_hal_driver_create_default_device(driver, &create_params,
-                                                      host_allocator, &device));
+  iree_hal_driver_t* driver = test_registered_driver();
+  test_proactors_t proactors = test_proactors_create();
+  iree_hal_device_t* device = test_default_device(driver, &proactors);
   test_export(device);
   test_import(device);
   test_export_outlived_by_event(device);
 
-  iree_async_proactor_pool_release(proactors);
+  iree_async_proactor_pool_release(proactors.pool);
   iree_hal_driver_release(driver);
   printf("external_timepoint_test: all passed\n");
   return 0;

@@ -12,30 +12,9 @@
 #include <string.h>
 
 #include "iree/async/frontier_tracker.h"
-#include "iree/async/util/proactor_pool.h"
-#include "iree/base/api.h"
-#include "iree/base/threading/numa.h"
-#include "iree/hal/api.h"
-#include "iree/hal/drivers/hip/registration/driver_module.h"
 #include "iree/hal/memory/fixed_block_pool.h"
 
-#define CHECK(cond)                                                            \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      exit(1);                                                                 \
-    }                                                                          \
-  } while (0)
-
-static iree_status_code_t code_of(iree_status_t status) {
-  iree_status_code_t code = iree_status_code(status);
-  if (!iree_status_is_ok(status)) {
-    iree_status_fprint(stdout, status);
-    fprintf(stdout, "\n");
-  }
-  iree_status_free(status);
-  return code;
-}
+#include "c_test_util.h"
 
 static const iree_hal_queue_affinity_t kQueue0 = 1;
 static const iree_device_size_t kBlockSize = 4096;
@@ -47,14 +26,6 @@ static iree_hal_buffer_params_t alloca_params(void) {
   params.usage =
       IREE_HAL_BUFFER_USAGE_TRANSFER | IREE_HAL_BUFFER_USAGE_DISPATCH_STORAGE;
   return params;
-}
-
-static iree_hal_semaphore_t* new_semaphore(iree_hal_device_t* device) {
-  iree_hal_semaphore_t* semaphore = NULL;
-  IREE_CHECK_OK(iree_hal_semaphore_create(device, IREE_HAL_QUEUE_AFFINITY_ANY, 0,
-                                          IREE_HAL_SEMAPHORE_FLAG_DEFAULT,
-                                          &semaphore));
-  return semaphore;
 }
 
 static void wait_for(iree_hal_semaphore_t* semaphore, uint64_t value) {
@@ -101,7 +72,7 @@ static iree_hal_buffer_t* alloca_block(iree_hal_device_t* device,
 
 static void dealloca_and_wait(iree_hal_device_t* device,
                               iree_hal_buffer_t* buffer) {
-  iree_hal_semaphore_t* done = new_semaphore(device);
+  iree_hal_semaphore_t* done = test_semaphore(device);
   uint64_t one = 1;
   iree_hal_semaphore_list_t signals = {1, &done, &one};
   IREE_CHECK_OK(iree_hal_device_queue_dealloca(
@@ -113,7 +84,7 @@ static void dealloca_and_wait(iree_hal_device_t* device,
 
 static void fill_and_wait(iree_hal_device_t* device, iree_hal_buffer_t* buffer,
                           uint32_t pattern) {
-  iree_hal_semaphore_t* done = new_semaphore(device);
+  iree_hal_semaphore_t* done = test_semaphore(device);
   uint64_t one = 1;
   iree_hal_semaphore_list_t signals = {1, &done, &one};
   IREE_CHECK_OK(iree_hal_device_queue_fill(
@@ -134,7 +105,7 @@ static uint32_t first_word(iree_hal_device_t* device, iree_hal_buffer_t* buffer)
 static void test_epoch_query_reuse(iree_hal_device_t* device) {
   iree_hal_pool_t* pool = one_block_pool(device, /*with_epoch_query=*/true);
 
-  iree_hal_semaphore_t* first_ready = new_semaphore(device);
+  iree_hal_semaphore_t* first_ready = test_semaphore(device);
   iree_hal_buffer_t* first =
       alloca_block(device, pool, first_ready, IREE_HAL_ALLOCA_FLAG_NONE);
   wait_for(first_ready, 1);
@@ -143,7 +114,7 @@ static void test_epoch_query_reuse(iree_hal_device_t* device) {
   iree_hal_buffer_release(first);
 
   // The dealloca finished: the epoch query proves it, so no flag is needed.
-  iree_hal_semaphore_t* second_ready = new_semaphore(device);
+  iree_hal_semaphore_t* second_ready = test_semaphore(device);
   iree_hal_buffer_t* second =
       alloca_block(device, pool, second_ready, IREE_HAL_ALLOCA_FLAG_NONE);
   wait_for(second_ready, 1);
@@ -178,12 +149,12 @@ static void test_unknown_queue(iree_hal_device_t* device) {
 static void test_parked_alloca_cancelled(iree_hal_device_t* device,
                                          iree_hal_device_group_t* group) {
   iree_hal_pool_t* pool = one_block_pool(device, /*with_epoch_query=*/false);
-  iree_hal_semaphore_t* held_ready = new_semaphore(device);
+  iree_hal_semaphore_t* held_ready = test_semaphore(device);
   iree_hal_buffer_t* held =
       alloca_block(device, pool, held_ready, IREE_HAL_ALLOCA_FLAG_NONE);
   wait_for(held_ready, 1);
 
-  iree_hal_semaphore_t* parked_ready = new_semaphore(device);
+  iree_hal_semaphore_t* parked_ready = test_semaphore(device);
   iree_hal_buffer_t* parked = alloca_block(
       device, pool, parked_ready, IREE_HAL_ALLOCA_FLAG_ALLOW_POOL_WAIT_FRONTIER);
   iree_hal_pool_stats_t stats;
@@ -206,28 +177,15 @@ static void test_parked_alloca_cancelled(iree_hal_device_t* device,
 
 int main(void) {
   iree_allocator_t host_allocator = iree_allocator_system();
-  iree_hal_driver_registry_t* registry = iree_hal_driver_registry_default();
-  IREE_CHECK_OK(iree_hal_hip_driver_module_register(registry));
-  iree_hal_driver_t* driver = NULL;
-  IREE_CHECK_OK(iree_hal_driver_registry_try_create(registry, IREE_SV("hip"),
-                                                    host_allocator, &driver));
-  iree_async_proactor_pool_t* proactors = NULL;
-  IREE_CHECK_OK(iree_async_proactor_pool_create(
-      iree_numa_node_count(), NULL, iree_async_proactor_pool_options_default(),
-      host_allocator, &proactors));
-  iree_hal_device_create_params_t create_params =
-      iree_hal_device_create_params_default();
-  create_params.proactor_pool = proactors;
-
+  iree_hal_driver_t* driver = test_registered_driver();
+  test_proactors_t proactors = test_proactors_create();
   // IREE's core offers pool backends only for devices in a device group.
   iree_async_frontier_tracker_t* tracker = NULL;
   IREE_CHECK_OK(iree_async_frontier_tracker_create(
       iree_async_frontier_tracker_options_default(), host_allocator, &tracker));
 
-  iree_hal_device_t* device = NULL;
+  iree_hal_device_t* device = test_default_device(driver, &proactors);
   iree_hal_device_group_t* group = NULL;
-  IREE_CHECK_OK(iree_hal_driver_create_default_device(driver, &create_params,
-                                                      host_allocator, &device));
   IREE_CHECK_OK(iree_hal_device_group_create_from_device(device, tracker,
                                                          host_allocator, &group));
   test_epoch_query_reuse(device);
@@ -235,14 +193,13 @@ int main(void) {
   iree_hal_device_group_release(group);
   iree_hal_device_release(device);
 
-  IREE_CHECK_OK(iree_hal_driver_create_default_device(driver, &create_params,
-                                                      host_allocator, &device));
+  device = test_default_device(driver, &proactors);
   IREE_CHECK_OK(iree_hal_device_group_create_from_device(device, tracker,
                                                          host_allocator, &group));
   test_parked_alloca_cancelled(device, group);
 
   iree_async_frontier_tracker_release(tracker);
-  iree_async_proactor_pool_release(proactors);
+  iree_async_proactor_pool_release(proactors.pool);
   iree_hal_driver_release(driver);
   printf("queue_pool_test: all passed\n");
   return 0;
