@@ -7,47 +7,57 @@
 //! semaphore and destroys the event, whose ownership came with it. One thread each, so that
 //! imports completing in any order never wait for one another.
 //!
-//! Export: the caller gets a HIP event that completes once the semaphore reaches the value.
-//! A HIP event must be recorded before anyone waits on it (waiting on an event never
-//! recorded returns at once), so the event is recorded before the call returns, on a gate:
-//! a stream of ours that first waits (hipStreamWaitValue64) for a pinned host word the
-//! semaphore's timepoint sets. Each pending export has its own gate, so exports of
-//! unrelated values never wait for one another; a gate goes back to its GPU's free list
-//! when the stream passed the record. A value already reached is recorded on an idle gate
-//! and completes at once. A semaphore that fails opens its gates too (a HIP event has no
-//! way to say "failed"; the semaphore says why). IREE's C driver, by contrast, records an
-//! exported event only when the signalling work is scheduled, so a caller that waits on
-//! it earlier does not wait.
+//! Export: the caller gets a new HIP event that is recorded, on an idle stream of the GPU the
+//! affinity names (so it completes at once), no later than the semaphore shows the value:
+//! at once when it already does, else by the signal that reaches it, before that signal
+//! advances the value (`Semaphore::signal`). So once a caller sees the value reached, the
+//! event is recorded and complete, and it may destroy it (IREE's rule for exported events).
+//! A signal that runs inside one of our HIP host functions (a queue's completion) may not
+//! call HIP: the device's recorder thread records, then signals. Before the value, the
+//! event is one HIP never saw recorded, and HIP treats waits on such an event as done; a
+//! caller that must wait for the value on a stream waits once it was signalled, as with
+//! IREE's C driver (which records when the signalling work is scheduled). Recording it before
+//! the call returns would need a stream held back until the value (hipStreamWaitValue64 on a
+//! word the signal sets), and a held stream holds back every device-wide synchronization,
+//! each hipFree among them, which the driver and its callers make at any time: a free while
+//! an export waited for work queued after that free would never return.
 //!
-//! The device owns the gates; its semaphores keep a weak reference, and a call after the
-//! device was destroyed is FAILED_PRECONDITION. Destroying the device opens every gate
-//! still closed, so their events complete (the device's work is over).
+//! A failed semaphore drops its pending exports unrecorded (HIP sees them as done; the
+//! semaphore says why). The device owns the recorder and the streams; semaphores keep a
+//! weak reference, and an export after the device was destroyed is FAILED_PRECONDITION.
+//! Events whose value was not reached when the device went are never recorded (and stay
+//! the caller's).
 
 use crate::abi::*;
+use crate::hal_object::Address;
 use crate::hip::gpu::Gpu;
-use crate::hip::handles::{PinnedWord, Stream};
+use crate::hip::handles::Stream;
 use crate::hip::types::{hipEvent_t, hipStreamNonBlocking};
 use crate::hip::HipSymbols;
-use crate::semaphore::{Semaphore, SemaphoreRef};
+use crate::semaphore::SemaphoreRef;
 use crate::status::Result;
 use crate::{hip_call, hip_value};
 use parking_lot::Mutex;
+use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Weak};
 
 /// HIP's `hipEventDisableTiming`: these events only order.
 const HIP_EVENT_DISABLE_TIMING: u32 = 0x2;
 
-/// One stream that opens when its word is set.
-struct Gate {
+/// An exported event waiting for its value (kept by its semaphore).
+pub struct PendingExport {
+    pub value: u64,
+    event: Address,
     gpu_index: usize,
-    stream: Stream,
-    word: PinnedWord,
-    busy: bool,
+    gates: Weak<TimepointGates>,
 }
 
-/// A device's gates. Everything that holds HIP is in `inner`, which the device takes back
-/// when it goes (`shut_down`): the last reference to this may then drop anywhere, a host
-/// function or a semaphore timepoint included, without calling HIP.
+/// Work for the recorder thread.
+type RecorderJob = Box<dyn FnOnce() + Send>;
+
+/// A device's import and export machinery. Everything that holds HIP is in `inner`, which
+/// the device takes back when it goes (`shut_down`): the last reference to this may then
+/// drop anywhere, a host function included, without calling HIP.
 pub struct TimepointGates {
     inner: Mutex<Option<Inner>>,
 }
@@ -55,12 +65,21 @@ pub struct TimepointGates {
 struct Inner {
     hip: Arc<HipSymbols>,
     gpus: Vec<Gpu>,
-    gates: Vec<Gate>,
+    /// One idle stream per GPU that exported events are recorded on, made on first use.
+    streams: Vec<Option<Stream>>,
+    /// The recorder thread, started on first use.
+    recorder: Option<(Sender<RecorderJob>, std::thread::JoinHandle<()>)>,
 }
 
 impl TimepointGates {
     pub fn new(hip: Arc<HipSymbols>, gpus: Vec<Gpu>) -> Arc<TimepointGates> {
-        Arc::new(TimepointGates { inner: Mutex::new(Some(Inner { hip, gpus, gates: Vec::new() })) })
+        let streams = gpus.iter().map(|_| None).collect();
+        Arc::new(TimepointGates { inner: Mutex::new(Some(Inner { hip, gpus, streams, recorder: None })) })
+    }
+
+    /// What a call gets once the device is gone.
+    pub fn device_gone() -> crate::status::Status {
+        crate::status!(FailedPrecondition, "the semaphore's device was destroyed: its timepoints can no longer be imported or exported")
     }
 
     /// The HIP runtime and the GPU an affinity selects, while the device lives.
@@ -69,11 +88,6 @@ impl TimepointGates {
         let inner = guard.as_ref().ok_or_else(TimepointGates::device_gone)?;
         let gpu_index = crate::argument_rules::gpu_for_affinity(queue_affinity, inner.gpus.len())?;
         Ok((inner.hip.clone(), inner.gpus[gpu_index].clone(), gpu_index))
-    }
-
-    /// What a call gets once the device is gone.
-    pub fn device_gone() -> crate::status::Status {
-        crate::status!(FailedPrecondition, "the semaphore's device was destroyed: its timepoints can no longer be imported or exported")
     }
 
     /// `import_timepoint` of `semaphore` (the device's, alive: `gates` upgraded).
@@ -86,7 +100,7 @@ impl TimepointGates {
         }
         crate::boundary::non_null(event, "the timepoint's HIP event")?;
         let (hip, gpu, _) = self.runtime_for(queue_affinity)?;
-        let event = crate::hal_object::Address(event);
+        let event = Address(event);
         std::thread::Builder::new()
             .name("iree-hip-import-timepoint".into())
             .spawn(move || {
@@ -106,103 +120,115 @@ impl TimepointGates {
             .map_err(|error| crate::status!(ResourceExhausted, "cannot start the thread that waits for an imported HIP event: {error}"))
     }
 
-    /// `export_timepoint` of `semaphore`: a new HIP event, recorded, that completes once the
-    /// semaphore reaches `value`.
+    /// `export_timepoint`: a new HIP event, recorded now when `reached`, else returned with
+    /// the pending export its semaphore keeps until the signal that reaches `value`.
     pub fn export(
         self: &Arc<Self>,
-        semaphore: &Semaphore,
         value: u64,
         queue_affinity: iree_hal_queue_affinity_t,
         requested_type: iree_hal_external_timepoint_type_t,
         requested_flags: iree_hal_external_timepoint_flags_t,
-    ) -> Result<iree_hal_external_timepoint_t> {
+        reached: bool,
+    ) -> Result<(iree_hal_external_timepoint_t, Option<PendingExport>)> {
         if requested_type != IREE_HAL_EXTERNAL_TIMEPOINT_TYPE_HIP_EVENT {
             return Err(crate::status!(InvalidArgument, "a HIP semaphore exports HIP_EVENT timepoints only (asked for type {requested_type})"));
         }
         let (hip, gpu, gpu_index) = self.runtime_for(queue_affinity)?;
-        // A failed semaphore has no timepoint to give.
-        let reached = semaphore.reached(value)?;
-        let context = gpu.make_current()?;
-        let event = hip_value!(&hip, hipEventCreateWithFlags(HIP_EVENT_DISABLE_TIMING))?;
-        let index = match self.record_behind_gate(&context, gpu_index, event, reached) {
-            Ok(index) => index,
-            Err(status) => {
-                crate::hip::error::record_release("exported event", hip_call!(&hip, hipEventDestroy(event)));
+        let event = {
+            let _context = gpu.make_current()?;
+            hip_value!(&hip, hipEventCreateWithFlags(HIP_EVENT_DISABLE_TIMING))?
+        };
+        let pending = if reached {
+            if let Err(status) = self.record_on_idle(gpu_index, event) {
+                let destroyed = gpu.make_current().and_then(|_context| hip_call!(&hip, hipEventDestroy(event)));
+                crate::hip::error::record_release("exported event", destroyed);
                 return Err(status);
             }
+            None
+        } else {
+            Some(PendingExport { value, event: Address(event.cast()), gpu_index, gates: Arc::downgrade(self) })
         };
-        drop(context);
-        if !reached {
-            let gates = Arc::downgrade(self);
-            semaphore.on_value(value, move |_outcome| open(&gates, index));
-        }
-        Ok(iree_hal_external_timepoint_t::from_hip_event(
+        let timepoint = iree_hal_external_timepoint_t::from_hip_event(
             event.cast(),
             requested_flags,
             IREE_HAL_SEMAPHORE_COMPATIBILITY_HOST_WAIT | IREE_HAL_SEMAPHORE_COMPATIBILITY_DEVICE_WAIT,
-        ))
+        );
+        Ok((timepoint, pending))
     }
 
-    /// Records `event` on a free gate of GPU `gpu_index` (made current as `context`), closed
-    /// unless `open`; returns the gate's index.
-    fn record_behind_gate(self: &Arc<Self>, context: &crate::hip::handles::Current<'_>, gpu_index: usize, event: hipEvent_t, open: bool) -> Result<usize> {
+    /// Records `event` on GPU `gpu_index`'s idle stream.
+    fn record_on_idle(&self, gpu_index: usize, event: hipEvent_t) -> Result<()> {
         let mut guard = self.inner.lock();
-        let Inner { hip, gates, .. } = guard.as_mut().ok_or_else(TimepointGates::device_gone)?;
-        let index = match gates.iter().position(|gate| !gate.busy && gate.gpu_index == gpu_index) {
-            Some(index) => index,
-            None => {
-                let stream = context.create_stream(hipStreamNonBlocking)?;
-                let word = context.pinned_word(0)?;
-                gates.push(Gate { gpu_index, stream, word, busy: false });
-                gates.len() - 1
-            }
-        };
-        let gate = &mut gates[index];
-        gate.word.store(if open { 1 } else { 0 });
-        let stream = gate.stream.raw();
-        hip.stream_wait_at_least(stream, gate.word.as_ptr(), 1)?;
-        hip_call!(hip, hipEventRecord(event, stream))?;
-        let freed = Box::new((Arc::downgrade(self), index));
-        crate::hip::host_func::launch(hip, stream, freed, |freed| {
-            let (gates, index) = *freed;
-            release(&gates, index);
-        })
-        .map_err(|(status, _)| status)?;
-        gate.busy = true;
-        Ok(index)
+        let inner = guard.as_mut().ok_or_else(TimepointGates::device_gone)?;
+        let context = inner.gpus[gpu_index].make_current()?;
+        if inner.streams[gpu_index].is_none() {
+            inner.streams[gpu_index] = Some(context.create_stream(hipStreamNonBlocking)?);
+        }
+        let stream = inner.streams[gpu_index].as_ref().map_or(core::ptr::null_mut(), Stream::raw);
+        hip_call!(&inner.hip, hipEventRecord(event, stream))
     }
 
-    /// Opens every gate, waits for their streams and destroys them (the device is going).
+    /// Runs `job` on the recorder thread (started if needed); gives it back when the device
+    /// is gone or no thread can be started.
+    fn defer(&self, job: RecorderJob) -> core::result::Result<(), RecorderJob> {
+        let mut guard = self.inner.lock();
+        let Some(inner) = guard.as_mut() else { return Err(job) };
+        if inner.recorder.is_none() {
+            let (sender, receiver) = channel::<RecorderJob>();
+            let Ok(thread) = std::thread::Builder::new().name("iree-hip-export-timepoint".into()).spawn(move || receiver.into_iter().for_each(|job| job())) else {
+                return Err(job);
+            };
+            inner.recorder = Some((sender, thread));
+        }
+        match inner.recorder.as_ref().map(|(sender, _)| sender.send(job)) {
+            Some(Ok(())) => Ok(()),
+            Some(Err(returned)) => Err(returned.0),
+            None => unreachable!("started above"),
+        }
+    }
+
+    /// Stops the recorder (after the jobs already handed to it) and releases the streams:
+    /// the device is going.
     pub fn shut_down(&self) {
-        let Some(inner) = self.inner.lock().take() else { return };
-        for gate in &inner.gates {
-            gate.word.store(1);
+        let recorder = self.inner.lock().as_mut().and_then(|inner| inner.recorder.take());
+        if let Some((sender, thread)) = recorder {
+            drop(sender);
+            let _ = thread.join();
         }
-        for gate in &inner.gates {
-            if let Ok(_context) = inner.gpus[gate.gpu_index].make_current() {
-                crate::hip::error::record_release("timepoint gate", hip_call!(&inner.hip, hipStreamSynchronize(gate.stream.raw())));
-            }
-        }
-        // Streams, words, GPUs and the runtime are released as `inner` drops, here, on the
+        // The streams, GPUs and the runtime are released as `inner` drops, here, on the
         // thread destroying the device.
+        drop(self.inner.lock().take());
     }
 }
 
-/// Sets a gate's word (from a semaphore timepoint: no HIP call).
-fn open(gates: &Weak<TimepointGates>, index: usize) {
-    if let Some(gates) = gates.upgrade() {
-        if let Some(inner) = gates.inner.lock().as_ref() {
-            inner.gates[index].word.store(1);
+/// Records exported events whose value is being signalled (on a thread that may call HIP).
+/// Those of a device already gone are left unrecorded.
+pub fn record(due: Vec<PendingExport>) {
+    for export in due {
+        if let Some(gates) = export.gates.upgrade() {
+            let recorded = gates.record_on_idle(export.gpu_index, export.event.get() as hipEvent_t);
+            crate::hip::error::record_release("exported event record", recorded);
         }
     }
 }
 
-/// Gives a gate back once its stream passed the record (from a HIP host function: no HIP
-/// call; after a shutdown there is nothing to give back).
-fn release(gates: &Weak<TimepointGates>, index: usize) {
-    if let Some(gates) = gates.upgrade() {
-        if let Some(inner) = gates.inner.lock().as_mut() {
-            inner.gates[index].busy = false;
+/// From a host function (no HIP calls): the recorder records `due`, then signals `value`.
+/// Without a recorder (the device is gone) the value shows now and the events stay
+/// unrecorded, which HIP treats as done.
+pub fn record_then_signal(semaphore: SemaphoreRef, due: Vec<PendingExport>, value: u64) -> Result<()> {
+    let gates = due.first().and_then(|export| export.gates.upgrade());
+    let signaller = semaphore.clone();
+    let job: RecorderJob = Box::new(move || {
+        record(due);
+        // A later value may have been signalled meanwhile: this one stays passed.
+        drop(signaller.signal(value));
+    });
+    match gates.map(|gates| gates.defer(job)) {
+        Some(Ok(())) => Ok(()),
+        Some(Err(job)) => {
+            drop(job);
+            semaphore.signal(value)
         }
+        None => semaphore.signal(value),
     }
 }

@@ -8,7 +8,8 @@
 # RUNS: runs of each binary in each threading mode (default 20; the event binary, the one
 # that was flaky, gets 4 x RUNS); CTS_RUNS: `ctest --repeat until-fail:CTS_RUNS` over both
 # CTS labels (default 3; 0 skips the CTS, which needs `./test.sh`'s build/ first; IREE 3.13's
-# two sets too when `IREE_VERSION=3.13 ./test.sh` built build/iree-313-cts).
+# two sets and its C tests (label iree-3.13-c-harness) too when `IREE_VERSION=3.13 ./test.sh`
+# built build/iree-313-cts).
 # A run that hangs counts as failed after 5 minutes. CI runs `tools/soak.sh 20 3` after
 # `./test.sh` (.ci/run). Then softhip-iree-compile's lane runtime tests, RUNS / 2 times.
 set -euo pipefail
@@ -22,7 +23,7 @@ binaries=(
   "iree-hal-hip-rs queue" "iree-hal-hip-rs queue_ordering" "iree-hal-hip-rs event"
   "iree-hal-hip-rs semaphore" "iree-hal-hip-rs pools" "iree-hal-hip-rs command_buffer"
   "software-hip streams" "software-hip graphs" "software-hip synchronization" "software-hip memory"
-  "software-hip simt"
+  "software-hip simt" "software-hip stream_memory_ops"
 )
 
 # Builds the test binaries of one package and prints "name path" for each.
@@ -112,7 +113,7 @@ if [ "$cts_runs" -gt 0 ]; then
   # `IREE_VERSION=3.13 ./test.sh` built it (build/iree-313-cts).
   cts_sets=("build rust-driver-cts" "build iree-c-driver-cts")
   if [ -d build/iree-313-cts ]; then
-    cts_sets+=("build/iree-313-cts rust-driver-313-cts" "build/iree-313-cts iree-3.13-c-driver-cts")
+    cts_sets+=("build/iree-313-cts rust-driver-313-cts" "build/iree-313-cts iree-3.13-c-driver-cts" "build/iree-313-cts iree-3.13-c-harness")
   fi
   for entry in "${cts_sets[@]}"; do
     read -r cts_dir label <<<"$entry"

@@ -179,60 +179,6 @@ macro_rules! context_handle {
     };
 }
 
-/// One 64-bit word that streams can wait on (`HipSymbols::stream_wait_at_least`) while the
-/// host changes it: HIP's signal memory (`hipExtMallocWithFlags` with
-/// `hipMallocSignalMemory`, what ROCm documents for stream waits, freed with hipFree) where
-/// the runtime has it, else pinned host memory (hipHostMalloc, freed with hipHostFree).
-pub struct PinnedWord {
-    word: core::ptr::NonNull<core::sync::atomic::AtomicU64>,
-    signal_memory: bool,
-    context: Arc<PrimaryContext>,
-}
-
-// SAFETY: the word is only touched atomically; HIP frees it from any thread.
-unsafe impl Send for PinnedWord {}
-unsafe impl Sync for PinnedWord {}
-
-impl Current<'_> {
-    /// A new pinned word holding `initial`.
-    pub fn pinned_word(&self, initial: u64) -> Result<PinnedWord> {
-        let size = core::mem::size_of::<u64>();
-        let (raw, signal_memory) = match self.hip().malloc_signal_memory(size)? {
-            Some(raw) => (raw, true),
-            None => (hip_value!(self.hip(), hipHostMalloc(size, 0))?, false),
-        };
-        let word = core::ptr::NonNull::new(raw.cast::<core::sync::atomic::AtomicU64>())
-            .ok_or_else(|| crate::status!(ResourceExhausted, "HIP returned no memory for a 64-bit word"))?;
-        let pinned = PinnedWord { word, signal_memory, context: self.context.clone() };
-        pinned.store(initial);
-        Ok(pinned)
-    }
-}
-
-impl PinnedWord {
-    /// Where the word is, for HIP.
-    pub fn as_ptr(&self) -> *mut c_void {
-        self.word.as_ptr().cast()
-    }
-
-    /// Stores `value` (Release: what the host did before is visible to whoever sees it).
-    pub fn store(&self, value: u64) {
-        // SAFETY: hipHostMalloc'd memory, 8-byte aligned and ours until dropped.
-        unsafe { self.word.as_ref() }.store(value, core::sync::atomic::Ordering::Release);
-    }
-}
-
-impl Drop for PinnedWord {
-    fn drop(&mut self) {
-        let raw = self.as_ptr();
-        if self.signal_memory {
-            release_in(&self.context, "signal memory", |hip| hip_call!(hip, hipFree(raw)));
-        } else {
-            release_in(&self.context, "pinned word", |hip| hip_call!(hip, hipHostFree(raw)));
-        }
-    }
-}
-
 context_handle!(
     /// A HIP stream, destroyed with hipStreamDestroy.
     Stream(hipStream_t), "stream", hipStreamDestroy

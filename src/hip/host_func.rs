@@ -25,7 +25,33 @@ pub fn launch<T: Send + 'static>(hip: &HipSymbols, stream: hipStream_t, value: B
     }
 }
 
+thread_local! {
+    static IN_HOST_FUNCTION: core::cell::Cell<bool> = const { core::cell::Cell::new(false) };
+}
+
+/// Whether this thread is running one of our host functions, where HIP forbids HIP calls.
+pub fn in_host_function() -> bool {
+    IN_HOST_FUNCTION.with(core::cell::Cell::get)
+}
+
+/// Marks the thread as inside a host function while it lives.
+struct InsideHostFunction;
+
+impl InsideHostFunction {
+    fn enter() -> InsideHostFunction {
+        IN_HOST_FUNCTION.with(|inside| inside.set(true));
+        InsideHostFunction
+    }
+}
+
+impl Drop for InsideHostFunction {
+    fn drop(&mut self) {
+        IN_HOST_FUNCTION.with(|inside| inside.set(false));
+    }
+}
+
 unsafe extern "C" fn trampoline<T: Send + 'static>(user_data: *mut core::ffi::c_void) {
+    let _inside = InsideHostFunction::enter();
     crate::boundary::value_entry("iree_hal_hip_host_function", (), || {
         // SAFETY: the box `launch` handed to hipLaunchHostFunc, which HIP runs exactly once.
         let pending = unsafe { Box::from_raw(user_data.cast::<Pending<T>>()) };

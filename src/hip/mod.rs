@@ -97,33 +97,6 @@ impl HipSymbols {
 }
 
 impl HipSymbols {
-    /// `hipExtMallocWithFlags` with `hipMallocSignalMemory` (optional): `size` bytes of
-    /// signal memory, or None when the runtime has no such call.
-    pub fn malloc_signal_memory(&self, size: usize) -> crate::status::Result<Option<*mut core::ffi::c_void>> {
-        const HIP_MALLOC_SIGNAL_MEMORY: core::ffi::c_uint = 0x2;
-        let Some(malloc) = self.hipExtMallocWithFlags else { return Ok(None) };
-        let mut pointer = core::ptr::null_mut();
-        // SAFETY: the optional symbol's signature is HIP's; the output is ours.
-        let error = unsafe { malloc(&mut pointer, size, HIP_MALLOC_SIGNAL_MEMORY) };
-        self.check(error, "hipExtMallocWithFlags", crate::here!())?;
-        Ok(Some(pointer))
-    }
-
-    /// `hipStreamWaitValue64` (optional: exported semaphore timepoints need it): `stream`
-    /// waits until the 64-bit word at `word` is at least `value`.
-    #[allow(clippy::not_unsafe_ptr_arg_deref)] // the word is HIP's to read, not ours
-    pub fn stream_wait_at_least(&self, stream: types::hipStream_t, word: *mut core::ffi::c_void, value: u64) -> crate::status::Result<()> {
-        let wait = self.hipStreamWaitValue64.ok_or_else(|| {
-            crate::status!(Unavailable, "hipStreamWaitValue64 is missing from {}; semaphore timepoints cannot be exported as HIP events", self.library_path.display())
-        })?;
-        // SAFETY: the optional symbol's signature is HIP's; `word` is pinned host memory the
-        // caller keeps alive until the wait passed.
-        let error = unsafe { wait(stream, word, value, types::hipStreamWaitValueGte, u64::MAX) };
-        self.check(error, "hipStreamWaitValue64", crate::here!())
-    }
-}
-
-impl HipSymbols {
     /// `hipModuleGetGlobal` (optional: executable globals need it): the device address and
     /// size of global `name` of `module`, `None` when the module has none of that name.
     #[allow(clippy::not_unsafe_ptr_arg_deref)] // the module is a handle, passed on to HIP

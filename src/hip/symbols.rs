@@ -57,7 +57,6 @@ super::symbol_table::symbol_table! {
     required hipHostFree(*mut c_void);
     required hipHostGetDevicePointer(*mut *mut c_void, *mut c_void, c_uint);
     required hipHostMalloc(*mut *mut c_void, usize, c_uint);
-    optional hipExtMallocWithFlags(*mut *mut c_void, usize, c_uint);
     required hipHostRegister(*mut c_void, usize, c_uint);
     required hipHostUnregister(*mut c_void);
     required hipInit(c_uint);
@@ -92,7 +91,6 @@ super::symbol_table::symbol_table! {
     required hipStreamDestroy(hipStream_t);
     required hipStreamSynchronize(hipStream_t);
     required hipStreamWaitEvent(hipStream_t, hipEvent_t, c_uint);
-    optional hipStreamWaitValue64(hipStream_t, *mut c_void, u64, c_uint, u64);
 }
 
 impl HipSymbols {

@@ -18,7 +18,7 @@ use crate::hal_object::{Address, Ours};
 use crate::iree_3_13::{EmbeddedAsyncSemaphore, ProactorLease};
 use crate::iree_core::host_allocator::HostAllocator;
 use crate::status::{Result, Status};
-use crate::external_timepoint::TimepointGates;
+use crate::external_timepoint::{PendingExport, TimepointGates};
 use parking_lot::Mutex;
 use std::collections::VecDeque;
 use std::sync::Weak;
@@ -32,8 +32,21 @@ pub struct Semaphore {
     host_allocator: HostAllocator,
     /// Values that operations already submitted to a queue will signal, in value order.
     queued_signals: Mutex<VecDeque<(u64, SignalProgressHandle)>>,
-    /// The device's HIP event gates for external timepoints (`crate::external_timepoint`).
+    /// The device's recorder of exported HIP events (`crate::external_timepoint`).
     timepoints: Weak<TimepointGates>,
+    /// Exported events waiting for their value (`crate::external_timepoint`).
+    exports: Mutex<Exports>,
+}
+
+/// What exports of a semaphore wait for. The lock is never held while the value advances
+/// (IREE runs timepoints inside the advance, which may signal other semaphores).
+#[derive(Default)]
+struct Exports {
+    /// Recorded by the signal that reaches their value, before the value shows.
+    pending: Vec<PendingExport>,
+    /// The highest value a signal is advancing to: an export at or below it is recorded at
+    /// once, since that signal already took what was pending.
+    advancing: u64,
 }
 
 crate::hal_object!(Semaphore { header: iree_hal_semaphore_t }, SEMAPHORE_VTABLE, storage: HostAllocator);
@@ -72,6 +85,7 @@ impl Semaphore {
             host_allocator,
             queued_signals: Mutex::new(VecDeque::new()),
             timepoints,
+            exports: Default::default(),
         };
         let raw = crate::hal_object::into_raw_in(semaphore, host_allocator)?;
         // SAFETY: just placed at its final address and not yet shared (IREE sets its one
@@ -113,6 +127,23 @@ impl Semaphore {
                 "semaphore value {new_value} exceeds IREE_HAL_SEMAPHORE_MAX_VALUE ({IREE_HAL_SEMAPHORE_MAX_VALUE}); larger values mean failure"
             ));
         }
+        let in_host_function = crate::hip::host_func::in_host_function();
+        let due: Vec<PendingExport> = {
+            let mut exports = self.exports.lock();
+            let (due, later) = core::mem::take(&mut exports.pending).into_iter().partition(|export| export.value <= new_value);
+            exports.pending = later;
+            if !(in_host_function && !due.is_empty()) {
+                exports.advancing = exports.advancing.max(new_value);
+            }
+            due
+        };
+        if !due.is_empty() {
+            if in_host_function {
+                // No HIP call here: the recorder records, then signals.
+                return crate::external_timepoint::record_then_signal(SemaphoreRef::from_ours(self), due, new_value);
+            }
+            crate::external_timepoint::record(due);
+        }
         self.header.signal(new_value)?;
         // Queued signals now reached say nothing more; dropped outside the lock.
         let _reached: Vec<_> = {
@@ -126,6 +157,9 @@ impl Semaphore {
     /// Fails the semaphore with `status` unless it already failed (the first failure
     /// wins): every timepoint runs with a copy.
     pub fn fail(&self, status: Status) {
+        // Exported events of a failed semaphore are never recorded (HIP treats them as
+        // complete); the semaphore says why.
+        let _dropped = core::mem::take(&mut self.exports.lock().pending);
         self.header.fail(status);
         let _dropped = core::mem::take(&mut *self.queued_signals.lock());
     }
@@ -252,7 +286,14 @@ crate::hal_thunks! {
         out_external_timepoint: crate::hal_object::Mut<iree_hal_external_timepoint_t>,
     ) -> Status {
         let gates = semaphore.timepoints.upgrade().ok_or_else(TimepointGates::device_gone)?;
-        *out_external_timepoint = gates.export(semaphore, value, queue_affinity, requested_type, requested_flags)?;
+        // Under the lock: a signal either took what was pending before (this export sees the
+        // value reached or being reached, and records at once) or will take this one.
+        let mut exports = semaphore.exports.lock();
+        let reached = value <= exports.advancing || semaphore.reached(value)?;
+        let (timepoint, pending) = gates.export(value, queue_affinity, requested_type, requested_flags, reached)?;
+        exports.pending.extend(pending);
+        drop(exports);
+        *out_external_timepoint = timepoint;
         Ok(())
     }
 }

@@ -1,10 +1,9 @@
 // IREE 3.13's semaphore timepoints as HIP events through our driver's 3.13 build
 // (iree_hal_semaphore_import_timepoint / export_timepoint, type HIP_EVENT):
-// - export: the event is recorded when the call returns, so a stream of the caller's that
-//   waits on it waits until the semaphore reaches the value, even though the value is
-//   signalled later from the host; a value already reached completes at once; exports of
-//   different semaphores complete independently; destroying the device completes events
-//   still pending; other types are INVALID_ARGUMENT;
+// - export: the event is recorded once the semaphore reaches the value (at once when it
+//   already has), signalled from the host or by queue work; pending exports hold nothing
+//   back (a free, which synchronizes the device, returns); other types and failed
+//   semaphores are refused; after the device went, exporting is FAILED_PRECONDITION;
 // - import: the semaphore reaches the value once the caller's event completes (queue work
 //   waiting on the semaphore runs after it); timepoints that are not HIP events or not
 //   DEVICE_WAIT are INVALID_ARGUMENT.
@@ -19,7 +18,6 @@
 #include "c_test_util.h"
 
 #define HIP_SUCCESS 0
-#define HIP_ERROR_NOT_READY 600
 
 typedef void* hip_stream_t;
 typedef void* hip_event_t;
@@ -93,50 +91,66 @@ static void signal_on_host(iree_hal_semaphore_t* semaphore, uint64_t value) {
 }
 
 static void test_export(iree_hal_device_t* device) {
-  // A later host signal: the caller's stream waits for it.
+  // Signalled later from the host: the event is recorded once the value is reached, and a
+  // stream of the caller's that waits on it from then on runs.
   iree_hal_semaphore_t* semaphore = test_semaphore(device);
   hip_event_t event = export_event(semaphore, 2);
-  CHECK(hip_event_query(event) == HIP_ERROR_NOT_READY);
+  signal_on_host(semaphore, 1);
+  signal_on_host(semaphore, 2);
+  CHECK(hip_event_synchronize(event) == HIP_SUCCESS);
+  CHECK(hip_event_query(event) == HIP_SUCCESS);
   hip_stream_t stream = NULL;
   CHECK(hip_stream_create(&stream) == HIP_SUCCESS);
   atomic_int ran = 0;
   CHECK(hip_stream_wait_event(stream, event, 0) == HIP_SUCCESS);
   CHECK(hip_launch_host_func(stream, mark, &ran) == HIP_SUCCESS);
-  signal_on_host(semaphore, 1);
-  sleep_ms(50);
-  CHECK(!atomic_load(&ran));
-  CHECK(hip_event_query(event) == HIP_ERROR_NOT_READY);
-  signal_on_host(semaphore, 2);
   CHECK(hip_stream_synchronize(stream) == HIP_SUCCESS);
   CHECK(atomic_load(&ran));
-  CHECK(hip_event_query(event) == HIP_SUCCESS);
   CHECK(hip_event_destroy(event) == HIP_SUCCESS);
 
-  // Already reached: complete at once.
+  // Already reached: recorded before the call returns.
   event = export_event(semaphore, 2);
   CHECK(hip_event_synchronize(event) == HIP_SUCCESS);
   CHECK(hip_event_destroy(event) == HIP_SUCCESS);
 
-  // Pending exports of different semaphores do not wait for one another, whatever the
-  // order they were exported in.
+  // Signalled by queue work: a pending export does not hold anything back (a HIP free,
+  // which synchronizes the device, returns), and the event is recorded after the work.
   iree_hal_semaphore_t* other = test_semaphore(device);
   hip_event_t first = export_event(semaphore, 7);
   hip_event_t second = export_event(other, 1);
-  signal_on_host(other, 1);
+  iree_hal_buffer_params_t params = {0};
+  params.type = IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL;
+  params.usage = IREE_HAL_BUFFER_USAGE_DEFAULT;
+  iree_hal_buffer_t* buffer = NULL;
+  IREE_CHECK_OK(iree_hal_allocator_allocate_buffer(iree_hal_device_allocator(device),
+                                                   params, 256, &buffer));
+  iree_hal_buffer_release(buffer);  // hipFree, with both exports pending
+  uint64_t one = 1;
+  iree_hal_semaphore_list_t signals = {1, &other, &one};
+  IREE_CHECK_OK(iree_hal_device_queue_barrier(
+      device, IREE_HAL_QUEUE_AFFINITY_ANY, iree_hal_semaphore_list_empty(),
+      signals, IREE_HAL_EXECUTE_FLAG_NONE));
+  IREE_CHECK_OK(iree_hal_semaphore_wait(other, 1, iree_infinite_timeout(),
+                                        IREE_ASYNC_WAIT_FLAG_NONE));
   CHECK(hip_event_synchronize(second) == HIP_SUCCESS);
-  CHECK(hip_event_query(first) == HIP_ERROR_NOT_READY);
   signal_on_host(semaphore, 7);
   CHECK(hip_event_synchronize(first) == HIP_SUCCESS);
   CHECK(hip_event_destroy(first) == HIP_SUCCESS);
   CHECK(hip_event_destroy(second) == HIP_SUCCESS);
 
-  // Only HIP events.
+  // Only HIP events, and not of a failed semaphore.
   iree_hal_external_timepoint_t timepoint;
   CHECK(code_of(iree_hal_semaphore_export_timepoint(
             semaphore, 9, IREE_HAL_QUEUE_AFFINITY_ANY,
             IREE_HAL_EXTERNAL_TIMEPOINT_TYPE_CUDA_EVENT,
             IREE_HAL_EXTERNAL_TIMEPOINT_FLAG_NONE, &timepoint)) ==
         IREE_STATUS_INVALID_ARGUMENT);
+  iree_hal_semaphore_fail(other, iree_make_status(IREE_STATUS_DATA_LOSS, "test"));
+  CHECK(code_of(iree_hal_semaphore_export_timepoint(
+            other, 2, IREE_HAL_QUEUE_AFFINITY_ANY,
+            IREE_HAL_EXTERNAL_TIMEPOINT_TYPE_HIP_EVENT,
+            IREE_HAL_EXTERNAL_TIMEPOINT_FLAG_NONE, &timepoint)) ==
+        IREE_STATUS_DATA_LOSS);
 
   CHECK(hip_stream_destroy(stream) == HIP_SUCCESS);
   iree_hal_semaphore_release(other);
@@ -199,13 +213,13 @@ static void test_import(iree_hal_device_t* device) {
   printf("import: ok\n");
 }
 
-// Destroys |device| with an exported event still pending: the event completes.
+// Destroys |device| with an export still pending.
 static void test_export_outlived_by_event(iree_hal_device_t* device) {
   iree_hal_semaphore_t* semaphore = test_semaphore(device);
   hip_event_t event = export_event(semaphore, 1);
-  CHECK(hip_event_query(event) == HIP_ERROR_NOT_READY);
   iree_hal_device_release(device);
-  CHECK(hip_event_synchronize(event) == HIP_SUCCESS);
+  // Never recorded, still the caller's to destroy; the semaphore no longer exports.
+  signal_on_host(semaphore, 1);
   CHECK(hip_event_destroy(event) == HIP_SUCCESS);
   iree_hal_external_timepoint_t timepoint;
   CHECK(code_of(iree_hal_semaphore_export_timepoint(
