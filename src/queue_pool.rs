@@ -315,9 +315,7 @@ impl QueuePools {
     /// queue_alloca from a caller's pool: returns the buffer at once; its memory arrives in
     /// queue order (module comment).
     pub fn alloca(&self, call: PoolAlloca<'_>) -> Result<*mut iree_hal_buffer_t> {
-        // SAFETY: IREE's contract for queue_alloca: the pool outlives every reservation and
-        // buffer made from it, and those are what keep it in use here.
-        let pool = unsafe { CallerPool::new(call.pool) };
+        let pool = CallerPool::new(call.pool)?;
         let alignment = if call.params.min_alignment == 0 { 1 } else { call.params.min_alignment };
         let spec = BufferSpec {
             placement: iree_hal_buffer_placement_t {

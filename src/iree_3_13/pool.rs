@@ -124,11 +124,12 @@ pub enum Acquired {
 }
 
 impl CallerPool {
-    /// # Safety
-    /// `pool` must be a live `iree_hal_pool_t` that outlives every use of the result (IREE's
-    /// contract for queue_alloca's pool).
-    pub unsafe fn new(pool: *mut iree_hal_pool_t) -> CallerPool {
-        CallerPool(Address(pool.cast()))
+    /// The pool queue_alloca was handed. IREE's contract for it: a live `iree_hal_pool_t`
+    /// that outlives every reservation and buffer made from it, which is what this type's
+    /// calls into the pool rely on.
+    pub fn new(pool: *mut iree_hal_pool_t) -> Result<CallerPool> {
+        crate::boundary::non_null(pool, "pool")?;
+        Ok(CallerPool(Address(pool.cast())))
     }
 
     fn raw(self) -> *mut iree_hal_pool_t {
