@@ -1,7 +1,8 @@
 //! RCCL (`librccl.so`), optional: it is loaded only when a collective channel is created,
 //! so its absence costs nothing until then and then is a clear UNAVAILABLE. The table lists
 //! the functions IREE v3.3.0 loads (`rccl_dynamic_symbol_table.h`); all are required once
-//! the library is there.
+//! the library is there. `rccl_call!` makes each RCCL failure a status naming the call and
+//! RCCL's error string.
 
 #![allow(non_snake_case)]
 
@@ -68,7 +69,7 @@ impl RcclSymbols {
 }
 
 /// `ncclResult_t` values (NCCL's `nccl.h`, the same in RCCL).
-pub const NCCL_SUCCESS: NcclResult = 0;
+const NCCL_SUCCESS: NcclResult = 0;
 
 /// The name of a failed `ncclResult_t` and the IREE status code it becomes (IREE v3.3.0's
 /// `iree_hal_hip_nccl_result_to_status`).
@@ -164,6 +165,15 @@ mod tests {
         );
         assert_eq!(paths, ["file:librccl.so", "/opt/rocm/lib", "/x"]);
         assert_eq!(search_paths_beside(&[], std::path::Path::new("libamdhip64.so")), ["file:librccl.so"]);
+    }
+
+    #[test]
+    fn rccl_results_map_to_irees_codes() {
+        assert_eq!(failure_name_and_code(4), ("ncclInvalidArgument", StatusCode::InvalidArgument));
+        assert_eq!(failure_name_and_code(5), ("ncclInvalidUsage", StatusCode::FailedPrecondition));
+        assert_eq!(failure_name_and_code(6), ("ncclRemoteError", StatusCode::Unavailable));
+        assert_eq!(failure_name_and_code(7), ("ncclInProgress", StatusCode::Deferred));
+        assert_eq!(failure_name_and_code(99).1, StatusCode::Internal);
     }
 
     #[test]
