@@ -1,21 +1,271 @@
-//! Collective channels (`iree_hal_channel_t`). Channels need RCCL, loaded when the first
-//! channel is created: without it the answer is UNAVAILABLE listing where it was looked for
+//! Collective channels (`iree_hal_channel_t`) over RCCL communicators, as IREE v3.3.0's C
+//! HIP driver makes them (`iree_hal_hip_device_create_channel`, `rccl_channel.c`).
+//!
+//! RCCL is loaded when the first channel of a device is created and kept by the device
+//! (`HipDevice::rccl`). Without it the answer is UNAVAILABLE listing where it was looked for
 //! (the system loader, then beside each of the driver's HIP search paths and the loaded HIP
-//! library: `--hip_dylib_path` / `IREE_HIP_DYLIB_PATH`). With RCCL, collective operations
-//! themselves are not supported by this driver: creating a channel is UNIMPLEMENTED.
+//! library: `--hip_dylib_path` / `IREE_HIP_DYLIB_PATH`).
+//!
+//! A channel is one participant (rank) of a communicator on one queue's GPU:
+//! - the queue affinity names exactly one queue (ANY and 0 the first, as every call reads
+//!   an affinity); two or more queues are INVALID_ARGUMENT;
+//! - rank or count `-1` (`IREE_HAL_CHANNEL_RANK_DEFAULT` / `COUNT_DEFAULT`) are asked of the
+//!   device's channel provider (only the defaulted ones are replaced);
+//! - an empty id is the default id: rank 0 makes one (`ncclGetUniqueId`) and every rank
+//!   passes it through the provider's `exchange_default_id`; a given id must be exactly
+//!   `sizeof(ncclUniqueId)` (128) bytes, and an all-zero id is refused;
+//! - `ncclCommInitRank` runs with the queue's GPU context current (IREE's C driver leaves
+//!   whatever context the thread had, IREE issue #18077), and blocks until every rank
+//!   joined.
+//!
+//! `split` is `ncclCommSplit` (the GPU current); `IREE_HAL_CHANNEL_NO_COLOR` leaves this
+//! participant out: OK and no channel (IREE's C driver wraps a NULL communicator instead).
+//! A split channel keeps its parent alive. Destroying a channel finalizes and destroys its
+//! communicator with its GPU current; failures are recorded as every HIP release failure
+//! (`crate::hip::error::record_release`). Every RCCL failure is a status naming the call and
+//! RCCL's error string (`rccl_call!`).
+//!
+//! Not implemented yet: collective operations in command buffers (UNIMPLEMENTED, see
+//! `crate::command_buffer`).
 
 use crate::abi::*;
-use crate::hip::rccl::{search_paths_beside, RcclSymbols};
+use crate::device::HipDevice;
+use crate::hal_object::foreign::ChannelProviderCalls;
+use crate::hal_object::thunk::ChannelParamsView;
+use crate::hal_object::{self, Address, Ours, OursConst, OptionalMut, Out, Retained};
+use crate::hip::error::{record_release, record_release_failure};
+use crate::hip::gpu::Gpu;
+use crate::hip::rccl::{search_paths_beside, NcclComm, NcclUniqueId, RcclSymbols};
 use crate::hip::HipSymbols;
+use crate::rccl_call;
 use crate::status::Result;
+use std::sync::Arc;
+
+/// The bytes of an `ncclUniqueId`.
+pub const NCCL_UNIQUE_ID_BYTES: usize = core::mem::size_of::<NcclUniqueId>();
 
 /// Loads RCCL from beside the device's HIP runtime.
 pub fn load_rccl(hip: &HipSymbols) -> Result<RcclSymbols> {
     RcclSymbols::load(&search_paths_beside(&hip.search_paths, &hip.library_path))
 }
 
-/// `create_channel` of a device whose HIP runtime is `hip`.
-pub fn create_channel(hip: &HipSymbols, _queue_affinity: iree_hal_queue_affinity_t, _params: &iree_hal_channel_params_t) -> Result<*mut iree_hal_channel_t> {
-    load_rccl(hip).map_err(|s| s.annotate("creating a collective channel"))?;
-    Err(crate::status!(Unimplemented, "collective channels are not supported by this HIP driver (RCCL itself loaded)"))
+/// One rank's RCCL communicator, on the GPU it was made on; finalized and destroyed there
+/// when dropped.
+struct Communicator {
+    rccl: Arc<RcclSymbols>,
+    gpu: Gpu,
+    comm: Address,
 }
+
+impl Communicator {
+    fn raw(&self) -> NcclComm {
+        self.comm.get()
+    }
+}
+
+impl Drop for Communicator {
+    fn drop(&mut self) {
+        // Without the context the calls are still made: a communicator left alone leaks.
+        let current = self.gpu.make_current();
+        if let Err(status) = &current {
+            record_release_failure("RCCL communicator", status);
+        }
+        // Blocking teardown, as IREE's C driver (finalize, then destroy).
+        record_release("RCCL communicator", rccl_call!(&self.rccl, ncclCommFinalize(self.raw())));
+        record_release("RCCL communicator", rccl_call!(&self.rccl, ncclCommDestroy(self.raw())));
+        drop(current);
+    }
+}
+
+/// Our channel. C sees the `iree_hal_channel_t` header at its start.
+#[repr(C)]
+pub struct HipChannel {
+    base: iree_hal_channel_t,
+    /// Destroyed before the parent is released (fields drop in order).
+    communicator: Communicator,
+    rank: i32,
+    count: i32,
+    /// The channel this one was split from, kept alive as long as this one.
+    parent: Option<Retained<HipChannel>>,
+}
+
+crate::hal_object!(HipChannel { base: iree_hal_channel_t }, HIP_CHANNEL_VTABLE);
+
+impl HipChannel {
+    fn create(communicator: Communicator, rank: i32, count: i32, parent: Option<Retained<HipChannel>>) -> *mut iree_hal_channel_t {
+        hal_object::into_raw(Box::new(HipChannel {
+            base: iree_hal_channel_t { resource: hal_object::resource_header::<HipChannel>() },
+            communicator,
+            rank,
+            count,
+            parent,
+        }))
+    }
+
+    /// This participant's rank and the number of participants.
+    pub fn rank_and_count(&self) -> (i32, i32) {
+        (self.rank, self.count)
+    }
+
+    /// The RCCL communicator (for collective commands).
+    pub fn comm(&self) -> NcclComm {
+        self.communicator.raw()
+    }
+
+    /// The HIP device ordinal of the GPU of the channel's queue.
+    pub fn hip_device(&self) -> i32 {
+        self.communicator.gpu.device()
+    }
+
+    /// The device RCCL says the communicator belongs to (`ncclCommCuDevice`): the queue's
+    /// GPU, whatever device the creating thread had current.
+    pub fn communicator_device(&self) -> Result<i32> {
+        let mut device = -1;
+        rccl_call!(&self.communicator.rccl, ncclCommCuDevice(self.comm(), &mut device))?;
+        Ok(device)
+    }
+
+    /// `ncclCommSplit` of this channel's communicator; None when `color` is
+    /// `IREE_HAL_CHANNEL_NO_COLOR` (this participant takes no part in any new channel).
+    fn split(&self, color: i32, key: i32) -> Result<Option<*mut iree_hal_channel_t>> {
+        let Communicator { rccl, gpu, .. } = &self.communicator;
+        let mut comm: NcclComm = core::ptr::null_mut();
+        {
+            let _current = gpu.make_current()?;
+            rccl_call!(rccl, ncclCommSplit(self.comm(), color, key, &mut comm, core::ptr::null_mut()))?;
+        }
+        if comm.is_null() {
+            if color == IREE_HAL_CHANNEL_NO_COLOR {
+                return Ok(None);
+            }
+            return Err(crate::status!(Internal, "ncclCommSplit with color {color} returned no communicator"));
+        }
+        // Owned from here: destroyed if the queries below fail.
+        let communicator = Communicator { rccl: rccl.clone(), gpu: gpu.clone(), comm: Address(comm) };
+        if color == IREE_HAL_CHANNEL_NO_COLOR {
+            return Err(crate::status!(Internal, "ncclCommSplit with IREE_HAL_CHANNEL_NO_COLOR returned a communicator"));
+        }
+        let (mut rank, mut count) = (0, 0);
+        rccl_call!(rccl, ncclCommUserRank(comm, &mut rank))?;
+        rccl_call!(rccl, ncclCommCount(comm, &mut count))?;
+        Ok(Some(HipChannel::create(communicator, rank, count, Some(Retained::from_ours(self)))))
+    }
+}
+
+/// RCCL of `device`, loaded on first use and kept.
+fn rccl_of(device: &HipDevice) -> Result<Arc<RcclSymbols>> {
+    device.rccl(|| load_rccl(device.hip()).map(Arc::new)).map_err(|status| status.annotate("creating a collective channel"))
+}
+
+/// The rank and count of `params`, with defaults asked of the provider.
+fn rank_and_count(provider: Option<&Retained<iree_hal_channel_provider_t>>, params: &ChannelParamsView<'_>) -> Result<(i32, i32)> {
+    let (mut rank, mut count) = (params.rank, params.count);
+    if rank == IREE_HAL_CHANNEL_RANK_DEFAULT || count == IREE_HAL_CHANNEL_COUNT_DEFAULT {
+        let provider = provider.ok_or_else(|| {
+            crate::status!(
+                InvalidArgument,
+                "default collective channel rank or count requested (rank {rank}, count {count}) but no channel provider has been set on the device to provide them"
+            )
+        })?;
+        let (default_rank, default_count) =
+            provider.query_default_rank_and_count().map_err(|status| status.annotate("querying default collective group rank and count"))?;
+        if rank == IREE_HAL_CHANNEL_RANK_DEFAULT {
+            rank = default_rank;
+        }
+        if count == IREE_HAL_CHANNEL_COUNT_DEFAULT {
+            count = default_count;
+        }
+    }
+    if count < 1 || rank < 0 || rank >= count {
+        return Err(crate::status!(InvalidArgument, "collective channel rank {rank} is not one of {count} participants"));
+    }
+    Ok((rank, count))
+}
+
+/// The communicator id of `params`, the default one exchanged through the provider.
+fn unique_id(rccl: &RcclSymbols, provider: Option<&Retained<iree_hal_channel_provider_t>>, params: &ChannelParamsView<'_>, rank: i32) -> Result<[u8; NCCL_UNIQUE_ID_BYTES]> {
+    let mut id = [0u8; NCCL_UNIQUE_ID_BYTES];
+    if params.id.is_empty() {
+        let provider = provider.ok_or_else(|| {
+            crate::status!(InvalidArgument, "default collective channel ID requested but no channel provider has been set on the device to provide it")
+        })?;
+        if rank == 0 {
+            let mut root = NcclUniqueId { internal: [0; NCCL_UNIQUE_ID_BYTES] };
+            rccl_call!(rccl, ncclGetUniqueId(&mut root)).map_err(|status| status.annotate("bootstrapping NCCL root"))?;
+            id = root.internal.map(|byte| byte as u8);
+        }
+        provider.exchange_default_id(&mut id).map_err(|status| status.annotate("exchanging NCCL ID with other participants"))?;
+    } else if params.id.len() != NCCL_UNIQUE_ID_BYTES {
+        return Err(crate::status!(
+            InvalidArgument,
+            "NCCL ID must be {NCCL_UNIQUE_ID_BYTES} bytes matching the ncclUniqueId struct but caller provided {} bytes",
+            params.id.len()
+        ));
+    } else {
+        id.copy_from_slice(params.id);
+    }
+    if id.iter().all(|byte| *byte == 0) {
+        return Err(crate::status!(InvalidArgument, "no default NCCL ID specified (all zeros)"));
+    }
+    Ok(id)
+}
+
+/// `create_channel` of `device`: see the module documentation.
+pub fn create_channel(device: &HipDevice, queue_affinity: iree_hal_queue_affinity_t, params: ChannelParamsView<'_>) -> Result<*mut iree_hal_channel_t> {
+    let rccl = rccl_of(device)?;
+    if queue_affinity != IREE_HAL_QUEUE_AFFINITY_ANY && queue_affinity.count_ones() > 1 {
+        return Err(crate::status!(
+            InvalidArgument,
+            "a collective channel takes exactly one queue (one participant) but queue affinity {queue_affinity:#x} names {}",
+            queue_affinity.count_ones()
+        ));
+    }
+    let gpu = device.gpus()[crate::argument_rules::gpu_for_affinity(queue_affinity, device.gpus().len())?].clone();
+    // Not held locked: the provider's exchange blocks until every participant arrives.
+    let provider = device.channel_provider();
+    let (rank, count) = rank_and_count(provider.as_ref(), &params)?;
+    let id = unique_id(&rccl, provider.as_ref(), &params, rank)?;
+    let mut comm: NcclComm = core::ptr::null_mut();
+    {
+        let _current = gpu.make_current()?;
+        let id = NcclUniqueId { internal: id.map(|byte| byte as core::ffi::c_char) };
+        rccl_call!(&rccl, ncclCommInitRank(&mut comm, count, id, rank))?;
+    }
+    let communicator = Communicator { rccl, gpu, comm: Address(comm) };
+    Ok(HipChannel::create(communicator, rank, count, None))
+}
+
+//===----------------------------------------------------------------------===//
+// The channel vtable
+//===----------------------------------------------------------------------===//
+
+crate::hal_thunks! {
+    /// Flags are accepted and unused, as by IREE's C driver (IREE defines none for splits).
+    fn channel_split(
+        channel: Ours<HipChannel>,
+        color: i32,
+        key: i32,
+        _flags: iree_hal_channel_flags_t,
+        out_split_channel: Out<*mut iree_hal_channel_t>,
+    ) -> Status {
+        if let Some(split) = channel.split(color, key)? {
+            out_split_channel.set(split);
+        }
+        Ok(())
+    }
+
+    fn channel_query_rank_and_count(channel: OursConst<HipChannel>, out_rank: OptionalMut<i32>, out_count: OptionalMut<i32>) -> () [fallback: ()] {
+        if let Some(out_rank) = out_rank {
+            *out_rank = channel.rank;
+        }
+        if let Some(out_count) = out_count {
+            *out_count = channel.count;
+        }
+    }
+}
+
+static HIP_CHANNEL_VTABLE: iree_hal_channel_vtable_t = iree_hal_channel_vtable_t {
+    destroy: Some(hal_object::destroy::<HipChannel>),
+    split: Some(channel_split),
+    query_rank_and_count: Some(channel_query_rank_and_count),
+};

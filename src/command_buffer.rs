@@ -26,7 +26,7 @@
 //! the command buffer is deferred like any other.
 //!
 //! Dispatches find their kernels through the executables module (`kernels`). Events are
-//! `crate::event`; collectives are not supported and fail at record time with UNIMPLEMENTED.
+//! `crate::event`; collectives are not supported yet and fail at record time with UNIMPLEMENTED (channels themselves work: `crate::channel`).
 
 mod commands;
 mod execution;

@@ -40,6 +40,8 @@ pub struct HipDevice {
     /// Replaced through the vtable; the device holds a reference to each.
     device_allocator: Mutex<Option<Retained<iree_hal_allocator_t>>>,
     channel_provider: Mutex<Option<Retained<iree_hal_channel_provider_t>>>,
+    /// RCCL, loaded when the first channel is created and kept (`crate::channel`).
+    rccl: std::sync::OnceLock<Arc<crate::hip::rccl::RcclSymbols>>,
     /// IREE 3.13: caller-supplied allocation pools over the queues (before them, so that
     /// allocations still parked are cancelled first).
     #[cfg(feature = "iree-3-13")]
@@ -92,6 +94,7 @@ impl HipDevice {
             params: request.params,
             device_allocator: Mutex::new(None),
             channel_provider: Mutex::new(None),
+            rccl: std::sync::OnceLock::new(),
             #[cfg(feature = "iree-3-13")]
             queue_pools: crate::queue_pool::QueuePools::new(queues.iter().map(|queue| queue.epochs().clone())),
             #[cfg(feature = "iree-3-13")]
@@ -132,6 +135,22 @@ impl HipDevice {
     /// The parameters the device was created with.
     pub fn params(&self) -> &iree_hal_hip_device_params_t {
         &self.params
+    }
+
+    /// The channel provider set on the device (a new reference), if any.
+    pub fn channel_provider(&self) -> Option<Retained<iree_hal_channel_provider_t>> {
+        self.channel_provider.lock().clone()
+    }
+
+    /// RCCL, loaded by `load` the first time it loads and kept; a failure is returned and
+    /// tried again next time (RCCL may be installed meanwhile).
+    pub fn rccl(&self, load: impl FnOnce() -> Result<Arc<crate::hip::rccl::RcclSymbols>>) -> Result<Arc<crate::hip::rccl::RcclSymbols>> {
+        if let Some(rccl) = self.rccl.get() {
+            return Ok(rccl.clone());
+        }
+        // Two first channels may both load it: the library is the same, one table is kept.
+        let loaded = load()?;
+        Ok(self.rccl.get_or_init(|| loaded).clone())
     }
 
     /// The stream-ordered allocation pools, when queue allocations use them.
@@ -345,10 +364,10 @@ crate::hal_thunks! {
     fn device_create_channel(
         device: Ours<HipDevice>,
         queue_affinity: iree_hal_queue_affinity_t,
-        params: iree_hal_channel_params_t,
+        params: hal_object::thunk::ChannelParams,
         out_channel: Out<*mut iree_hal_channel_t>,
     ) -> Status {
-        out_channel.set(crate::channel::create_channel(device.hip(), queue_affinity, &params)?);
+        out_channel.set(crate::channel::create_channel(device, queue_affinity, params)?);
         Ok(())
     }
 

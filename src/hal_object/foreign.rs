@@ -103,6 +103,34 @@ pub trait DriverCalls: LiveObject<iree_hal_driver_t> {
 
 impl<T: LiveObject<iree_hal_driver_t>> DriverCalls for T {}
 
+/// `iree_hal_channel_provider_*` on a channel provider (always the application's).
+pub trait ChannelProviderCalls: LiveObject<iree_hal_channel_provider_t> {
+    /// `iree_hal_channel_provider_query_default_rank_and_count`: (rank, count), each
+    /// `IREE_HAL_CHANNEL_RANK_DEFAULT` / `COUNT_DEFAULT` unless the provider wrote it.
+    fn query_default_rank_and_count(&self) -> Result<(i32, i32)> {
+        let vtable: &iree_hal_channel_provider_vtable_t = vtable_of(self);
+        let query = vtable.query_default_rank_and_count.ok_or_else(|| missing("channel provider", "query_default_rank_and_count"))?;
+        let (mut rank, mut count) = (IREE_HAL_CHANNEL_RANK_DEFAULT, IREE_HAL_CHANNEL_COUNT_DEFAULT);
+        // SAFETY: the provider's own entry on the live provider; both outputs are valid for
+        // the call; the returned status is ours.
+        unsafe { Status::from_raw(query(self.live_pointer(), &mut rank, &mut count)) }?;
+        Ok((rank, count))
+    }
+
+    /// `iree_hal_channel_provider_exchange_default_id`: the provider reads and may replace
+    /// `id` (the root's id reaches every participant); blocks for as long as it does.
+    fn exchange_default_id(&self, id: &mut [u8]) -> Result<()> {
+        let vtable: &iree_hal_channel_provider_vtable_t = vtable_of(self);
+        let exchange = vtable.exchange_default_id.ok_or_else(|| missing("channel provider", "exchange_default_id"))?;
+        let span = iree_byte_span_t { data: id.as_mut_ptr(), data_length: id.len() };
+        // SAFETY: the provider's own entry on the live provider; the span is the caller's
+        // exclusive borrow for the call; the returned status is ours.
+        unsafe { Status::from_raw(exchange(self.live_pointer(), span)) }
+    }
+}
+
+impl<T: LiveObject<iree_hal_channel_provider_t>> ChannelProviderCalls for T {}
+
 /// A view of bytes borrowed for a call.
 pub fn view_of(bytes: &[u8]) -> iree_string_view_t {
     iree_string_view_t { data: bytes.as_ptr().cast(), size: bytes.len() }

@@ -757,6 +757,32 @@ impl Arg for ExecutableParams {
     }
 }
 
+/// `iree_hal_channel_params_t` (by value), its id bytes borrowed for the call.
+pub struct ChannelParams;
+
+/// The parameters of a `ChannelParams` argument.
+#[derive(Clone, Copy, Debug)]
+pub struct ChannelParamsView<'a> {
+    pub flags: iree_hal_channel_flags_t,
+    /// The id's bytes; empty asks for the default id (from the channel provider).
+    pub id: &'a [u8],
+    pub rank: i32,
+    pub count: i32,
+}
+
+impl Arg for ChannelParams {
+    type C = iree_hal_channel_params_t;
+    type Value<'a> = ChannelParamsView<'a>;
+
+    #[inline]
+    unsafe fn convert<'a>(scope: &'a CallScope, c: Self::C, _: &'static str) -> Result<ChannelParamsView<'a>> {
+        // SAFETY: per the caller, a non-null id holds `data_length` readable bytes for the
+        // call (NULL is refused unless empty).
+        let id = unsafe { joint::host_bytes_at(scope, c.id.data.cast(), 0, c.id.data_length as u64, "params.id") }?;
+        Ok(ChannelParamsView { flags: c.flags, id, rank: c.rank, count: c.count })
+    }
+}
+
 /// Plain values C passes by value and the body gets unchanged.
 macro_rules! plain_args {
     ($($t:ty),* $(,)?) => {$(
@@ -781,7 +807,6 @@ plain_args!(
     iree_allocator_t,
     iree_timeout_t,
     iree_hal_buffer_params_t,
-    iree_hal_channel_params_t,
     iree_loop_t,
     iree_hal_collective_op_t,
     i8,

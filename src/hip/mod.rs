@@ -1,7 +1,8 @@
 //! HIP, reached only at run time: the types (bindgen over the real HIP headers), the table
 //! of every function IREE v3.3.0 loads (`symbols`), HIP errors as IREE statuses and the
 //! call macros (`error`), owning handles released on drop (`handles`), a device's GPU with
-//! its primary context (`gpu`), and RCCL, loaded only when a channel needs it (`rccl`).
+//! its primary context (`gpu`), and RCCL, loaded only when a channel needs it (`rccl`,
+//! whose failures `rccl_call!` turns into statuses).
 
 pub mod context;
 pub mod error;

@@ -1,12 +1,13 @@
 //! RCCL (`librccl.so`), optional: it is loaded only when a collective channel is created,
 //! so its absence costs nothing until then and then is a clear UNAVAILABLE. The table lists
 //! the functions IREE v3.3.0 loads (`rccl_dynamic_symbol_table.h`); all are required once
-//! the library is there.
+//! the library is there. `rccl_call!` makes each RCCL failure a status naming the call and
+//! RCCL's error string.
 
 #![allow(non_snake_case)]
 
 use super::library;
-use crate::status::Result;
+use crate::status::{Result, SourceLocation, Status, StatusCode};
 use core::ffi::{c_char, c_int, c_void};
 
 /// The platform file name of RCCL.
@@ -67,6 +68,71 @@ impl RcclSymbols {
     }
 }
 
+/// `ncclResult_t` values (NCCL's `nccl.h`, the same in RCCL).
+const NCCL_SUCCESS: NcclResult = 0;
+
+/// The name of a failed `ncclResult_t` and the IREE status code it becomes (IREE v3.3.0's
+/// `iree_hal_hip_nccl_result_to_status`).
+pub fn failure_name_and_code(result: NcclResult) -> (&'static str, StatusCode) {
+    use StatusCode::*;
+    match result {
+        // Never a failure (`check` answers OK first); listed for the name.
+        0 => ("ncclSuccess", Internal),
+        1 => ("ncclUnhandledCudaError", FailedPrecondition),
+        2 => ("ncclSystemError", Internal),
+        3 => ("ncclInternalError", Internal),
+        4 => ("ncclInvalidArgument", InvalidArgument),
+        5 => ("ncclInvalidUsage", FailedPrecondition),
+        6 => ("ncclRemoteError", Unavailable),
+        7 => ("ncclInProgress", Deferred),
+        _ => ("unknown ncclResult_t", Internal),
+    }
+}
+
+impl RcclSymbols {
+    /// Turns the result of the RCCL call `call` into a status.
+    #[inline]
+    pub fn check(&self, result: NcclResult, call: &str, location: SourceLocation) -> Result<()> {
+        if result == NCCL_SUCCESS {
+            return Ok(());
+        }
+        self.failure(result, call, location)
+    }
+
+    /// The status of a failed call: the call, the result's name and number, and RCCL's own
+    /// description of it (`ncclGetErrorString`).
+    #[cold]
+    #[inline(never)]
+    fn failure(&self, result: NcclResult, call: &str, location: SourceLocation) -> Result<()> {
+        let (name, code) = failure_name_and_code(result);
+        // SAFETY: a plain lookup by value; RCCL returns a static NUL-terminated string.
+        let text = unsafe { (self.ncclGetErrorString)(result) };
+        let description = if text.is_null() {
+            "(no description)".to_owned()
+        } else {
+            // SAFETY: non-null, NUL-terminated and static (see above).
+            unsafe { core::ffi::CStr::from_ptr(text) }.to_string_lossy().into_owned()
+        };
+        Err(Status::new(code, location, &format!("{call} failed: RCCL error {name} ({result}): {description}")))
+    }
+}
+
+/// Calls an RCCL function through `RcclSymbols` and turns its result into a status naming
+/// the call and RCCL's error string: `rccl_call!(rccl, ncclCommCount(comm, &mut count))?`.
+/// As `hip_call!`, this macro is the RCCL call layer: its callers hold the arguments to the
+/// function's contract (communicators they own, pointers to live memory), which is why the
+/// arguments expand inside its unsafe block.
+#[macro_export]
+macro_rules! rccl_call {
+    ($symbols:expr, $function:ident ( $($arg:expr),* $(,)? )) => {{
+        let symbols: &$crate::hip::rccl::RcclSymbols = $symbols;
+        // SAFETY: the table's signature for this function is RCCL's; the arguments are
+        // checked by the caller to satisfy the call's contract.
+        let result = unsafe { (symbols.$function)($($arg),*) };
+        symbols.check(result, stringify!($function), $crate::here!())
+    }};
+}
+
 /// Where RCCL is looked for, given where HIP was: the system loader first (as IREE's C
 /// driver does), then each of the driver's HIP search paths as a directory (a `file:`
 /// entry gives its directory), then the directory HIP was loaded from.
@@ -99,6 +165,15 @@ mod tests {
         );
         assert_eq!(paths, ["file:librccl.so", "/opt/rocm/lib", "/x"]);
         assert_eq!(search_paths_beside(&[], std::path::Path::new("libamdhip64.so")), ["file:librccl.so"]);
+    }
+
+    #[test]
+    fn rccl_results_map_to_irees_codes() {
+        assert_eq!(failure_name_and_code(4), ("ncclInvalidArgument", StatusCode::InvalidArgument));
+        assert_eq!(failure_name_and_code(5), ("ncclInvalidUsage", StatusCode::FailedPrecondition));
+        assert_eq!(failure_name_and_code(6), ("ncclRemoteError", StatusCode::Unavailable));
+        assert_eq!(failure_name_and_code(7), ("ncclInProgress", StatusCode::Deferred));
+        assert_eq!(failure_name_and_code(99).1, StatusCode::Internal);
     }
 
     #[test]
