@@ -112,6 +112,11 @@ impl HipChannel {
         self.communicator.raw()
     }
 
+    /// The RCCL the communicator belongs to (for collective commands).
+    pub fn rccl(&self) -> &RcclSymbols {
+        &self.communicator.rccl
+    }
+
     /// The HIP device ordinal of the GPU of the channel's queue.
     pub fn hip_device(&self) -> i32 {
         self.communicator.gpu.device()

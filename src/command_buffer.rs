@@ -28,6 +28,7 @@
 //! Dispatches find their kernels through the executables module (`kernels`). Events are
 //! `crate::event`; collectives are not supported yet and fail at record time with UNIMPLEMENTED (channels themselves work: `crate::channel`).
 
+mod collective;
 mod commands;
 mod execution;
 mod graph;
@@ -37,6 +38,7 @@ mod stream;
 mod vtable;
 
 use crate::abi::*;
+use crate::channel::HipChannel;
 use crate::hal_object::thunk::joint::HostData;
 use crate::hal_object::{Binding, Borrowed, BufferRefView};
 use crate::hip::gpu::Gpu;
@@ -76,6 +78,10 @@ struct Recorder {
     /// Whether a one-shot command buffer has been submitted to a queue.
     submitted: bool,
     graphs: graph::GraphCache,
+    /// Inline: the first of the collectives recorded but not issued yet. Consecutive
+    /// collectives go to RCCL as one group, issued with the next other command or at `end`
+    /// (IREE's collective batch).
+    inline_pending: Option<usize>,
 }
 
 /// Our command buffer. C sees the `iree_hal_command_buffer_t` header at its start.
@@ -164,7 +170,7 @@ impl HipCommandBuffer {
             hip,
             execution_mode: spec.execution_mode,
             _validation_storage: validation_storage,
-            recorder: Mutex::new(Recorder { phase: Phase::Initial, list: CommandList::take(), issued: false, submitted: false, graphs: Default::default() }),
+            recorder: Mutex::new(Recorder { phase: Phase::Initial, list: CommandList::take(), issued: false, submitted: false, graphs: Default::default(), inline_pending: None }),
             recording: AtomicBool::new(false),
             inline: if spec.mode & IREE_HAL_COMMAND_BUFFER_MODE_ALLOW_INLINE_EXECUTION != 0 { spec.inline_target } else { None },
         });
@@ -219,6 +225,7 @@ impl HipCommandBuffer {
             let Recorder { list, graphs, .. } = &mut *recorder;
             graphs.launch(&current, gpu_index, stream, list, binding_table)
         } else {
+            check_collective_gpus(&recorder.list, gpu)?;
             stream::issue(hip, gpu_index, stream, &recorder.list, 0..recorder.list.commands().len(), binding_table)
         }
     }
@@ -263,6 +270,11 @@ impl HipCommandBuffer {
         if recorder.phase != Phase::Recording {
             return Err(crate::status!(FailedPrecondition, "end: command buffer is not recording (phase {:?})", recorder.phase));
         }
+        if let (Some(target), Some(first)) = (&self.inline, recorder.inline_pending.take()) {
+            // The last batch of collectives of an inline command buffer.
+            let list = &recorder.list;
+            target.gpu.make_current().and_then(|_context| stream::issue(&self.hip, target.gpu_index, target.stream.0, list, first..list.commands().len(), &[]))?;
+        }
         recorder.phase = Phase::Executable;
         self.recording.store(false, Ordering::Release);
         Ok(())
@@ -282,7 +294,7 @@ impl HipCommandBuffer {
         if recorder.phase != Phase::Recording {
             return Err(crate::status!(FailedPrecondition, "{what}: command buffer is not recording (phase {:?})", recorder.phase));
         }
-        let list = &mut recorder.list;
+        let Recorder { list, inline_pending, .. } = &mut *recorder;
         let Some(command) = build(list)? else {
             // Nothing to do (an empty range).
             return Ok(());
@@ -300,8 +312,14 @@ impl HipCommandBuffer {
             // Inline: onto the queue's stream now; kept afterwards for the references it
             // holds (the stream may still be using them).
             let last = list.commands().len() - 1;
+            if matches!(list.commands()[last], Command::Collective(_)) {
+                inline_pending.get_or_insert(last);
+                return Ok(());
+            }
+            // Pending collectives first, as one RCCL group.
+            let first = inline_pending.take().unwrap_or(last);
             let issued = target.gpu.make_current()
-                .and_then(|_context| stream::issue(&self.hip, target.gpu_index, target.stream.0, list, last..last + 1, &[]));
+                .and_then(|_context| stream::issue(&self.hip, target.gpu_index, target.stream.0, list, first..last + 1, &[]));
             if let Err(status) = issued {
                 list.pop();
                 return Err(status);
@@ -315,7 +333,11 @@ impl HipCommandBuffer {
     fn execution_barrier(&self) -> Result<()> {
         let what = "execution_barrier";
         if self.execution_mode == IREE_HAL_HIP_COMMAND_BUFFER_MODE_STREAM {
-            return self.ensure_recording(what);
+            // Except that it ends a batch of collectives (one RCCL group), as in IREE.
+            let after_collective = matches!(self.recorder.lock().list.commands().last(), Some(Command::Collective(_)));
+            if !after_collective {
+                return self.ensure_recording(what);
+            }
         }
         self.record(what, 0, |_| Ok(Some(Command::Barrier)))
     }
@@ -522,6 +544,75 @@ impl HipCommandBuffer {
             Ok(Some(Command::Dispatch(Dispatch { executable, export_ordinal, workgroups, constants: constant_span, bindings: binding_span })))
         })
     }
+}
+
+impl HipCommandBuffer {
+    /// Records a collective operation on `channel` (see `collective` and `stream`). Graph
+    /// command buffers refuse it (UNIMPLEMENTED).
+    fn collective(
+        &self,
+        channel: Option<Borrowed<'_, iree_hal_channel_t>>,
+        op: iree_hal_collective_op_t,
+        param: u32,
+        send_ref: &BufferRefView<'_>,
+        recv_ref: &BufferRefView<'_>,
+        element_count: u64,
+    ) -> Result<()> {
+        let what = "collective";
+        if self.execution_mode == IREE_HAL_HIP_COMMAND_BUFFER_MODE_GRAPH {
+            self.ensure_recording(what)?;
+            return Err(crate::status!(
+                Unimplemented,
+                "collective: collective operations in graph command buffers (command_buffer_mode=graph) are not supported yet; use command_buffer_mode=stream"
+            ));
+        }
+        let channel: &HipChannel = crate::hal_object::required(channel, "collective channel")?.ours("collective channel")?;
+        let op = collective::translate(op)?;
+        if let Some(target) = &self.inline {
+            check_channel_gpu(channel, &target.gpu)?;
+        }
+        self.record(what, IREE_HAL_COMMAND_CATEGORY_DISPATCH, |list| {
+            let (_, ranks) = channel.rank_and_count();
+            let unused = || (BufferRef { source: BufferSource::Unbound, offset: 0, length: 0 }, None);
+            let (send, send_range) = if op.kind.uses_send() { self.capture_ref(list.resources(), send_ref, what, false)? } else { unused() };
+            let (recv, recv_range) = if op.kind.uses_recv() { self.capture_ref(list.resources(), recv_ref, what, false)? } else { unused() };
+            // Slots are checked against the table at submission.
+            let known = |range: Option<DeviceRange>, used: bool| match range {
+                Some(range) => range.length,
+                None if used => u64::MAX,
+                None => 0,
+            };
+            collective::check_lengths(&op, element_count, ranks as u32, known(send_range, op.kind.uses_send()), known(recv_range, op.kind.uses_recv()))?;
+            self.note_slot(&send);
+            self.note_slot(&recv);
+            let channel = list.resources().hold_channel(channel);
+            Ok(Some(Command::Collective(Collective { channel, op, param, send, recv, count: element_count })))
+        })
+    }
+}
+
+/// A channel's communicator runs on its queue's GPU: the stream it is issued onto must be
+/// that GPU's.
+fn check_channel_gpu(channel: &HipChannel, gpu: &Gpu) -> Result<()> {
+    if channel.hip_device() != gpu.device() {
+        return Err(crate::status!(
+            InvalidArgument,
+            "collective: the channel's communicator is on HIP device {} but the command buffer is issued on a queue of HIP device {}",
+            channel.hip_device(),
+            gpu.device()
+        ));
+    }
+    Ok(())
+}
+
+/// `check_channel_gpu` for every collective of `list`.
+fn check_collective_gpus(list: &CommandList, gpu: &Gpu) -> Result<()> {
+    for command in list.commands() {
+        if let Command::Collective(collective) = command {
+            check_channel_gpu(list.resource_set().channel(collective.channel), gpu)?;
+        }
+    }
+    Ok(())
 }
 
 /// The header fields fixed at creation.

@@ -4,7 +4,8 @@
 
 use crate::abi::*;
 use crate::argument_rules::{BufferWindow, FillPattern};
-use super::resource_set::{HeldBuffer, HeldExecutable, ResourceSet};
+use super::collective::RcclOp;
+use super::resource_set::{HeldBuffer, HeldChannel, HeldExecutable, ResourceSet};
 use crate::buffer::HipBuffer;
 use crate::event::HipEvent;
 use crate::hal_object::{Binding, Borrowed, BufferRefView, Retained};
@@ -178,6 +179,20 @@ pub(crate) struct Dispatch {
     pub bindings: Span,
 }
 
+/// A recorded collective operation (`super::collective`). The buffer references a kind
+/// does not use are `BufferSource::Unbound`.
+#[derive(Clone, Copy)]
+pub(crate) struct Collective {
+    /// Held by the list's resource set.
+    pub channel: HeldChannel,
+    pub op: RcclOp,
+    /// Root (broadcast, reduce), peer (send, recv) or packed peers (send_recv).
+    pub param: u32,
+    pub send: BufferRef,
+    pub recv: BufferRef,
+    pub count: u64,
+}
+
 /// One recorded command. Variable-length payloads (dispatch constants and bindings,
 /// update data) live in the command list's shared arrays, named by spans, so recording a
 /// command allocates nothing of its own.
@@ -188,6 +203,8 @@ pub(crate) enum Command {
     Update { target: BufferRef, data: Span },
     Copy { source: BufferRef, target: BufferRef },
     Dispatch(Dispatch),
+    /// Consecutive collectives go to RCCL as one group (`ncclGroupStart`/`ncclGroupEnd`).
+    Collective(Collective),
     /// Everything before completes before anything after starts.
     Barrier,
     /// Signals the event once everything before has completed (`crate::event`).
@@ -207,6 +224,7 @@ impl Command {
             Command::Copy { .. } => "copy_buffer",
             Command::Dispatch(d) if matches!(d.workgroups, Workgroups::Indirect(_)) => "dispatch_indirect",
             Command::Dispatch(_) => "dispatch",
+            Command::Collective(_) => "collective",
             Command::Barrier => "execution_barrier",
             Command::SignalEvent(_) => "signal_event",
             Command::ResetEvent { .. } => "reset_event",
@@ -413,7 +431,33 @@ impl Command {
                 }
                 Ok(())
             }
+            Command::Collective(collective) if is_slot(&collective.send) || is_slot(&collective.recv) => {
+                collective.check_ranges(resources, binding_table).map(drop)
+            }
             _ => Ok(()),
         }
+    }
+}
+
+impl Collective {
+    /// The send and receive ranges (without device addresses), checked to hold what RCCL
+    /// accesses.
+    pub(crate) fn check_ranges(&self, resources: &ResourceSet, binding_table: &[Binding<'_>]) -> Result<(DeviceRange, DeviceRange)> {
+        self.ranges::<false>(resources, binding_table)
+    }
+
+    /// The send and receive device ranges, checked as `check_ranges` does (an unused one
+    /// is NULL and empty).
+    pub(crate) fn resolve(&self, resources: &ResourceSet, binding_table: &[Binding<'_>]) -> Result<(DeviceRange, DeviceRange)> {
+        self.ranges::<true>(resources, binding_table)
+    }
+
+    fn ranges<const WITH_ADDRESS: bool>(&self, resources: &ResourceSet, binding_table: &[Binding<'_>]) -> Result<(DeviceRange, DeviceRange)> {
+        let what = "collective";
+        let find = |r: &BufferRef| if WITH_ADDRESS { r.resolve(resources, binding_table, what) } else { r.locate(resources, binding_table, what) };
+        let (send, recv) = (find(&self.send)?, find(&self.recv)?);
+        let (_, ranks) = resources.channel(self.channel).rank_and_count();
+        super::collective::check_lengths(&self.op, self.count, ranks as u32, send.length, recv.length)?;
+        Ok((send, recv))
     }
 }

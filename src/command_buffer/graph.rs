@@ -163,6 +163,10 @@ fn build(current: &Current<'_>, gpu_index: usize, list: &CommandList, binding_ta
                 }
                 continue;
             }
+            // Refused when recorded (`HipCommandBuffer::collective`); never reaches a graph.
+            Step::Collective(_) => {
+                return Err(crate::status!(Unimplemented, "collective: collective operations in graph command buffers (command_buffer_mode=graph) are not supported yet"));
+            }
             Step::Signal(event) => {
                 // After everything recorded so far: the nodes since the last barrier, which
                 // each follow the barrier, or the barrier alone.

@@ -8,6 +8,7 @@
 
 use super::commands::RetainedBuffer;
 use crate::abi::*;
+use crate::channel::HipChannel;
 use crate::hal_object::{Borrowed, Retained};
 
 /// How many recently held objects of a kind are checked before taking a new reference.
@@ -47,12 +48,18 @@ pub(crate) struct HeldBuffer(u32);
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct HeldExecutable(u32);
 
+/// A channel held by a resource set: its place there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct HeldChannel(u32);
+
 /// References held for a command buffer's commands. An object already held may be held
 /// again (when it left the recent window): that only costs one more reference.
 #[derive(Default)]
 pub(crate) struct ResourceSet {
     buffers: Vec<RetainedBuffer>,
     executables: Vec<Retained<iree_hal_executable_t>>,
+    /// Collective channels (few: held once per command naming one).
+    channels: Vec<Retained<HipChannel>>,
     recent_buffers: RecentWindow,
     recent_executables: RecentWindow,
 }
@@ -84,6 +91,20 @@ impl ResourceSet {
         HeldExecutable(index)
     }
 
+    /// Keeps `channel` alive until the set is dropped; where it is held.
+    pub(crate) fn hold_channel(&mut self, channel: &HipChannel) -> HeldChannel {
+        if let Some(index) = self.channels.iter().position(|held| core::ptr::eq(&**held, channel)) {
+            return HeldChannel(index as u32);
+        }
+        self.channels.push(Retained::from_ours(channel));
+        HeldChannel(self.channels.len() as u32 - 1)
+    }
+
+    /// A channel the set holds.
+    pub(crate) fn channel(&self, held: HeldChannel) -> &HipChannel {
+        &self.channels[held.0 as usize]
+    }
+
     /// A buffer the set holds.
     #[inline]
     pub(crate) fn buffer(&self, held: HeldBuffer) -> Borrowed<'_, iree_hal_buffer_t> {
@@ -100,6 +121,7 @@ impl ResourceSet {
     pub(crate) fn clear(&mut self) {
         self.buffers.clear();
         self.executables.clear();
+        self.channels.clear();
         self.recent_buffers = RecentWindow::default();
         self.recent_executables = RecentWindow::default();
     }
@@ -108,6 +130,7 @@ impl ResourceSet {
     pub(crate) fn capacity_bytes(&self) -> usize {
         self.buffers.capacity() * core::mem::size_of::<RetainedBuffer>()
             + self.executables.capacity() * core::mem::size_of::<Retained<iree_hal_executable_t>>()
+            + self.channels.capacity() * core::mem::size_of::<Retained<HipChannel>>()
     }
 }
 

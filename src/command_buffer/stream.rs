@@ -4,7 +4,10 @@
 //! stream and waits make the stream wait for it (`crate::event`).
 
 use super::commands::*;
+use super::collective::Kind;
+use crate::channel::HipChannel;
 use crate::event::HipEvent;
+use crate::rccl_call;
 use crate::hal_object::Retained;
 use super::kernels::{lookup_kernel, ArgumentSpan, KernelArgumentBuilder, KernelArgumentTable, KernelLaunchInfo};
 use crate::hal_object::Binding;
@@ -21,10 +24,20 @@ pub(crate) enum Step<'a> {
     Update { range: DeviceRange, data: &'a [u8] },
     Copy { source: DeviceRange, target: DeviceRange },
     Launch { info: KernelLaunchInfo, arguments: ArgumentSpan, grid: Grid },
+    /// RCCL calls; consecutive ones are one RCCL group.
+    Collective(CollectiveCall<'a>),
     /// Nothing to do on a stream, which runs in order.
     Barrier,
     Signal(&'a Retained<HipEvent>),
     Wait(&'a [Retained<HipEvent>]),
+}
+
+/// A collective with its buffers resolved.
+pub(crate) struct CollectiveCall<'a> {
+    pub channel: &'a HipChannel,
+    pub collective: Collective,
+    pub send: DeviceRange,
+    pub recv: DeviceRange,
 }
 
 pub(crate) enum Grid {
@@ -51,8 +64,34 @@ pub(crate) fn issue(
     binding_table: &[Binding<'_>],
 ) -> Result<()> {
     let Plan { steps, mut arguments } = plan(gpu_index, list, range, binding_table)?;
+    // The channel whose RCCL opened the group in progress (IREE's collective batch).
+    let mut group: Option<&HipChannel> = None;
     for step in steps {
-        enqueue(hip, gpu_index, stream, step, &mut arguments)?;
+        let issued = match (&step, group) {
+            (Step::Collective(call), None) => {
+                let started = rccl_call!(call.channel.rccl(), ncclGroupStart());
+                if started.is_ok() {
+                    group = Some(call.channel);
+                }
+                started.and_then(|()| enqueue(hip, gpu_index, stream, step, &mut arguments))
+            }
+            (Step::Collective(_), Some(_)) => enqueue(hip, gpu_index, stream, step, &mut arguments),
+            (_, Some(channel)) => {
+                group = None;
+                rccl_call!(channel.rccl(), ncclGroupEnd()).and_then(|()| enqueue(hip, gpu_index, stream, step, &mut arguments))
+            }
+            (_, None) => enqueue(hip, gpu_index, stream, step, &mut arguments),
+        };
+        if let Err(status) = issued {
+            if let Some(channel) = group {
+                // Close the group (this thread's RCCL state) whatever it makes of the calls.
+                let _ = rccl_call!(channel.rccl(), ncclGroupEnd());
+            }
+            return Err(status);
+        }
+    }
+    if let Some(channel) = group {
+        rccl_call!(channel.rccl(), ncclGroupEnd())?;
     }
     Ok(())
 }
@@ -116,6 +155,11 @@ pub(crate) fn plan<'a>(
                 let (info, span) = prepare_dispatch(list, dispatch, binding_table, gpu_index, what, &mut arguments)?;
                 Step::Launch { info, arguments: span, grid }
             }
+            Command::Collective(collective) => {
+                let resources = list.resource_set();
+                let (send, recv) = collective.resolve(resources, binding_table)?;
+                Step::Collective(CollectiveCall { channel: resources.channel(collective.channel), collective: *collective, send, recv })
+            }
             Command::Barrier => Step::Barrier,
             Command::ResetEvent { .. } => continue, // nothing to do on the GPU
             Command::SignalEvent(event) => {
@@ -132,6 +176,7 @@ pub(crate) fn plan<'a>(
 fn enqueue(hip: &HipSymbols, gpu_index: usize, stream: hipStream_t, step: Step, arguments: &mut KernelArgumentTable) -> Result<()> {
     match step {
         Step::Barrier => Ok(()),
+        Step::Collective(call) => enqueue_collective(hip, stream, &call),
         Step::Signal(event) => event.record(hip, gpu_index, stream),
         Step::Wait(events) => events.iter().try_for_each(|event| event.make_stream_wait(hip, stream)),
         Step::Fill { range, pattern, pattern_length } => {
@@ -186,6 +231,52 @@ fn enqueue(hip: &HipSymbols, gpu_index: usize, stream: hipStream_t, step: Step, 
                     core::ptr::null_mut()
                 )
             )
+        }
+    }
+}
+
+/// Enqueues one collective's RCCL calls (inside the group `issue` opened), as IREE's
+/// `iree_hal_hip_nccl_submit_batch_entry` does, with device addresses for every kind.
+fn enqueue_collective(hip: &HipSymbols, stream: hipStream_t, call: &CollectiveCall<'_>) -> Result<()> {
+    let CollectiveCall { channel, collective, send, recv } = call;
+    let (rccl, comm) = (channel.rccl(), channel.comm());
+    let op = &collective.op;
+    let (data_type, reduction) = (op.data_type, op.reduction.unwrap_or_default());
+    let count = usize::try_from(collective.count).map_err(|_| crate::status!(OutOfRange, "collective: {} elements", collective.count))?;
+    let (sendbuff, recvbuff) = (send.device_pointer().cast_const(), recv.device_pointer());
+    let param = collective.param as i32;
+    let stream = stream.cast();
+    match op.kind {
+        Kind::AllGather => rccl_call!(rccl, ncclAllGather(sendbuff, recvbuff, count, data_type, comm, stream)),
+        Kind::AllReduce => rccl_call!(rccl, ncclAllReduce(sendbuff, recvbuff, count, data_type, reduction, comm, stream)),
+        Kind::ReduceScatter => rccl_call!(rccl, ncclReduceScatter(sendbuff, recvbuff, count, data_type, reduction, comm, stream)),
+        Kind::Broadcast => rccl_call!(rccl, ncclBroadcast(sendbuff, recvbuff, count, data_type, param, comm, stream)),
+        Kind::Reduce => rccl_call!(rccl, ncclReduce(sendbuff, recvbuff, count, data_type, reduction, param, comm, stream)),
+        Kind::Send => rccl_call!(rccl, ncclSend(sendbuff, count, data_type, param, comm, stream)),
+        Kind::Recv => rccl_call!(rccl, ncclRecv(recvbuff, count, data_type, param, comm, stream)),
+        Kind::AllToAll => {
+            // IREE: `count / ranks` elements to and from each peer, inside the group.
+            let (_, ranks) = channel.rank_and_count();
+            let per_peer = count / ranks.max(1) as usize;
+            let peer_bytes = per_peer * usize::from(op.element_bytes);
+            for peer in 0..ranks {
+                let offset = peer as usize * peer_bytes;
+                rccl_call!(rccl, ncclSend(sendbuff.cast::<u8>().wrapping_add(offset).cast(), per_peer, data_type, peer, comm, stream))?;
+                rccl_call!(rccl, ncclRecv(recvbuff.cast::<u8>().wrapping_add(offset).cast(), per_peer, data_type, peer, comm, stream))?;
+            }
+            Ok(())
+        }
+        Kind::SendRecv => {
+            let (send_peer, recv_peer) = super::collective::send_recv_peers(collective.param);
+            if let Some(peer) = send_peer {
+                rccl_call!(rccl, ncclSend(sendbuff, count, data_type, peer, comm, stream))?;
+            }
+            match recv_peer {
+                Some(peer) => rccl_call!(rccl, ncclRecv(recvbuff, count, data_type, peer, comm, stream)),
+                // IREE: a rank that receives nothing gets zeros.
+                None if count == 0 => Ok(()),
+                None => hip_call!(hip, hipMemsetD8Async(recvbuff, 0, count * usize::from(op.element_bytes), stream.cast())),
+            }
         }
     }
 }

@@ -165,14 +165,14 @@ crate::hal_thunks! {
 
     fn command_buffer_collective(
         command_buffer: Ours<HipCommandBuffer>,
-        _channel: *mut iree_hal_channel_t,
-        _op: iree_hal_collective_op_t,
-        _param: u32,
-        _send_ref: BufferRefArg,
-        _recv_ref: BufferRefArg,
-        _element_count: iree_device_size_t,
+        channel: Nullable<iree_hal_channel_t>,
+        op: iree_hal_collective_op_t,
+        param: u32,
+        send_ref: BufferRefArg,
+        recv_ref: BufferRefArg,
+        element_count: iree_device_size_t,
     ) -> Status {
-        Err(crate::status!(Unimplemented, "collective: collective operations in command buffers are not supported by this HIP driver"))
+        command_buffer.collective(channel, op, param, &send_ref, &recv_ref, element_count)
     }
 
     #[cfg(not(feature = "iree-3-13"))]
