@@ -1,0 +1,658 @@
+//! Collective commands in stream command buffers of the Rust HIP device, over the software
+//! device's RCCL (ranks are threads of this process, one device per GPU): every kind with
+//! several element types and every reduction, inputs differing per rank, results checked
+//! against values computed here; one-shot, reusable with a binding table, and inline
+//! command buffers; refusals (i16, graph mode, NULL and foreign channels, bad ops, short
+//! buffers).
+
+mod common;
+
+use common::*;
+use core::sync::atomic::{AtomicUsize, Ordering};
+use iree_hal_hip_rs::abi::*;
+use iree_hal_hip_rs::command_buffer::HipCommandBuffer;
+use iree_hal_hip_rs::device::HipDevice;
+use iree_hal_hip_rs::hal_object::HalObject;
+use iree_hal_hip_rs::hip::context::ContextGuard;
+use iree_hal_hip_rs::hip::types::*;
+use iree_hal_hip_rs::hip_call;
+use iree_hal_hip_rs::status::StatusCode;
+use std::sync::{Arc, OnceLock};
+
+static ALLOCATOR: CountingAllocator = CountingAllocator::new();
+
+/// A directory linking `libamdhip64.so` and `librccl.so` to the software device.
+fn library_dir() -> &'static str {
+    static DIR: OnceLock<String> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let library = software_hip_library();
+        let dir = library.parent().unwrap().join("collectives-test-hip-rccl");
+        std::fs::create_dir_all(&dir).unwrap();
+        for name in ["libamdhip64.so", "librccl.so"] {
+            match std::os::unix::fs::symlink(&library, dir.join(name)) {
+                Err(error) if error.kind() != std::io::ErrorKind::AlreadyExists => panic!("linking {name}: {error}"),
+                _ => {}
+            }
+        }
+        dir.display().to_string()
+    })
+}
+
+/// A communicator id no other test of this process uses.
+fn fresh_id(tag: &str) -> Vec<u8> {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let text = format!("collectives-test:{}:{tag}:{}", std::process::id(), NEXT.fetch_add(1, Ordering::SeqCst));
+    let mut id = vec![0u8; 128];
+    id[..text.len()].copy_from_slice(text.as_bytes());
+    id
+}
+
+/// Runs `body(rank)` for each rank on a thread of its own; a panic or a minute's wait fails.
+fn on_ranks<T: Send + 'static>(count: i32, body: impl Fn(i32) -> T + Send + Sync + 'static) -> Vec<T> {
+    let body = Arc::new(body);
+    let (sender, receiver) = std::sync::mpsc::channel();
+    for rank in 0..count {
+        let (body, sender) = (body.clone(), sender.clone());
+        std::thread::spawn(move || {
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| body(rank)));
+            let _ = sender.send((rank, result));
+        });
+    }
+    let mut results: Vec<Option<T>> = (0..count).map(|_| None).collect();
+    for _ in 0..count {
+        let (rank, result) = receiver.recv_timeout(std::time::Duration::from_secs(60)).expect("a rank did not finish within a minute");
+        match result {
+            Ok(value) => results[rank as usize] = Some(value),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    }
+    results.into_iter().map(|r| r.unwrap()).collect()
+}
+
+/// One rank: a device on one GPU, a channel on it, and a stream of our own.
+struct Rank {
+    driver: *mut iree_hal_driver_t,
+    device: *mut iree_hal_device_t,
+    channel: *mut iree_hal_channel_t,
+    stream: hipStream_t,
+    rank: i32,
+    count: i32,
+}
+
+unsafe impl Send for Rank {}
+
+impl Rank {
+    fn new(path: &'static str, params: &[(&'static str, &'static str)], id: &[u8], rank: i32, count: i32) -> Rank {
+        let driver = software_driver_with_search_paths(&[library_dir()], ALLOCATOR.as_iree());
+        let device = device_at(driver, path, params, ALLOCATOR.as_iree());
+        let vtable = unsafe { &*((*device).resource.vtable as *const iree_hal_device_vtable_t) };
+        let channel_params = iree_hal_channel_params_t {
+            flags: IREE_HAL_CHANNEL_FLAG_NONE,
+            id: iree_const_byte_span_t { data: id.as_ptr(), data_length: id.len() },
+            group: sv(""),
+            rank,
+            count,
+        };
+        let mut channel = core::ptr::null_mut();
+        assert_ok(unsafe { (vtable.create_channel.unwrap())(device, IREE_HAL_QUEUE_AFFINITY_ANY, channel_params, &mut channel) });
+        let mut this = Rank { driver, device, channel, stream: core::ptr::null_mut(), rank, count };
+        let mut stream: hipStream_t = core::ptr::null_mut();
+        {
+            let _context = ContextGuard::push(this.hip(), this.ours().gpus()[0].context()).unwrap();
+            hip_call!(this.hip(), hipStreamCreateWithFlags(&mut stream, hipStreamNonBlocking)).unwrap();
+        }
+        this.stream = stream;
+        this
+    }
+
+    /// Rank `rank` of `count`, its device on GPU `rank` (stream command buffers).
+    fn on_own_gpu(id: &[u8], rank: i32, count: i32) -> Rank {
+        Rank::new(if rank == 0 { "0" } else { "1" }, &[("command_buffer_mode", "stream")], id, rank, count)
+    }
+
+    fn ours(&self) -> &HipDevice {
+        unsafe { HipDevice::from_raw(self.device) }.unwrap()
+    }
+
+    fn hip(&self) -> &iree_hal_hip_rs::hip::HipSymbols {
+        self.ours().hip()
+    }
+
+    fn vtable(&self) -> &iree_hal_device_vtable_t {
+        unsafe { &*((*self.device).resource.vtable as *const iree_hal_device_vtable_t) }
+    }
+
+    fn context(&self) -> ContextGuard<'_> {
+        ContextGuard::push(self.hip(), self.ours().gpus()[0].context()).unwrap()
+    }
+
+    fn pointer(&self, buffer: &Buffer) -> *mut core::ffi::c_void {
+        unsafe { iree_hal_hip_rs::buffer::HipBuffer::from_raw(buffer.0) }.unwrap().device_pointer()
+    }
+
+    /// A device buffer holding `bytes`.
+    fn buffer(&self, bytes: &[u8]) -> Buffer {
+        let allocator = unsafe { (self.vtable().device_allocator.unwrap())(self.device) };
+        let vtable = unsafe { &*((*allocator).resource.vtable as *const iree_hal_allocator_vtable_t) };
+        let params = iree_hal_buffer_params_t {
+            usage: IREE_HAL_BUFFER_USAGE_DEFAULT,
+            access: IREE_HAL_MEMORY_ACCESS_ALL,
+            type_: IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL,
+            queue_affinity: IREE_HAL_QUEUE_AFFINITY_ANY,
+            min_alignment: 0,
+        };
+        let mut buffer = core::ptr::null_mut();
+        assert_ok(unsafe { (vtable.allocate_buffer.unwrap())(allocator, &params, bytes.len().max(1) as u64, &mut buffer) });
+        let buffer = Buffer(buffer);
+        if !bytes.is_empty() {
+            let _context = self.context();
+            hip_call!(self.hip(), hipMemcpy(self.pointer(&buffer), bytes.as_ptr().cast(), bytes.len(), hipMemcpyHostToDevice)).unwrap();
+        }
+        buffer
+    }
+
+    fn read(&self, buffer: &Buffer, length: usize) -> Vec<u8> {
+        let mut bytes = vec![0u8; length];
+        let _context = self.context();
+        hip_call!(self.hip(), hipMemcpy(bytes.as_mut_ptr().cast(), self.pointer(buffer), length, hipMemcpyDeviceToHost)).unwrap();
+        bytes
+    }
+
+    fn command_buffer(&self, mode: iree_hal_command_buffer_mode_t, binding_capacity: usize) -> CommandBuffer {
+        let mut command_buffer = core::ptr::null_mut();
+        assert_ok(unsafe {
+            (self.vtable().create_command_buffer.unwrap())(self.device, mode, IREE_HAL_COMMAND_CATEGORY_ANY, IREE_HAL_QUEUE_AFFINITY_ANY, binding_capacity, &mut command_buffer)
+        });
+        CommandBuffer(command_buffer)
+    }
+
+    /// Issues onto our stream and waits for it.
+    fn issue(&self, command_buffer: &CommandBuffer, table: &[iree_hal_buffer_binding_t]) -> Result<(), (StatusCode, String)> {
+        let ours = unsafe { HipCommandBuffer::from_raw(command_buffer.0) }.unwrap();
+        let c_table = iree_hal_buffer_binding_table_t { count: table.len(), bindings: table.as_ptr() };
+        let table = unsafe { iree_hal_hip_rs::hal_object::Binding::from_c(&c_table) }.unwrap();
+        let gpu = self.ours().gpus()[0].clone();
+        ours.issue(self.hip(), &gpu, 0, self.stream, table).map_err(|s| (s.code(), s.to_string()))?;
+        let _context = self.context();
+        hip_call!(self.hip(), hipStreamSynchronize(self.stream)).unwrap();
+        Ok(())
+    }
+}
+
+impl Drop for Rank {
+    fn drop(&mut self) {
+        {
+            let _context = self.context();
+            hip_call!(self.hip(), hipStreamDestroy(self.stream)).unwrap();
+        }
+        unsafe { iree_hal_hip_rs::hal_object::resource::release(self.channel) };
+        unsafe { iree_hal_hip_rs::hal_object::resource::release(self.device) };
+        release_driver(self.driver);
+    }
+}
+
+struct Buffer(*mut iree_hal_buffer_t);
+
+impl Drop for Buffer {
+    fn drop(&mut self) {
+        unsafe { iree_hal_hip_rs::hal_object::resource::release_buffer(self.0) };
+    }
+}
+
+fn direct(buffer: &Buffer, length: u64) -> iree_hal_buffer_ref_t {
+    iree_hal_buffer_ref_t { reserved_and_buffer_slot: 0, buffer: buffer.0, offset: 0, length }
+}
+
+fn slot(slot: u32, length: u64) -> iree_hal_buffer_ref_t {
+    let mut r = iree_hal_buffer_ref_t { reserved_and_buffer_slot: 0, buffer: core::ptr::null_mut(), offset: 0, length };
+    r.set_buffer_slot(slot);
+    r
+}
+
+fn none_ref() -> iree_hal_buffer_ref_t {
+    iree_hal_buffer_ref_t { reserved_and_buffer_slot: 0, buffer: core::ptr::null_mut(), offset: 0, length: 0 }
+}
+
+struct CommandBuffer(*mut iree_hal_command_buffer_t);
+
+impl CommandBuffer {
+    fn vtable(&self) -> &iree_hal_command_buffer_vtable_t {
+        unsafe { &*((*self.0).resource.vtable as *const iree_hal_command_buffer_vtable_t) }
+    }
+    fn begin(&self) {
+        assert_ok(unsafe { (self.vtable().begin.unwrap())(self.0) });
+    }
+    fn end(&self) {
+        assert_ok(unsafe { (self.vtable().end.unwrap())(self.0) });
+    }
+    fn collective(
+        &self,
+        channel: *mut iree_hal_channel_t,
+        op: iree_hal_collective_op_t,
+        param: u32,
+        send: iree_hal_buffer_ref_t,
+        recv: iree_hal_buffer_ref_t,
+        count: u64,
+    ) -> iree_status_t {
+        unsafe { (self.vtable().collective.unwrap())(self.0, channel, op, param, send, recv, count) }
+    }
+    fn barrier(&self) {
+        assert_ok(unsafe {
+            (self.vtable().execution_barrier.unwrap())(
+                self.0,
+                IREE_HAL_EXECUTION_STAGE_COMMAND_RETIRE,
+                IREE_HAL_EXECUTION_STAGE_COMMAND_ISSUE,
+                0,
+                0,
+                core::ptr::null(),
+                0,
+                core::ptr::null(),
+            )
+        });
+    }
+}
+
+impl Drop for CommandBuffer {
+    fn drop(&mut self) {
+        unsafe { iree_hal_hip_rs::hal_object::resource::release(self.0) };
+    }
+}
+
+//===----------------------------------------------------------------------===//
+// Element types and reference arithmetic
+//===----------------------------------------------------------------------===//
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Ty {
+    F32,
+    I32,
+    Bf16,
+    U8,
+    I8,
+    U32,
+    I64,
+    U64,
+    F64,
+}
+
+const TYPES: [Ty; 9] = [Ty::F32, Ty::I32, Ty::Bf16, Ty::U8, Ty::I8, Ty::U32, Ty::I64, Ty::U64, Ty::F64];
+
+/// f32 to bf16 bits, rounding to nearest even.
+fn bf16_bits(value: f32) -> u16 {
+    let bits = value.to_bits();
+    ((bits + 0x7fff + ((bits >> 16) & 1)) >> 16) as u16
+}
+
+fn bf16_value(bits: u16) -> f32 {
+    f32::from_bits(u32::from(bits) << 16)
+}
+
+impl Ty {
+    fn iree(self) -> iree_hal_collective_element_type_t {
+        match self {
+            Ty::F32 => IREE_HAL_COLLECTIVE_ELEMENT_TYPE_FLOAT_32,
+            Ty::I32 => IREE_HAL_COLLECTIVE_ELEMENT_TYPE_SINT_32,
+            Ty::Bf16 => IREE_HAL_COLLECTIVE_ELEMENT_TYPE_BFLOAT_16,
+            Ty::U8 => IREE_HAL_COLLECTIVE_ELEMENT_TYPE_UINT_8,
+            Ty::I8 => IREE_HAL_COLLECTIVE_ELEMENT_TYPE_SINT_8,
+            Ty::U32 => IREE_HAL_COLLECTIVE_ELEMENT_TYPE_UINT_32,
+            Ty::I64 => IREE_HAL_COLLECTIVE_ELEMENT_TYPE_SINT_64,
+            Ty::U64 => IREE_HAL_COLLECTIVE_ELEMENT_TYPE_UINT_64,
+            Ty::F64 => IREE_HAL_COLLECTIVE_ELEMENT_TYPE_FLOAT_64,
+        }
+    }
+
+    fn size(self) -> usize {
+        match self {
+            Ty::U8 | Ty::I8 => 1,
+            Ty::Bf16 => 2,
+            Ty::F32 | Ty::I32 | Ty::U32 => 4,
+            Ty::I64 | Ty::U64 | Ty::F64 => 8,
+        }
+    }
+
+    fn signed(self) -> bool {
+        matches!(self, Ty::I32 | Ty::I8 | Ty::I64 | Ty::F32 | Ty::F64)
+    }
+
+    /// Rank `rank`'s element `index` of input `stream` (each collective gets its own).
+    fn input(self, stream: usize, rank: i32, index: usize) -> f64 {
+        if self == Ty::Bf16 {
+            // Sums that bf16 must round: 256 + 4k (exact) plus 1.5 + k/4 (exact).
+            return if rank == 0 { 256.0 + 4.0 * ((index + stream) % 4) as f64 } else { 1.5 + 0.25 * ((index + stream + rank as usize) % 3) as f64 };
+        }
+        let v = ((rank as usize * 5 + index * 3 + stream * 7) % 7) as f64;
+        let v = if self.signed() { v - 3.0 } else { v + 1.0 };
+        if matches!(self, Ty::F32 | Ty::F64) {
+            v + 0.5
+        } else {
+            v
+        }
+    }
+
+    fn encode(self, values: &[f64]) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        for &v in values {
+            match self {
+                Ty::F32 => bytes.extend((v as f32).to_le_bytes()),
+                Ty::F64 => bytes.extend(v.to_le_bytes()),
+                Ty::Bf16 => bytes.extend(bf16_bits(v as f32).to_le_bytes()),
+                Ty::I32 => bytes.extend((v as i32).to_le_bytes()),
+                Ty::U32 => bytes.extend((v as u32).to_le_bytes()),
+                Ty::I64 => bytes.extend((v as i64).to_le_bytes()),
+                Ty::U64 => bytes.extend((v as u64).to_le_bytes()),
+                Ty::I8 => bytes.extend((v as i8).to_le_bytes()),
+                Ty::U8 => bytes.extend((v as u8).to_le_bytes()),
+            }
+        }
+        bytes
+    }
+
+    fn float(self) -> bool {
+        matches!(self, Ty::F32 | Ty::F64 | Ty::Bf16)
+    }
+
+    /// `a op b` computed as the element type computes it (bf16: rounded to bf16).
+    fn combine(self, reduction: u8, a: f64, b: f64) -> f64 {
+        let exact = match reduction {
+            IREE_HAL_COLLECTIVE_REDUCTION_SUM | IREE_HAL_COLLECTIVE_REDUCTION_AVERAGE => a + b,
+            IREE_HAL_COLLECTIVE_REDUCTION_PRODUCT => a * b,
+            IREE_HAL_COLLECTIVE_REDUCTION_MINIMUM => a.min(b),
+            IREE_HAL_COLLECTIVE_REDUCTION_MAXIMUM => a.max(b),
+            _ => unreachable!(),
+        };
+        self.round(exact)
+    }
+
+    fn round(self, v: f64) -> f64 {
+        match self {
+            Ty::F32 => v as f32 as f64,
+            Ty::Bf16 => bf16_value(bf16_bits(v as f32)) as f64,
+            _ => v,
+        }
+    }
+
+    /// The reduction of `values` (one per rank).
+    fn reduce(self, reduction: u8, values: &[f64]) -> f64 {
+        let mut acc = values[0];
+        for &v in &values[1..] {
+            acc = self.combine(reduction, acc, v);
+        }
+        if reduction == IREE_HAL_COLLECTIVE_REDUCTION_AVERAGE {
+            let n = values.len() as f64;
+            acc = if self.float() { self.round(acc / n) } else { (acc / n).trunc() };
+        }
+        acc
+    }
+}
+
+const REDUCTIONS: [u8; 5] = [
+    IREE_HAL_COLLECTIVE_REDUCTION_SUM,
+    IREE_HAL_COLLECTIVE_REDUCTION_PRODUCT,
+    IREE_HAL_COLLECTIVE_REDUCTION_MINIMUM,
+    IREE_HAL_COLLECTIVE_REDUCTION_MAXIMUM,
+    IREE_HAL_COLLECTIVE_REDUCTION_AVERAGE,
+];
+
+fn op(kind: u8, reduction: u8, ty: Ty) -> iree_hal_collective_op_t {
+    iree_hal_collective_op_t::new(kind, reduction, ty.iree())
+}
+
+const SENTINEL: u8 = 0xEE;
+
+/// One recorded collective: its buffers and what its receive buffer must hold afterwards.
+struct Case {
+    name: String,
+    recv: Buffer,
+    expected: Vec<u8>,
+    _send: Buffer,
+}
+
+/// Inputs of every rank for stream `stream`: `length` elements each.
+fn inputs(ty: Ty, stream: usize, ranks: i32, length: usize) -> Vec<Vec<f64>> {
+    (0..ranks).map(|rank| (0..length).map(|i| ty.input(stream, rank, i)).collect()).collect()
+}
+
+/// Records every kind (and every reduction of the reducing ones) for `ty` into
+/// `command_buffer` on `rank`, with a barrier halfway; the cases to check once it ran.
+fn record_all_kinds(rank: &Rank, command_buffer: &CommandBuffer, ty: Ty) -> Vec<Case> {
+    let (me, n) = (rank.rank, rank.count);
+    let root = n - 1; // root 1 with two ranks
+    let peer = (me + 1) % n;
+    let c = 5usize;
+    let size = ty.size();
+    let mut cases = Vec::new();
+    let mut stream = 0;
+    let mut add = |name: String, kind: u8, reduction: u8, param: u32, send_len: usize, recv_len: usize, count: usize, expected: &dyn Fn(&[Vec<f64>], usize) -> Option<Vec<f64>>| {
+        stream += 1;
+        let all = inputs(ty, stream, n, send_len);
+        let send = rank.buffer(&ty.encode(&all[me as usize]));
+        let recv = rank.buffer(&vec![SENTINEL; recv_len * size]);
+        assert_ok(command_buffer.collective(
+            rank.channel,
+            op(kind, reduction, ty),
+            param,
+            direct(&send, (send_len * size) as u64),
+            direct(&recv, (recv_len * size) as u64),
+            count as u64,
+        ));
+        let expected = match expected(&all, stream) {
+            Some(values) => ty.encode(&values),
+            None => vec![SENTINEL; recv_len * size],
+        };
+        cases.push(Case { name: format!("{name} {ty:?}"), recv, expected, _send: send });
+    };
+    for reduction in REDUCTIONS {
+        add(format!("all_reduce {reduction}"), IREE_HAL_COLLECTIVE_KIND_ALL_REDUCE, reduction, 0, c, c, c, &|all, _| {
+            Some((0..c).map(|i| ty.reduce(reduction, &all.iter().map(|x| x[i]).collect::<Vec<_>>())).collect())
+        });
+        add(format!("reduce {reduction} root {root}"), IREE_HAL_COLLECTIVE_KIND_REDUCE, reduction, root as u32, c, c, c, &|all, _| {
+            (me == root).then(|| (0..c).map(|i| ty.reduce(reduction, &all.iter().map(|x| x[i]).collect::<Vec<_>>())).collect())
+        });
+        add(format!("reduce_scatter {reduction}"), IREE_HAL_COLLECTIVE_KIND_REDUCE_SCATTER, reduction, 0, c * n as usize, c, c, &|all, _| {
+            Some((0..c).map(|i| ty.reduce(reduction, &all.iter().map(|x| x[me as usize * c + i]).collect::<Vec<_>>())).collect())
+        });
+    }
+    command_buffer.barrier();
+    add("all_gather".into(), IREE_HAL_COLLECTIVE_KIND_ALL_GATHER, 0, 0, c, c * n as usize, c, &|all, _| Some(all.concat()));
+    add(format!("broadcast root {root}"), IREE_HAL_COLLECTIVE_KIND_BROADCAST, 0, root as u32, c, c, c, &|all, _| Some(all[root as usize].clone()));
+    let k = 3;
+    add("all_to_all".into(), IREE_HAL_COLLECTIVE_KIND_ALL_TO_ALL, 0, 0, k * n as usize, k * n as usize, k * n as usize, &|all, _| {
+        Some((0..n as usize).flat_map(|p| all[p][me as usize * k..(me as usize + 1) * k].to_vec()).collect())
+    });
+    // A send to the next rank and a receive from the previous one, in one group.
+    let previous = (me + n - 1) % n;
+    add(format!("send to {peer}"), IREE_HAL_COLLECTIVE_KIND_SEND, 0, peer as u32, c, 0, c, &|_, _| Some(Vec::new()));
+    // The data received is the previous rank's input of the send's stream (the one before).
+    add(format!("recv from {previous}"), IREE_HAL_COLLECTIVE_KIND_RECV, 0, previous as u32, 0, c, c, &|_, stream| {
+        Some(inputs(ty, stream - 1, n, c)[previous as usize].clone())
+    });
+    // send_recv: rank 0 sends to the last rank and receives nothing (zero-filled); the last
+    // rank receives from rank 0 and sends nothing; others (none with two) skip both.
+    let last = n - 1;
+    let (send_peer, recv_peer): (i32, i32) = if n == 1 {
+        (0, 0)
+    } else if me == 0 {
+        (last, -1)
+    } else if me == last {
+        (-1, 0)
+    } else {
+        (-1, -1)
+    };
+    let param = (send_peer as u16 as u32) | ((recv_peer as u16 as u32) << 16);
+    add(format!("send_recv {send_peer}/{recv_peer}"), IREE_HAL_COLLECTIVE_KIND_SEND_RECV, 0, param, c, c, c, &|all, _| {
+        Some(if recv_peer == -1 { vec![0.0; c] } else { all[recv_peer as usize].clone() })
+    });
+    cases
+}
+
+fn check(rank: &Rank, cases: &[Case]) {
+    for case in cases {
+        let got = rank.read(&case.recv, case.expected.len());
+        assert_eq!(got, case.expected, "rank {} of {}: {}", rank.rank, rank.count, case.name);
+    }
+}
+
+//===----------------------------------------------------------------------===//
+// Tests
+//===----------------------------------------------------------------------===//
+
+/// Two ranks on two GPUs: every kind, type and reduction, in one-shot command buffers (one
+/// per element type, its collectives batched into RCCL groups split by a barrier).
+#[test]
+fn two_ranks_run_every_kind_type_and_reduction() {
+    let id = fresh_id("every-kind");
+    on_ranks(2, move |me| {
+        let rank = Rank::on_own_gpu(&id, me, 2);
+        for ty in TYPES {
+            let command_buffer = rank.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
+            command_buffer.begin();
+            let cases = record_all_kinds(&rank, &command_buffer, ty);
+            command_buffer.end();
+            rank.issue(&command_buffer, &[]).unwrap();
+            check(&rank, &cases);
+        }
+    });
+}
+
+/// A channel of one rank: every kind still runs (reductions of one value, self send/recv).
+#[test]
+fn one_rank_alone_runs_every_kind() {
+    let rank = Rank::on_own_gpu(&fresh_id("alone"), 0, 1);
+    for ty in [Ty::F32, Ty::Bf16, Ty::I32, Ty::U8] {
+        let command_buffer = rank.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
+        command_buffer.begin();
+        let cases = record_all_kinds(&rank, &command_buffer, ty);
+        command_buffer.end();
+        rank.issue(&command_buffer, &[]).unwrap();
+        check(&rank, &cases);
+    }
+}
+
+/// bf16 goes to RCCL as bf16: 256 + 1.5 rounds to 258 in bf16 (a float64 reading of the
+/// bytes would give something else entirely).
+#[test]
+fn bf16_sums_are_bf16_values() {
+    let id = fresh_id("bf16");
+    on_ranks(2, move |me| {
+        let rank = Rank::on_own_gpu(&id, me, 2);
+        let mine = [if me == 0 { 256.0f32 } else { 1.5 }, if me == 0 { 3.0 } else { 0.0078125 }];
+        let send = rank.buffer(&mine.iter().flat_map(|v| bf16_bits(*v).to_le_bytes()).collect::<Vec<_>>());
+        let recv = rank.buffer(&[SENTINEL; 4]);
+        let command_buffer = rank.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
+        command_buffer.begin();
+        assert_ok(command_buffer.collective(rank.channel, op(IREE_HAL_COLLECTIVE_KIND_ALL_REDUCE, IREE_HAL_COLLECTIVE_REDUCTION_SUM, Ty::Bf16), 0, direct(&send, 4), direct(&recv, 4), 2));
+        command_buffer.end();
+        rank.issue(&command_buffer, &[]).unwrap();
+        let got = rank.read(&recv, 4);
+        let got = [u16::from_le_bytes([got[0], got[1]]), u16::from_le_bytes([got[2], got[3]])];
+        assert_eq!(bf16_value(got[0]), 258.0);
+        assert_eq!(bf16_value(got[1]), bf16_value(bf16_bits(3.0 + 0.0078125)));
+        assert_eq!(bf16_value(got[1]), 3.0, "3 + 2^-7 rounds to 3 in bf16");
+    });
+}
+
+/// A reusable command buffer with a binding table runs twice over different buffers.
+#[test]
+fn reusable_with_a_binding_table() {
+    let id = fresh_id("reusable");
+    on_ranks(2, move |me| {
+        let rank = Rank::on_own_gpu(&id, me, 2);
+        let c = 4usize;
+        let command_buffer = rank.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_DEFAULT, 4);
+        command_buffer.begin();
+        assert_ok(command_buffer.collective(rank.channel, op(IREE_HAL_COLLECTIVE_KIND_ALL_REDUCE, IREE_HAL_COLLECTIVE_REDUCTION_SUM, Ty::F32), 0, slot(0, 16), slot(1, 16), c as u64));
+        assert_ok(command_buffer.collective(rank.channel, op(IREE_HAL_COLLECTIVE_KIND_ALL_GATHER, 0, Ty::I32), 0, slot(2, 16), slot(3, IREE_HAL_WHOLE_BUFFER), c as u64));
+        command_buffer.end();
+        for run in 0..2usize {
+            let reduce_inputs = inputs(Ty::F32, 100 + run, 2, c);
+            let gather_inputs = inputs(Ty::I32, 200 + run, 2, c);
+            let buffers = [
+                rank.buffer(&Ty::F32.encode(&reduce_inputs[me as usize])),
+                rank.buffer(&[SENTINEL; 16]),
+                rank.buffer(&Ty::I32.encode(&gather_inputs[me as usize])),
+                rank.buffer(&[SENTINEL; 32]),
+            ];
+            let table: Vec<_> = buffers.iter().map(|b| iree_hal_buffer_binding_t { buffer: b.0, offset: 0, length: IREE_HAL_WHOLE_BUFFER }).collect();
+            rank.issue(&command_buffer, &table).unwrap();
+            let sum: Vec<f64> = (0..c).map(|i| Ty::F32.reduce(IREE_HAL_COLLECTIVE_REDUCTION_SUM, &[reduce_inputs[0][i], reduce_inputs[1][i]])).collect();
+            assert_eq!(rank.read(&buffers[1], 16), Ty::F32.encode(&sum), "run {run}");
+            assert_eq!(rank.read(&buffers[3], 32), Ty::I32.encode(&gather_inputs.concat()), "run {run}");
+        }
+        // A table whose receive buffer is too small for the gather fails before anything runs.
+        let small = [rank.buffer(&[0; 16]), rank.buffer(&[0; 16]), rank.buffer(&[0; 16]), rank.buffer(&[0; 16])];
+        let table: Vec<_> = small.iter().map(|b| iree_hal_buffer_binding_t { buffer: b.0, offset: 0, length: IREE_HAL_WHOLE_BUFFER }).collect();
+        let (code, message) = rank.issue(&command_buffer, &table).unwrap_err();
+        assert_eq!(code, StatusCode::OutOfRange, "{message}");
+    });
+}
+
+/// Inline command buffers: a send and a receive recorded one after the other go to RCCL as
+/// one group (at `end`), so neither rank waits for the other's receive.
+#[test]
+fn inline_command_buffers_batch_collectives() {
+    let id = fresh_id("inline");
+    on_ranks(2, move |me| {
+        let rank = Rank::new(if me == 0 { "0" } else { "1" }, &[("command_buffer_mode", "stream"), ("allow_inline_execution", "true")], &id, me, 2);
+        let mine = inputs(Ty::U8, 300, 2, 6);
+        let send = rank.buffer(&Ty::U8.encode(&mine[me as usize]));
+        let recv = rank.buffer(&[SENTINEL; 6]);
+        let command_buffer = rank.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT | IREE_HAL_COMMAND_BUFFER_MODE_ALLOW_INLINE_EXECUTION, 0);
+        command_buffer.begin();
+        let peer = (1 - me) as u32;
+        assert_ok(command_buffer.collective(rank.channel, op(IREE_HAL_COLLECTIVE_KIND_SEND, 0, Ty::U8), peer, direct(&send, 6), none_ref(), 6));
+        assert_ok(command_buffer.collective(rank.channel, op(IREE_HAL_COLLECTIVE_KIND_RECV, 0, Ty::U8), peer, none_ref(), direct(&recv, 6), 6));
+        command_buffer.end();
+        // Releasing an inline command buffer waits for its stream.
+        drop(command_buffer);
+        assert_eq!(rank.read(&recv, 6), Ty::U8.encode(&mine[peer as usize]));
+    });
+}
+
+/// Unknown or unsupported operations, NULL and foreign channels, short buffers and graph
+/// command buffers are refused when recorded.
+#[test]
+fn refusals() {
+    let rank = Rank::on_own_gpu(&fresh_id("refusals"), 0, 1);
+    let send = rank.buffer(&[0; 64]);
+    let recv = rank.buffer(&[0; 64]);
+    let command_buffer = rank.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
+    command_buffer.begin();
+    let all_reduce = |reduction, element_type| iree_hal_collective_op_t::new(IREE_HAL_COLLECTIVE_KIND_ALL_REDUCE, reduction, element_type);
+    let record = |channel, op, count| command_buffer.collective(channel, op, 0, direct(&send, 64), direct(&recv, 64), count);
+    for sixteen in [IREE_HAL_COLLECTIVE_ELEMENT_TYPE_SINT_16, IREE_HAL_COLLECTIVE_ELEMENT_TYPE_UINT_16] {
+        let message = assert_code(record(rank.channel, all_reduce(IREE_HAL_COLLECTIVE_REDUCTION_SUM, sixteen), 4), StatusCode::Unimplemented);
+        assert!(message.contains("16"), "{message}");
+    }
+    assert_code(record(core::ptr::null_mut(), all_reduce(IREE_HAL_COLLECTIVE_REDUCTION_SUM, Ty::F32.iree()), 4), StatusCode::InvalidArgument);
+    // A channel of another implementation.
+    unsafe extern "C" fn foreign_destroy(_: *mut iree_hal_channel_t) {}
+    static FOREIGN_VTABLE: iree_hal_channel_vtable_t = iree_hal_channel_vtable_t { destroy: Some(foreign_destroy), split: None, query_rank_and_count: None };
+    let mut foreign = iree_hal_channel_t {
+        resource: iree_hal_resource_t { ref_count: core::sync::atomic::AtomicI32::new(1), vtable: (&FOREIGN_VTABLE as *const iree_hal_channel_vtable_t).cast() },
+    };
+    assert_code(record(&mut foreign as *mut iree_hal_channel_t, all_reduce(IREE_HAL_COLLECTIVE_REDUCTION_SUM, Ty::F32.iree()), 4), StatusCode::InvalidArgument);
+    assert_code(record(rank.channel, iree_hal_collective_op_t::new(9, 0, Ty::F32.iree()), 4), StatusCode::InvalidArgument);
+    assert_code(record(rank.channel, all_reduce(6, Ty::F32.iree()), 4), StatusCode::InvalidArgument);
+    assert_code(record(rank.channel, all_reduce(IREE_HAL_COLLECTIVE_REDUCTION_SUM, 12), 4), StatusCode::InvalidArgument);
+    assert_code(record(rank.channel, iree_hal_collective_op_t::new(IREE_HAL_COLLECTIVE_KIND_ALL_GATHER, IREE_HAL_COLLECTIVE_REDUCTION_SUM, Ty::F32.iree()), 4), StatusCode::InvalidArgument);
+    assert_code(record(rank.channel, all_reduce(IREE_HAL_COLLECTIVE_REDUCTION_NONE, Ty::F32.iree()), 4), StatusCode::Unimplemented);
+    // 17 f32 need 68 bytes.
+    assert_code(record(rank.channel, all_reduce(IREE_HAL_COLLECTIVE_REDUCTION_SUM, Ty::F32.iree()), 17), StatusCode::OutOfRange);
+    command_buffer.end();
+    rank.issue(&command_buffer, &[]).unwrap();
+
+    // Graph mode: UNIMPLEMENTED naming graph mode.
+    drop(command_buffer);
+    let graph = Rank::new("0", &[("command_buffer_mode", "graph")], &fresh_id("graph"), 0, 1);
+    let (send, recv) = (graph.buffer(&[0; 16]), graph.buffer(&[0; 16]));
+    let command_buffer = graph.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
+    command_buffer.begin();
+    let message = assert_code(
+        command_buffer.collective(graph.channel, all_reduce(IREE_HAL_COLLECTIVE_REDUCTION_SUM, Ty::F32.iree()), 0, direct(&send, 16), direct(&recv, 16), 4),
+        StatusCode::Unimplemented,
+    );
+    assert!(message.contains("graph"), "{message}");
+    command_buffer.end();
+    graph.issue(&command_buffer, &[]).unwrap();
+}
