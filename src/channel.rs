@@ -25,8 +25,10 @@
 //! (`crate::hip::error::record_release`). Every RCCL failure is a status naming the call and
 //! RCCL's error string (`rccl_call!`).
 //!
-//! Not implemented yet: collective operations in command buffers (UNIMPLEMENTED, see
-//! `crate::command_buffer`).
+//! Collective operations use channels from command buffers (`crate::command_buffer`, its
+//! `collective` and `stream` modules): stream-mode command buffers (inline ones too) issue
+//! them as RCCL groups on the queue's stream. Not implemented yet: collectives in graph-mode
+//! command buffers (UNIMPLEMENTED when recorded).
 
 use crate::abi::*;
 use crate::device::HipDevice;

@@ -26,7 +26,17 @@
 //! the command buffer is deferred like any other.
 //!
 //! Dispatches find their kernels through the executables module (`kernels`). Events are
-//! `crate::event`; collectives are not supported yet and fail at record time with UNIMPLEMENTED (channels themselves work: `crate::channel`).
+//! `crate::event`.
+//!
+//! Collectives (`collective` translates IREE's op to RCCL's types; channels are
+//! `crate::channel`) are recorded with their channel held by the resource set and their
+//! buffers as references like any other (slots too), checked to hold what RCCL accesses.
+//! In STREAM mode consecutive collectives go to RCCL as one group (`ncclGroupStart` /
+//! `ncclGroupEnd`) on the queue's stream, ended by any other command or a barrier, as IREE's
+//! collective batch; inline command buffers hold a batch back until the next other command
+//! or `end`. Every call gets device pointers (IREE's C driver passes all_gather the buffer
+//! object's address). The channel's GPU must be the issuing queue's. GRAPH command buffers
+//! refuse collectives when recorded (UNIMPLEMENTED, naming graph mode).
 
 mod collective;
 mod commands;

@@ -779,24 +779,27 @@ fn foreign_buffers_are_rejected_at_record_and_at_issue() {
     assert_eq!(unsafe { (*foreign.0).resource.ref_count.load(Ordering::SeqCst) }, 1, "rejected buffers are not retained");
 }
 
+/// Collectives (tests/collectives.rs): a NULL channel is bad input in stream mode; graph
+/// mode refuses them as UNIMPLEMENTED, naming graph mode.
 #[test]
-fn collectives_are_unimplemented_at_record_time() {
-    let fixture = Fixture::new(Mode::Stream);
-    let command_buffer = fixture.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
-    assert_ok(command_buffer.begin());
-    let vtable = command_buffer.vtable();
-    // Events are implemented (tests/event.rs); a NULL one is bad input.
-    let text = assert_code(unsafe { (vtable.signal_event.unwrap())(command_buffer.0, core::ptr::null_mut(), 0) }, StatusCode::InvalidArgument);
-    assert!(text.contains("signal_event"), "{text}");
-    let null_ref = slot(0, 0, 0);
-    let text = assert_code(
-        unsafe { (vtable.collective.unwrap())(command_buffer.0, core::ptr::null_mut(), iree_hal_collective_op_t::default(), 0, null_ref, null_ref, 0) },
-        StatusCode::Unimplemented,
-    );
-    assert!(text.contains("collective"), "{text}");
-    assert_ok(unsafe { (vtable.begin_debug_group.unwrap())(command_buffer.0, sv("group"), iree_hal_label_color_t::default(), core::ptr::null()) });
-    assert_ok(unsafe { (vtable.end_debug_group.unwrap())(command_buffer.0) });
-    assert_ok(command_buffer.end());
+fn collectives_need_a_channel_and_stream_mode() {
+    for mode in MODES {
+        let fixture = Fixture::new(mode);
+        let command_buffer = fixture.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
+        assert_ok(command_buffer.begin());
+        let vtable = command_buffer.vtable();
+        // Events are implemented (tests/event.rs); a NULL one is bad input.
+        let text = assert_code(unsafe { (vtable.signal_event.unwrap())(command_buffer.0, core::ptr::null_mut(), 0) }, StatusCode::InvalidArgument);
+        assert!(text.contains("signal_event"), "{text}");
+        let null_ref = slot(0, 0, 0);
+        let status = unsafe { (vtable.collective.unwrap())(command_buffer.0, core::ptr::null_mut(), iree_hal_collective_op_t::default(), 0, null_ref, null_ref, 0) };
+        let expected = if mode == Mode::Graph { StatusCode::Unimplemented } else { StatusCode::InvalidArgument };
+        let text = assert_code(status, expected);
+        assert!(text.contains(if mode == Mode::Graph { "graph" } else { "channel" }), "{text}");
+        assert_ok(unsafe { (vtable.begin_debug_group.unwrap())(command_buffer.0, sv("group"), iree_hal_label_color_t::default(), core::ptr::null()) });
+        assert_ok(unsafe { (vtable.end_debug_group.unwrap())(command_buffer.0) });
+        assert_ok(command_buffer.end());
+    }
 }
 
 #[test]
