@@ -138,38 +138,7 @@ impl Drop for Channel {
     }
 }
 
-/// A communicator id of this process no other test uses (non-zero, 128 bytes).
-fn fresh_id(tag: &str) -> Vec<u8> {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    let text = format!("channels-test:{}:{tag}:{}", std::process::id(), NEXT.fetch_add(1, Ordering::SeqCst));
-    let mut id = vec![0u8; 128];
-    id[..text.len()].copy_from_slice(text.as_bytes());
-    id
-}
 
-/// Runs `rank_body(rank)` for ranks 0..count, each on a thread of its own, at once. A rank
-/// that panics fails the test at once (the others may be blocked in RCCL waiting for it:
-/// they are left behind), as does one that takes over a minute.
-fn on_ranks<T: Send + 'static>(count: i32, rank_body: impl Fn(i32) -> T + Send + Sync + 'static) -> Vec<T> {
-    let body = Arc::new(rank_body);
-    let (sender, receiver) = std::sync::mpsc::channel();
-    for rank in 0..count {
-        let (body, sender) = (body.clone(), sender.clone());
-        std::thread::spawn(move || {
-            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| body(rank)));
-            let _ = sender.send((rank, result));
-        });
-    }
-    let mut results: Vec<Option<T>> = (0..count).map(|_| None).collect();
-    for _ in 0..count {
-        let (rank, result) = receiver.recv_timeout(std::time::Duration::from_secs(60)).expect("a rank did not finish within a minute");
-        match result {
-            Ok(value) => results[rank as usize] = Some(value),
-            Err(panic) => std::panic::resume_unwind(panic),
-        }
-    }
-    results.into_iter().map(|result| result.expect("every rank answered")).collect()
-}
 
 fn no_release_failed() {
     assert_eq!(iree_hal_hip_rs::hip::error::release_failures(), 0, "a channel release failed (see stderr)");
@@ -180,7 +149,7 @@ fn no_release_failed() {
 /// split with keys reversing the ranks swaps them; NO_COLOR leaves a participant out.
 #[test]
 fn two_ranks_on_two_gpus_create_split_and_release() {
-    let id = fresh_id("two-gpus");
+    let id = fresh_rccl_id("channels-test", "two-gpus");
     on_ranks(2, move |rank| {
         let device = Device::new(if rank == 0 { "0" } else { "1" });
         let channel = device.channel(IREE_HAL_QUEUE_AFFINITY_ANY, &id, rank, 2).unwrap();
@@ -219,7 +188,7 @@ fn two_ranks_on_two_gpus_create_split_and_release() {
 #[test]
 fn the_affinity_picks_the_gpu_of_a_two_gpu_device() {
     let device = Arc::new(Device::new("0,1"));
-    let id = fresh_id("affinity");
+    let id = fresh_rccl_id("channels-test", "affinity");
     let shared = device.clone();
     let channels = on_ranks(2, move |rank| {
         let device = &shared;
@@ -230,7 +199,7 @@ fn the_affinity_picks_the_gpu_of_a_two_gpu_device() {
         channel
     });
     // The affinity 0 is the first queue, as for every call.
-    let alone = device.channel(0, &fresh_id("affinity-0"), 0, 1).unwrap();
+    let alone = device.channel(0, &fresh_rccl_id("channels-test", "affinity-0"), 0, 1).unwrap();
     assert_eq!(alone.ours().hip_device(), 0);
     drop(channels);
     drop(alone);
@@ -242,7 +211,7 @@ fn the_affinity_picks_the_gpu_of_a_two_gpu_device() {
 #[test]
 fn a_channel_of_one_participant() {
     let device = Device::new("1");
-    let channel = device.channel(1, &fresh_id("one"), 0, 1).unwrap();
+    let channel = device.channel(1, &fresh_rccl_id("channels-test", "one"), 0, 1).unwrap();
     assert_eq!(channel.rank_and_count(), (0, 1));
     assert_eq!(channel.ours().communicator_device().unwrap(), 1);
     let split = channel.split(5, 42).unwrap().unwrap();
@@ -343,7 +312,7 @@ fn defaults_come_from_the_channel_provider() {
         assert_eq!(channel.ours().communicator_device().unwrap(), rank);
         let seen = unsafe { (*provider.cast::<TestProvider>()).seen.lock().unwrap().clone() }.expect("exchanged");
         // Only the defaulted value is asked of the provider.
-        let explicit = device.channel(IREE_HAL_QUEUE_AFFINITY_ANY, &fresh_id(&format!("mixed-{rank}")), 0, 1);
+        let explicit = device.channel(IREE_HAL_QUEUE_AFFINITY_ANY, &fresh_rccl_id("channels-test", &format!("mixed-{rank}")), 0, 1);
         assert_eq!(explicit.unwrap().rank_and_count(), (0, 1));
         unsafe { iree_hal_hip_rs::hal_object::resource::release(provider) };
         drop(channel);
@@ -366,7 +335,7 @@ fn a_given_count_stays_with_a_default_rank() {
     let provider = new_provider(0, 4, exchange, destroyed.clone());
     device.set_provider(provider);
     unsafe { iree_hal_hip_rs::hal_object::resource::release(provider) };
-    let channel = device.channel(IREE_HAL_QUEUE_AFFINITY_ANY, &fresh_id("given-count"), IREE_HAL_CHANNEL_RANK_DEFAULT, 1).unwrap();
+    let channel = device.channel(IREE_HAL_QUEUE_AFFINITY_ANY, &fresh_rccl_id("channels-test", "given-count"), IREE_HAL_CHANNEL_RANK_DEFAULT, 1).unwrap();
     assert_eq!(channel.rank_and_count(), (0, 1));
     drop(channel);
     drop(device);
@@ -380,7 +349,7 @@ fn a_given_count_stays_with_a_default_rank() {
 #[test]
 fn bad_channel_arguments_are_refused() {
     let device = Device::new("0,1");
-    let id = fresh_id("refused");
+    let id = fresh_rccl_id("channels-test", "refused");
     let refused = |affinity: u64, id: &[u8], rank: i32, count: i32| device.channel(affinity, id, rank, count).err().expect("refused");
 
     let (code, text) = refused(0b11, &id, 0, 1);
@@ -436,7 +405,7 @@ fn bad_channel_arguments_are_refused() {
 #[test]
 fn rccl_errors_name_the_call_and_the_rccl_error() {
     let device = Device::new("0");
-    let channel = device.channel(1, &fresh_id("rccl-error"), 0, 1).unwrap();
+    let channel = device.channel(1, &fresh_rccl_id("channels-test", "rccl-error"), 0, 1).unwrap();
     let (code, text) = channel.split(-5, 0).err().expect("refused by RCCL");
     assert_eq!(code, StatusCode::InvalidArgument, "{text}");
     assert!(text.contains("ncclCommSplit failed: RCCL error ncclInvalidArgument (4): invalid argument"), "{text}");
@@ -457,7 +426,7 @@ fn missing_rccl_is_unavailable_and_says_where_it_looked() {
 fn missing_rccl_child() {
     let device = Device::with_rccl("0", false);
     for _ in 0..2 {
-        let (code, text) = device.channel(1, &fresh_id("no-rccl"), 0, 1).err().expect("no RCCL");
+        let (code, text) = device.channel(1, &fresh_rccl_id("channels-test", "no-rccl"), 0, 1).err().expect("no RCCL");
         assert_eq!(code, StatusCode::Unavailable, "{text}");
         assert!(text.contains("tried: librccl.so") && text.contains(&format!("tried: {}/librccl.so", library_dir(false))), "{text}");
         assert!(text.contains("creating a collective channel"), "{text}");

@@ -8,7 +8,6 @@
 mod common;
 
 use common::*;
-use core::sync::atomic::{AtomicUsize, Ordering};
 use iree_hal_hip_rs::abi::*;
 use iree_hal_hip_rs::command_buffer::HipCommandBuffer;
 use iree_hal_hip_rs::device::HipDevice;
@@ -17,7 +16,7 @@ use iree_hal_hip_rs::hip::context::ContextGuard;
 use iree_hal_hip_rs::hip::types::*;
 use iree_hal_hip_rs::hip_call;
 use iree_hal_hip_rs::status::StatusCode;
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 static ALLOCATOR: CountingAllocator = CountingAllocator::new();
 
@@ -38,36 +37,7 @@ fn library_dir() -> &'static str {
     })
 }
 
-/// A communicator id no other test of this process uses.
-fn fresh_id(tag: &str) -> Vec<u8> {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    let text = format!("collectives-test:{}:{tag}:{}", std::process::id(), NEXT.fetch_add(1, Ordering::SeqCst));
-    let mut id = vec![0u8; 128];
-    id[..text.len()].copy_from_slice(text.as_bytes());
-    id
-}
 
-/// Runs `body(rank)` for each rank on a thread of its own; a panic or a minute's wait fails.
-fn on_ranks<T: Send + 'static>(count: i32, body: impl Fn(i32) -> T + Send + Sync + 'static) -> Vec<T> {
-    let body = Arc::new(body);
-    let (sender, receiver) = std::sync::mpsc::channel();
-    for rank in 0..count {
-        let (body, sender) = (body.clone(), sender.clone());
-        std::thread::spawn(move || {
-            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| body(rank)));
-            let _ = sender.send((rank, result));
-        });
-    }
-    let mut results: Vec<Option<T>> = (0..count).map(|_| None).collect();
-    for _ in 0..count {
-        let (rank, result) = receiver.recv_timeout(std::time::Duration::from_secs(60)).expect("a rank did not finish within a minute");
-        match result {
-            Ok(value) => results[rank as usize] = Some(value),
-            Err(panic) => std::panic::resume_unwind(panic),
-        }
-    }
-    results.into_iter().map(|r| r.unwrap()).collect()
-}
 
 /// One rank: a device on one GPU, a channel on it, and a stream of our own.
 struct Rank {
@@ -501,7 +471,7 @@ fn check(rank: &Rank, cases: &[Case]) {
 /// per element type, its collectives batched into RCCL groups split by a barrier).
 #[test]
 fn two_ranks_run_every_kind_type_and_reduction() {
-    let id = fresh_id("every-kind");
+    let id = fresh_rccl_id("collectives-test", "every-kind");
     on_ranks(2, move |me| {
         let rank = Rank::on_own_gpu(&id, me, 2);
         for ty in TYPES {
@@ -518,7 +488,7 @@ fn two_ranks_run_every_kind_type_and_reduction() {
 /// A channel of one rank: every kind still runs (reductions of one value, self send/recv).
 #[test]
 fn one_rank_alone_runs_every_kind() {
-    let rank = Rank::on_own_gpu(&fresh_id("alone"), 0, 1);
+    let rank = Rank::on_own_gpu(&fresh_rccl_id("collectives-test", "alone"), 0, 1);
     for ty in [Ty::F32, Ty::Bf16, Ty::I32, Ty::U8] {
         let command_buffer = rank.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
         command_buffer.begin();
@@ -533,7 +503,7 @@ fn one_rank_alone_runs_every_kind() {
 /// bytes would give something else entirely).
 #[test]
 fn bf16_sums_are_bf16_values() {
-    let id = fresh_id("bf16");
+    let id = fresh_rccl_id("collectives-test", "bf16");
     on_ranks(2, move |me| {
         let rank = Rank::on_own_gpu(&id, me, 2);
         let mine = [if me == 0 { 256.0f32 } else { 1.5 }, if me == 0 { 3.0 } else { 0.0078125 }];
@@ -555,7 +525,7 @@ fn bf16_sums_are_bf16_values() {
 /// A reusable command buffer with a binding table runs twice over different buffers.
 #[test]
 fn reusable_with_a_binding_table() {
-    let id = fresh_id("reusable");
+    let id = fresh_rccl_id("collectives-test", "reusable");
     on_ranks(2, move |me| {
         let rank = Rank::on_own_gpu(&id, me, 2);
         let c = 4usize;
@@ -591,7 +561,7 @@ fn reusable_with_a_binding_table() {
 /// one group (at `end`), so neither rank waits for the other's receive.
 #[test]
 fn inline_command_buffers_batch_collectives() {
-    let id = fresh_id("inline");
+    let id = fresh_rccl_id("collectives-test", "inline");
     on_ranks(2, move |me| {
         let rank = Rank::new(if me == 0 { "0" } else { "1" }, &[("command_buffer_mode", "stream"), ("allow_inline_execution", "true")], &id, me, 2);
         let mine = inputs(Ty::U8, 300, 2, 6);
@@ -613,7 +583,7 @@ fn inline_command_buffers_batch_collectives() {
 /// command buffers are refused when recorded.
 #[test]
 fn refusals() {
-    let rank = Rank::on_own_gpu(&fresh_id("refusals"), 0, 1);
+    let rank = Rank::on_own_gpu(&fresh_rccl_id("collectives-test", "refusals"), 0, 1);
     let send = rank.buffer(&[0; 64]);
     let recv = rank.buffer(&[0; 64]);
     let command_buffer = rank.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
@@ -644,7 +614,7 @@ fn refusals() {
 
     // Graph mode: UNIMPLEMENTED naming graph mode.
     drop(command_buffer);
-    let graph = Rank::new("0", &[("command_buffer_mode", "graph")], &fresh_id("graph"), 0, 1);
+    let graph = Rank::new("0", &[("command_buffer_mode", "graph")], &fresh_rccl_id("collectives-test", "graph"), 0, 1);
     let (send, recv) = (graph.buffer(&[0; 16]), graph.buffer(&[0; 16]));
     let command_buffer = graph.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
     command_buffer.begin();

@@ -1,5 +1,5 @@
 //! Shared helpers for the Rust integration tests: a counting host allocator, fake driver
-//! factories and status inspection.
+//! factories, status inspection, and collective ranks as threads.
 #![allow(dead_code)]
 
 use core::ffi::c_void;
@@ -325,4 +325,38 @@ pub fn device_at(
     let mut device = core::ptr::null_mut();
     assert_ok(unsafe { (vtable.create_device_by_path.unwrap())(driver, sv("hip"), sv(path), pairs.len(), pairs.as_ptr(), allocator, &mut device) });
     device
+}
+
+/// A 128-byte communicator id (non-zero) no other test of this process uses: `prefix` names
+/// the test binary, `tag` the test.
+pub fn fresh_rccl_id(prefix: &str, tag: &str) -> Vec<u8> {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let text = format!("{prefix}:{}:{tag}:{}", std::process::id(), NEXT.fetch_add(1, Ordering::SeqCst));
+    let mut id = vec![0u8; 128];
+    id[..text.len()].copy_from_slice(text.as_bytes());
+    id
+}
+
+/// Runs `rank_body(rank)` for ranks 0..count, each on a thread of its own, at once. A rank
+/// that panics fails the test at once (the others may be blocked in RCCL waiting for it:
+/// they are left behind), as does one that takes over a minute.
+pub fn on_ranks<T: Send + 'static>(count: i32, rank_body: impl Fn(i32) -> T + Send + Sync + 'static) -> Vec<T> {
+    let body = std::sync::Arc::new(rank_body);
+    let (sender, receiver) = std::sync::mpsc::channel();
+    for rank in 0..count {
+        let (body, sender) = (body.clone(), sender.clone());
+        std::thread::spawn(move || {
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| body(rank)));
+            let _ = sender.send((rank, result));
+        });
+    }
+    let mut results: Vec<Option<T>> = (0..count).map(|_| None).collect();
+    for _ in 0..count {
+        let (rank, result) = receiver.recv_timeout(std::time::Duration::from_secs(60)).expect("a rank did not finish within a minute");
+        match result {
+            Ok(value) => results[rank as usize] = Some(value),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    }
+    results.into_iter().map(|result| result.expect("every rank answered")).collect()
 }
