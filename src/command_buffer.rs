@@ -35,8 +35,12 @@
 //! `ncclGroupEnd`) on the queue's stream, ended by any other command or a barrier, as IREE's
 //! collective batch; inline command buffers hold a batch back until the next other command
 //! or `end`. Every call gets device pointers (IREE's C driver passes all_gather the buffer
-//! object's address). The channel's GPU must be the issuing queue's. GRAPH command buffers
-//! refuse collectives when recorded (UNIMPLEMENTED, naming graph mode).
+//! object's address). The channel's GPU must be the issuing queue's. In GRAPH mode, where
+//! RCCL calls cannot be graph nodes, the list is split at collectives into segments
+//! (`graph`): each run of other commands is a HIP graph (built and cached per binding table
+//! like the single graph of a list without collectives, which stays one graph), and each
+//! run of consecutive collectives is issued between the graph launches on the same stream
+//! exactly as in STREAM mode (one RCCL group), all in stream order.
 
 mod collective;
 mod commands;
@@ -233,6 +237,9 @@ impl HipCommandBuffer {
         let has_indirect = commands.iter().any(|c| matches!(c, Command::Dispatch(d) if matches!(d.workgroups, Workgroups::Indirect(_))));
         if self.execution_mode == IREE_HAL_HIP_COMMAND_BUFFER_MODE_GRAPH && !has_indirect && !waits_outside(commands) {
             let Recorder { list, graphs, .. } = &mut *recorder;
+            if graphs.has_collectives(list) {
+                check_collective_gpus(list, gpu)?;
+            }
             graphs.launch(&current, gpu_index, stream, list, binding_table)
         } else {
             check_collective_gpus(&recorder.list, gpu)?;
@@ -557,8 +564,8 @@ impl HipCommandBuffer {
 }
 
 impl HipCommandBuffer {
-    /// Records a collective operation on `channel` (see `collective` and `stream`). Graph
-    /// command buffers refuse it (UNIMPLEMENTED).
+    /// Records a collective operation on `channel` (see `collective`, `stream` and, for
+    /// GRAPH command buffers, `graph`).
     fn collective(
         &self,
         channel: Option<Borrowed<'_, iree_hal_channel_t>>,
@@ -569,13 +576,6 @@ impl HipCommandBuffer {
         element_count: u64,
     ) -> Result<()> {
         let what = "collective";
-        if self.execution_mode == IREE_HAL_HIP_COMMAND_BUFFER_MODE_GRAPH {
-            self.ensure_recording(what)?;
-            return Err(crate::status!(
-                Unimplemented,
-                "collective: collective operations in graph command buffers (command_buffer_mode=graph) are not supported yet; use command_buffer_mode=stream"
-            ));
-        }
         let channel: &HipChannel = crate::hal_object::required(channel, "collective channel")?.ours("collective channel")?;
         let op = collective::translate(op)?;
         if let Some(target) = &self.inline {

@@ -1,9 +1,9 @@
-//! Collective commands in stream command buffers of the Rust HIP device, over the software
-//! device's RCCL (ranks are threads of this process, one device per GPU): every kind with
-//! several element types and every reduction, inputs differing per rank, results checked
-//! against values computed here; one-shot, reusable with a binding table, and inline
-//! command buffers; refusals (i16, graph mode, NULL and foreign channels, bad ops, short
-//! buffers).
+//! Collective commands in stream and graph command buffers of the Rust HIP device, over the
+//! software device's RCCL (ranks are threads of this process, one device per GPU): every
+//! kind with several element types and every reduction, inputs differing per rank, results
+//! checked against values computed here, in both modes; one-shot, reusable with a binding
+//! table (both modes), and inline command buffers; graph mode mixing fills and copies with
+//! collectives; refusals (i16, NULL and foreign channels, bad ops, short buffers).
 
 mod common;
 
@@ -77,7 +77,12 @@ impl Rank {
 
     /// Rank `rank` of `count`, its device on GPU `rank` (stream command buffers).
     fn on_own_gpu(id: &[u8], rank: i32, count: i32) -> Rank {
-        Rank::new(if rank == 0 { "0" } else { "1" }, &[("command_buffer_mode", "stream")], id, rank, count)
+        Rank::on_own_gpu_in("stream", id, rank, count)
+    }
+
+    /// Rank `rank` of `count`, its device on GPU `rank`, in command buffer mode `mode`.
+    fn on_own_gpu_in(mode: &'static str, id: &[u8], rank: i32, count: i32) -> Rank {
+        Rank::new(if rank == 0 { "0" } else { "1" }, &[("command_buffer_mode", mode)], id, rank, count)
     }
 
     fn ours(&self) -> &HipDevice {
@@ -119,6 +124,11 @@ impl Rank {
             hip_call!(self.hip(), hipMemcpy(self.pointer(&buffer), bytes.as_ptr().cast(), bytes.len(), hipMemcpyHostToDevice)).unwrap();
         }
         buffer
+    }
+
+    fn write(&self, buffer: &Buffer, bytes: &[u8]) {
+        let _context = self.context();
+        hip_call!(self.hip(), hipMemcpy(self.pointer(buffer), bytes.as_ptr().cast(), bytes.len(), hipMemcpyHostToDevice)).unwrap();
     }
 
     fn read(&self, buffer: &Buffer, length: usize) -> Vec<u8> {
@@ -205,6 +215,12 @@ impl CommandBuffer {
         count: u64,
     ) -> iree_status_t {
         unsafe { (self.vtable().collective.unwrap())(self.0, channel, op, param, send, recv, count) }
+    }
+    fn fill(&self, target: iree_hal_buffer_ref_t, pattern: &[u8]) {
+        assert_ok(unsafe { (self.vtable().fill_buffer.unwrap())(self.0, target, pattern.as_ptr().cast(), pattern.len(), 0) });
+    }
+    fn copy(&self, source: iree_hal_buffer_ref_t, target: iree_hal_buffer_ref_t) {
+        assert_ok(unsafe { (self.vtable().copy_buffer.unwrap())(self.0, source, target, 0) });
     }
     fn barrier(&self) {
         assert_ok(unsafe {
@@ -467,13 +483,24 @@ fn check(rank: &Rank, cases: &[Case]) {
 // Tests
 //===----------------------------------------------------------------------===//
 
+/// The command buffer modes the main tests run in: STREAM, and GRAPH (where the collectives
+/// are issued on the stream between the graphs of the other commands).
+const MODES: [&str; 2] = ["stream", "graph"];
+
 /// Two ranks on two GPUs: every kind, type and reduction, in one-shot command buffers (one
-/// per element type, its collectives batched into RCCL groups split by a barrier).
+/// per element type, its collectives batched into RCCL groups split by a barrier), in both
+/// command buffer modes.
 #[test]
 fn two_ranks_run_every_kind_type_and_reduction() {
-    let id = fresh_rccl_id("collectives-test", "every-kind");
+    for mode in MODES {
+        two_ranks_run_every_kind_type_and_reduction_in(mode);
+    }
+}
+
+fn two_ranks_run_every_kind_type_and_reduction_in(mode: &'static str) {
+    let id = fresh_rccl_id("collectives-test", &format!("every-kind-{mode}"));
     on_ranks(2, move |me| {
-        let rank = Rank::on_own_gpu(&id, me, 2);
+        let rank = Rank::on_own_gpu_in(mode, &id, me, 2);
         for ty in TYPES {
             let command_buffer = rank.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
             command_buffer.begin();
@@ -522,12 +549,19 @@ fn bf16_sums_are_bf16_values() {
     });
 }
 
-/// A reusable command buffer with a binding table runs twice over different buffers.
+/// A reusable command buffer with a binding table runs twice over different buffers, in
+/// both command buffer modes.
 #[test]
 fn reusable_with_a_binding_table() {
-    let id = fresh_rccl_id("collectives-test", "reusable");
+    for mode in MODES {
+        reusable_with_a_binding_table_in(mode);
+    }
+}
+
+fn reusable_with_a_binding_table_in(mode: &'static str) {
+    let id = fresh_rccl_id("collectives-test", &format!("reusable-{mode}"));
     on_ranks(2, move |me| {
-        let rank = Rank::on_own_gpu(&id, me, 2);
+        let rank = Rank::on_own_gpu_in(mode, &id, me, 2);
         let c = 4usize;
         let command_buffer = rank.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_DEFAULT, 4);
         command_buffer.begin();
@@ -557,6 +591,55 @@ fn reusable_with_a_binding_table() {
     });
 }
 
+/// Graph mode with fills and copies before, between and after collectives in one reusable
+/// command buffer (graph, RCCL group, graph, RCCL call, graph on one stream), slots in both
+/// kinds of segments, run over two binding tables: every result checked each run.
+#[test]
+fn graph_mode_mixes_transfers_and_collectives() {
+    let id = fresh_rccl_id("collectives-test", "graph-mixed");
+    on_ranks(2, move |me| {
+        let rank = Rank::on_own_gpu_in("graph", &id, me, 2);
+        let f32s = |value: f32| -> Vec<u8> { (0..4).flat_map(|_| value.to_le_bytes()).collect() };
+        let [a, b, e, f, g] = [(); 5].map(|()| rank.buffer(&[SENTINEL; 16]));
+        let all_reduce = op(IREE_HAL_COLLECTIVE_KIND_ALL_REDUCE, IREE_HAL_COLLECTIVE_REDUCTION_SUM, Ty::F32);
+        let command_buffer = rank.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_DEFAULT, 2);
+        command_buffer.begin();
+        // Graph: a = me + 1 in every element.
+        command_buffer.fill(direct(&a, 16), &(me as f32 + 1.0).to_le_bytes());
+        command_buffer.barrier();
+        // RCCL group: b = sum of a (3), e = rank 1's a (2).
+        assert_ok(command_buffer.collective(rank.channel, all_reduce, 0, direct(&a, 16), direct(&b, 16), 4));
+        assert_ok(command_buffer.collective(rank.channel, op(IREE_HAL_COLLECTIVE_KIND_BROADCAST, 0, Ty::F32), 1, direct(&a, 16), direct(&e, 16), 4));
+        command_buffer.barrier();
+        // Graph: slot 0 = b (3), f = 0xFF bytes, slot 1 = 0x07 bytes (overwritten next).
+        command_buffer.copy(direct(&b, 16), slot(0, 16));
+        command_buffer.fill(direct(&f, 16), &[0xFF]);
+        command_buffer.fill(slot(1, 16), &[0x07]);
+        command_buffer.barrier();
+        // RCCL: slot 1 = sum of slot 0 (6).
+        assert_ok(command_buffer.collective(rank.channel, all_reduce, 0, slot(0, 16), slot(1, 16), 4));
+        command_buffer.barrier();
+        // Graph: g = slot 1 (6).
+        command_buffer.copy(slot(1, 16), direct(&g, 16));
+        command_buffer.end();
+        for run in 0..2 {
+            for buffer in [&a, &b, &e, &f, &g] {
+                rank.write(buffer, &[SENTINEL; 16]);
+            }
+            let table_buffers = [rank.buffer(&[SENTINEL; 16]), rank.buffer(&[SENTINEL; 16])];
+            let table: Vec<_> = table_buffers.iter().map(|b| iree_hal_buffer_binding_t { buffer: b.0, offset: 0, length: IREE_HAL_WHOLE_BUFFER }).collect();
+            rank.issue(&command_buffer, &table).unwrap();
+            assert_eq!(rank.read(&a, 16), f32s(me as f32 + 1.0), "run {run}: a");
+            assert_eq!(rank.read(&b, 16), f32s(3.0), "run {run}: b");
+            assert_eq!(rank.read(&e, 16), f32s(2.0), "run {run}: e");
+            assert_eq!(rank.read(&f, 16), vec![0xFF; 16], "run {run}: f");
+            assert_eq!(rank.read(&table_buffers[0], 16), f32s(3.0), "run {run}: slot 0");
+            assert_eq!(rank.read(&table_buffers[1], 16), f32s(6.0), "run {run}: slot 1");
+            assert_eq!(rank.read(&g, 16), f32s(6.0), "run {run}: g");
+        }
+    });
+}
+
 /// Inline command buffers: a send and a receive recorded one after the other go to RCCL as
 /// one group (at `end`), so neither rank waits for the other's receive.
 #[test]
@@ -579,8 +662,8 @@ fn inline_command_buffers_batch_collectives() {
     });
 }
 
-/// Unknown or unsupported operations, NULL and foreign channels, short buffers and graph
-/// command buffers are refused when recorded.
+/// Unknown or unsupported operations, NULL and foreign channels and short buffers are
+/// refused when recorded; graph command buffers accept collectives (one rank alone here).
 #[test]
 fn refusals() {
     let rank = Rank::on_own_gpu(&fresh_rccl_id("collectives-test", "refusals"), 0, 1);
@@ -612,17 +695,20 @@ fn refusals() {
     command_buffer.end();
     rank.issue(&command_buffer, &[]).unwrap();
 
-    // Graph mode: UNIMPLEMENTED naming graph mode.
+    // Graph mode accepts collectives (they run between its graphs), and refuses what
+    // stream mode refuses.
     drop(command_buffer);
     let graph = Rank::new("0", &[("command_buffer_mode", "graph")], &fresh_rccl_id("collectives-test", "graph"), 0, 1);
-    let (send, recv) = (graph.buffer(&[0; 16]), graph.buffer(&[0; 16]));
+    let (send, recv) = (graph.buffer(&Ty::F32.encode(&[1.0, 2.0, 3.0, 4.0])), graph.buffer(&[0; 16]));
     let command_buffer = graph.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
     command_buffer.begin();
-    let message = assert_code(
-        command_buffer.collective(graph.channel, all_reduce(IREE_HAL_COLLECTIVE_REDUCTION_SUM, Ty::F32.iree()), 0, direct(&send, 16), direct(&recv, 16), 4),
+    assert_ok(command_buffer.collective(graph.channel, all_reduce(IREE_HAL_COLLECTIVE_REDUCTION_SUM, Ty::F32.iree()), 0, direct(&send, 16), direct(&recv, 16), 4));
+    assert_code(
+        command_buffer.collective(graph.channel, all_reduce(IREE_HAL_COLLECTIVE_REDUCTION_SUM, IREE_HAL_COLLECTIVE_ELEMENT_TYPE_SINT_16), 0, direct(&send, 16), direct(&recv, 16), 4),
         StatusCode::Unimplemented,
     );
-    assert!(message.contains("graph"), "{message}");
+    assert_code(command_buffer.collective(core::ptr::null_mut(), all_reduce(IREE_HAL_COLLECTIVE_REDUCTION_SUM, Ty::F32.iree()), 0, direct(&send, 16), direct(&recv, 16), 4), StatusCode::InvalidArgument);
     command_buffer.end();
     graph.issue(&command_buffer, &[]).unwrap();
+    assert_eq!(graph.read(&recv, 16), Ty::F32.encode(&[1.0, 2.0, 3.0, 4.0]));
 }

@@ -779,10 +779,11 @@ fn foreign_buffers_are_rejected_at_record_and_at_issue() {
     assert_eq!(unsafe { (*foreign.0).resource.ref_count.load(Ordering::SeqCst) }, 1, "rejected buffers are not retained");
 }
 
-/// Collectives (tests/collectives.rs): a NULL channel is bad input in stream mode; graph
-/// mode refuses them as UNIMPLEMENTED, naming graph mode.
+/// Collectives (tests/collectives.rs runs them in both modes): graph mode accepts them like
+/// stream mode: a NULL channel is bad input (INVALID_ARGUMENT naming the channel, not
+/// UNIMPLEMENTED) in both, and a collective on a real channel is recorded in both.
 #[test]
-fn collectives_need_a_channel_and_stream_mode() {
+fn collectives_need_a_channel_in_both_modes() {
     for mode in MODES {
         let fixture = Fixture::new(mode);
         let command_buffer = fixture.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
@@ -793,12 +794,52 @@ fn collectives_need_a_channel_and_stream_mode() {
         assert!(text.contains("signal_event"), "{text}");
         let null_ref = slot(0, 0, 0);
         let status = unsafe { (vtable.collective.unwrap())(command_buffer.0, core::ptr::null_mut(), iree_hal_collective_op_t::default(), 0, null_ref, null_ref, 0) };
-        let expected = if mode == Mode::Graph { StatusCode::Unimplemented } else { StatusCode::InvalidArgument };
-        let text = assert_code(status, expected);
-        assert!(text.contains(if mode == Mode::Graph { "graph" } else { "channel" }), "{text}");
+        let text = assert_code(status, StatusCode::InvalidArgument);
+        assert!(text.contains("channel"), "{mode:?}: {text}");
+        assert!(!text.contains("graph"), "{mode:?}: {text}");
         assert_ok(unsafe { (vtable.begin_debug_group.unwrap())(command_buffer.0, sv("group"), iree_hal_label_color_t::default(), core::ptr::null()) });
         assert_ok(unsafe { (vtable.end_debug_group.unwrap())(command_buffer.0) });
         assert_ok(command_buffer.end());
+    }
+    // With RCCL and a channel (one rank), a collective is accepted in both modes, graph
+    // mode included (it runs between the graphs: tests/collectives.rs).
+    let library = software_hip_library();
+    let dir = library.parent().unwrap().join("command-buffer-test-hip-rccl");
+    std::fs::create_dir_all(&dir).unwrap();
+    for name in ["libamdhip64.so", "librccl.so"] {
+        match std::os::unix::fs::symlink(&library, dir.join(name)) {
+            Err(error) if error.kind() != std::io::ErrorKind::AlreadyExists => panic!("linking {name}: {error}"),
+            _ => {}
+        }
+    }
+    let dir: &'static str = Box::leak(dir.display().to_string().into_boxed_str());
+    for mode in ["stream", "graph"] {
+        let driver = software_driver_with_search_paths(&[dir], ALLOCATOR.as_iree());
+        let device = device_at(driver, "0", &[("command_buffer_mode", mode)], ALLOCATOR.as_iree());
+        let device_vtable = unsafe { &*((*device).resource.vtable as *const iree_hal_device_vtable_t) };
+        let id = fresh_rccl_id("command-buffer-test", mode);
+        let channel_params = iree_hal_channel_params_t {
+            flags: IREE_HAL_CHANNEL_FLAG_NONE,
+            id: iree_const_byte_span_t { data: id.as_ptr(), data_length: id.len() },
+            group: sv(""),
+            rank: 0,
+            count: 1,
+        };
+        let mut channel = core::ptr::null_mut();
+        assert_ok(unsafe { (device_vtable.create_channel.unwrap())(device, IREE_HAL_QUEUE_AFFINITY_ANY, channel_params, &mut channel) });
+        let mut raw = core::ptr::null_mut();
+        assert_ok(unsafe {
+            (device_vtable.create_command_buffer.unwrap())(device, IREE_HAL_COMMAND_BUFFER_MODE_DEFAULT, IREE_HAL_COMMAND_CATEGORY_ANY, IREE_HAL_QUEUE_AFFINITY_ANY, 2, &mut raw)
+        });
+        let command_buffer = CommandBuffer(raw);
+        assert_ok(command_buffer.begin());
+        let all_reduce = iree_hal_collective_op_t::new(IREE_HAL_COLLECTIVE_KIND_ALL_REDUCE, IREE_HAL_COLLECTIVE_REDUCTION_SUM, IREE_HAL_COLLECTIVE_ELEMENT_TYPE_FLOAT_32);
+        assert_ok(unsafe { (command_buffer.vtable().collective.unwrap())(command_buffer.0, channel, all_reduce, 0, slot(0, 0, 16), slot(1, 0, 16), 4) });
+        assert_ok(command_buffer.end());
+        drop(command_buffer);
+        unsafe { iree_hal_hip_rs::hal_object::resource::release(channel) };
+        unsafe { iree_hal_hip_rs::hal_object::resource::release(device) };
+        release_driver(driver);
     }
 }
 

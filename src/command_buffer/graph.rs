@@ -1,10 +1,21 @@
 //! Issuing recorded commands as a HIP graph (the GRAPH command buffer mode): the commands
 //! become memset, memcpy, kernel and event-record nodes; a barrier (or a wait on an event
-//! signalled earlier in the graph) becomes a node every later node depends on. The graph is instantiated once per (GPU, binding table contents) and relaunched.
+//! signalled earlier in the graph) becomes a node every later node depends on. The graph is
+//! instantiated once per (GPU, binding table contents) and relaunched.
+//!
+//! Collectives: RCCL calls cannot be captured into graph nodes, so a list with collectives
+//! is split into segments (`segments`): each run of other commands becomes a graph of its
+//! own (all of them built and cached together per binding table, as the single graph of a
+//! list without collectives, which keeps exactly that one graph), and each run of
+//! consecutive collectives is issued on the stream between the graph launches by the
+//! STREAM mode's `stream::issue_plan` (one RCCL group, ended by a barrier as there). The
+//! whole command buffer stays in order on the queue's stream: graph, RCCL group, graph...
+//! Binding table slots are resolved for both kinds of segments at each launch (the
+//! collectives' references before anything is enqueued).
 
 use super::commands::*;
 use super::kernels::KernelArgumentTable;
-use super::stream::{plan, Grid, Plan, Step};
+use super::stream::{issue_plan, plan, Grid, Plan, Step};
 use crate::abi::*;
 use crate::hal_object::Binding;
 use crate::hip::handles::{Current, Graph, GraphExec};
@@ -12,6 +23,7 @@ use crate::hip::types::*;
 use crate::hip::HipSymbols;
 use crate::hip_call;
 use crate::status::Result;
+use core::ops::Range;
 
 /// How many instantiated graphs a command buffer keeps (one per binding table it saw last).
 const GRAPH_CACHE_CAPACITY: usize = 8;
@@ -60,24 +72,86 @@ impl GraphKey {
     }
 }
 
+/// A part of a recorded list, in order: commands that become one HIP graph, or a run of
+/// collectives (RCCL calls, which a HIP graph cannot hold) issued on the stream as the
+/// STREAM mode issues them, consecutive ones as one RCCL group.
+#[derive(Clone, PartialEq, Eq, Debug)]
+enum Segment {
+    Graph(Range<usize>),
+    Collectives(Range<usize>),
+}
+
+/// Splits `commands` at collectives. Barriers and event resets (nothing of their own on a
+/// stream) stay in the segment before them (the first segment for leading ones), so a
+/// barrier between collectives ends their RCCL group as in STREAM mode. A list without
+/// collectives is one graph segment.
+fn segments(commands: &[Command]) -> Vec<Segment> {
+    split(commands.iter().map(|command| match command {
+        Command::Collective(_) => Some(true),
+        Command::Barrier | Command::ResetEvent { .. } => None,
+        _ => Some(false),
+    }))
+}
+
+/// `segments` over what each command is: a collective (`Some(true)`), another command with
+/// work (`Some(false)`) or a barrier or reset (`None`).
+fn split(kinds: impl ExactSizeIterator<Item = Option<bool>>) -> Vec<Segment> {
+    let length = kinds.len();
+    let mut segments: Vec<Segment> = Vec::new();
+    // The kind of the segment being built (None: only barriers and resets so far) and its start.
+    let mut current: Option<bool> = None;
+    let mut start = 0;
+    for (index, kind) in kinds.enumerate() {
+        let Some(collective) = kind else { continue };
+        match current {
+            None => current = Some(collective),
+            Some(kind) if kind != collective => {
+                segments.push(segment(kind, start..index));
+                (current, start) = (Some(collective), index);
+            }
+            Some(_) => {}
+        }
+    }
+    segments.push(segment(current.unwrap_or(false), start..length));
+    segments
+}
+
+fn segment(collectives: bool, range: Range<usize>) -> Segment {
+    if collectives {
+        Segment::Collectives(range)
+    } else {
+        Segment::Graph(range)
+    }
+}
+
 /// An instantiated graph (destroyed in the context of the GPU it was built for) and what
 /// its nodes point into.
-struct InstantiatedGraph {
-    key: GraphKey,
+struct BuiltGraph {
     exec: GraphExec,
     /// Kernel argument blocks the kernel nodes were given.
     _arguments: KernelArgumentTable,
+}
+
+/// The graphs of a command buffer's graph segments, in order, for one binding table.
+struct InstantiatedGraph {
+    key: GraphKey,
+    graphs: Vec<BuiltGraph>,
 }
 
 /// The instantiated graphs of one command buffer.
 #[derive(Default)]
 pub(crate) struct GraphCache {
     graphs: Vec<InstantiatedGraph>,
+    /// The list's segments, found at the first launch (the list no longer changes).
+    segments: Option<Vec<Segment>>,
 }
 
 impl GraphCache {
-    /// Launches the graph of `commands` for this binding table on `stream` of the GPU
-    /// whose context is `current`, building it first if needed.
+    /// Launches the graphs of `commands` for this binding table on `stream` of the GPU
+    /// whose context is `current`, building them first if needed, with the collectives
+    /// between them enqueued on `stream` in order. Every reference of the collectives is
+    /// resolved before anything is enqueued, as is every graph command when the graphs
+    /// are built.
     pub(crate) fn launch(
         &mut self,
         current: &Current<'_>,
@@ -87,21 +161,44 @@ impl GraphCache {
         binding_table: &[Binding<'_>],
     ) -> Result<()> {
         let hip = current.hip();
+        let GraphCache { graphs, segments } = self;
+        let segments = segments.get_or_insert_with(|| self::segments(list.commands()));
+        let mut plans = Vec::new();
+        for segment in segments.iter() {
+            if let Segment::Collectives(range) = segment {
+                plans.push(plan(gpu_index, list, range.clone(), binding_table)?);
+            }
+        }
         let key = GraphKey::new(gpu_index, binding_table);
-        let index = match self.graphs.iter().position(|graph| graph.key == key) {
+        let index = match graphs.iter().position(|graph| graph.key == key) {
             Some(index) => index,
             None => {
-                let (exec, arguments) = build(current, gpu_index, list, binding_table)?;
-                if self.graphs.len() == GRAPH_CACHE_CAPACITY {
-                    // The oldest graph may still run on this stream: let it finish first.
-                    hip_call!(hip, hipStreamSynchronize(stream))?;
-                    self.graphs.remove(0);
+                let mut built = Vec::with_capacity(1);
+                for segment in segments.iter() {
+                    if let Segment::Graph(range) = segment {
+                        let (exec, arguments) = build(current, gpu_index, list, range.clone(), binding_table)?;
+                        built.push(BuiltGraph { exec, _arguments: arguments });
+                    }
                 }
-                self.graphs.push(InstantiatedGraph { key, exec, _arguments: arguments });
-                self.graphs.len() - 1
+                if graphs.len() == GRAPH_CACHE_CAPACITY {
+                    // The oldest graphs may still run on this stream: let them finish first.
+                    hip_call!(hip, hipStreamSynchronize(stream))?;
+                    graphs.remove(0);
+                }
+                graphs.push(InstantiatedGraph { key, graphs: built });
+                graphs.len() - 1
             }
         };
-        hip_call!(hip, hipGraphLaunch(self.graphs[index].exec.raw(), stream))?;
+        let (mut built, mut plans) = (graphs[index].graphs.iter(), plans.into_iter());
+        for segment in segments.iter() {
+            match segment {
+                Segment::Graph(_) => {
+                    let graph = built.next().expect("one graph per graph segment");
+                    hip_call!(hip, hipGraphLaunch(graph.exec.raw(), stream))?;
+                }
+                Segment::Collectives(_) => issue_plan(hip, gpu_index, stream, plans.next().expect("one plan per collective segment"))?,
+            }
+        }
         for command in list.commands() {
             if let Command::SignalEvent(event) = command {
                 event.note_graph_signal(gpu_index);
@@ -110,9 +207,18 @@ impl GraphCache {
         Ok(())
     }
 
+    /// Whether the list has collectives (known after the first launch; recomputed before).
+    pub(crate) fn has_collectives(&self, list: &CommandList) -> bool {
+        match &self.segments {
+            Some(segments) => segments.len() > 1 || matches!(segments.first(), Some(Segment::Collectives(_))),
+            None => list.commands().iter().any(|command| matches!(command, Command::Collective(_))),
+        }
+    }
+
     /// Destroys every instantiated graph.
     pub(crate) fn clear(&mut self) {
         self.graphs.clear();
+        self.segments = None;
     }
 }
 
@@ -132,12 +238,13 @@ impl NodeChain {
 }
 
 
-/// Builds and instantiates the graph of `list` for the GPU whose context is `current`. The
-/// graph itself is destroyed however building ends; the instantiated graph is returned.
-fn build(current: &Current<'_>, gpu_index: usize, list: &CommandList, binding_table: &[Binding<'_>]) -> Result<(GraphExec, KernelArgumentTable)> {
+/// Builds and instantiates the graph of `list`'s commands in `range` (a graph segment) for
+/// the GPU whose context is `current`. The graph itself is destroyed however building ends;
+/// the instantiated graph is returned.
+fn build(current: &Current<'_>, gpu_index: usize, list: &CommandList, range: Range<usize>, binding_table: &[Binding<'_>]) -> Result<(GraphExec, KernelArgumentTable)> {
     let hip: &HipSymbols = current.hip();
     let gpu_context = current.context().raw();
-    let Plan { steps, mut arguments } = plan(gpu_index, list, 0..list.commands().len(), binding_table)?;
+    let Plan { steps, mut arguments } = plan(gpu_index, list, range, binding_table)?;
     let owned_graph = Graph::create(current.hip())?;
     let graph = owned_graph.raw();
     let mut chain = NodeChain { barrier: None, since_barrier: Vec::new() };
@@ -163,9 +270,9 @@ fn build(current: &Current<'_>, gpu_index: usize, list: &CommandList, binding_ta
                 }
                 continue;
             }
-            // Refused when recorded (`HipCommandBuffer::collective`); never reaches a graph.
+            // Collectives are segments of their own (`segments`), issued on the stream.
             Step::Collective(_) => {
-                return Err(crate::status!(Unimplemented, "collective: collective operations in graph command buffers (command_buffer_mode=graph) are not supported yet"));
+                return Err(crate::status!(Internal, "collective: collectives are issued on the stream between graphs, not as graph nodes"));
             }
             Step::Signal(event) => {
                 // After everything recorded so far: the nodes since the last barrier, which
@@ -268,5 +375,42 @@ fn zeroed_memcpy3d() -> HIP_MEMCPY3D {
         WidthInBytes: 0,
         Height: 1,
         Depth: 1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// C: collective, W: other work, B: barrier or reset.
+    fn split_text(text: &str) -> Vec<Segment> {
+        let kinds: Vec<Option<bool>> = text
+            .chars()
+            .map(|c| match c {
+                'C' => Some(true),
+                'W' => Some(false),
+                _ => None,
+            })
+            .collect();
+        split(kinds.into_iter())
+    }
+
+    #[test]
+    fn lists_without_collectives_are_one_graph() {
+        assert_eq!(split_text(""), vec![Segment::Graph(0..0)]);
+        assert_eq!(split_text("B"), vec![Segment::Graph(0..1)]);
+        assert_eq!(split_text("WBWWB"), vec![Segment::Graph(0..5)]);
+    }
+
+    #[test]
+    fn collectives_split_the_list_and_barriers_stay_behind() {
+        assert_eq!(split_text("CC"), vec![Segment::Collectives(0..2)]);
+        // A barrier between collectives stays in their segment (it ends their RCCL group).
+        assert_eq!(split_text("BCBCB"), vec![Segment::Collectives(0..5)]);
+        assert_eq!(
+            split_text("WBCCBWWBCBW"),
+            vec![Segment::Graph(0..2), Segment::Collectives(2..5), Segment::Graph(5..8), Segment::Collectives(8..10), Segment::Graph(10..11)]
+        );
+        assert_eq!(split_text("BBCW"), vec![Segment::Collectives(0..3), Segment::Graph(3..4)]);
     }
 }

@@ -1,5 +1,6 @@
 //! Issuing recorded commands one by one onto a HIP stream (the STREAM command buffer mode,
-//! and the fallback for command buffers a graph cannot express). A stream runs its work in
+//! the fallback for command buffers a graph cannot express, and the collectives of GRAPH
+//! command buffers, issued between their graphs by `graph`). A stream runs its work in
 //! order, so barriers and event resets need nothing; signals record the event on the
 //! stream and waits make the stream wait for it (`crate::event`).
 
@@ -63,7 +64,13 @@ pub(crate) fn issue(
     range: Range<usize>,
     binding_table: &[Binding<'_>],
 ) -> Result<()> {
-    let Plan { steps, mut arguments } = plan(gpu_index, list, range, binding_table)?;
+    issue_plan(hip, gpu_index, stream, plan(gpu_index, list, range, binding_table)?)
+}
+
+/// Enqueues the steps of a plan made by `plan` on `stream`, consecutive collectives as one
+/// RCCL group; the GPU's context must be current.
+pub(crate) fn issue_plan(hip: &HipSymbols, gpu_index: usize, stream: hipStream_t, plan: Plan<'_>) -> Result<()> {
+    let Plan { steps, mut arguments } = plan;
     // The channel whose RCCL opened the group in progress (IREE's collective batch).
     let mut group: Option<&HipChannel> = None;
     for step in steps {
