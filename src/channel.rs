@@ -26,9 +26,10 @@
 //! RCCL's error string (`rccl_call!`).
 //!
 //! Collective operations use channels from command buffers (`crate::command_buffer`, its
-//! `collective` and `stream` modules): stream-mode command buffers (inline ones too) issue
-//! them as RCCL groups on the queue's stream. Not implemented yet: collectives in graph-mode
-//! command buffers (UNIMPLEMENTED when recorded).
+//! `collective`, `stream` and `graph` modules): stream-mode command buffers (inline ones
+//! too) issue them as RCCL groups on the queue's stream; graph-mode command buffers split
+//! their commands at collectives into segments, HIP graphs for the other commands and the
+//! collectives issued as in stream mode between the graph launches, on the same stream.
 
 use crate::abi::*;
 use crate::device::HipDevice;
