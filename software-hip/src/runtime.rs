@@ -8,6 +8,26 @@ use std::sync::OnceLock;
 
 pub const DEFAULT_DEVICE_COUNT: usize = 2;
 pub const DEFAULT_DEVICE_MEMORY_BYTES: u64 = 4 << 30;
+/// How long an RCCL rendezvous waits for the other ranks by default (30 s).
+pub const DEFAULT_RCCL_TIMEOUT_MS: u64 = 30_000;
+pub const RCCL_TIMEOUT_ENV: &str = "SOFTWARE_HIP_RCCL_TIMEOUT_MS";
+
+fn number(name: &str) -> Option<u64> {
+    let text = std::env::var(name).ok()?;
+    match text.trim().parse() {
+        Ok(value) => Some(value),
+        Err(_) => {
+            eprintln!("software-hip: ignoring {name}={text:?}: not a number");
+            None
+        }
+    }
+}
+
+/// `SOFTWARE_HIP_RCCL_TIMEOUT_MS` (default 30000, at least 1): the longest any RCCL
+/// rendezvous (communicator creation, split, collective, receive) waits for its peers.
+pub fn rccl_timeout_ms_from_env() -> u64 {
+    number(RCCL_TIMEOUT_ENV).unwrap_or(DEFAULT_RCCL_TIMEOUT_MS).max(1)
+}
 
 /// Settings read from the environment when the devices are first created.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,16 +42,6 @@ pub struct Config {
 
 impl Config {
     pub fn from_env() -> Self {
-        fn number(name: &str) -> Option<u64> {
-            let text = std::env::var(name).ok()?;
-            match text.trim().parse() {
-                Ok(value) => Some(value),
-                Err(_) => {
-                    eprintln!("software-hip: ignoring {name}={text:?}: not a number");
-                    None
-                }
-            }
-        }
         Config {
             device_count: number("SOFTWARE_HIP_DEVICE_COUNT").map_or(DEFAULT_DEVICE_COUNT, |n| n as usize),
             device_memory_bytes: number("SOFTWARE_HIP_DEVICE_MEMORY_BYTES").unwrap_or(DEFAULT_DEVICE_MEMORY_BYTES),

@@ -193,14 +193,34 @@ pub extern "C" fn ncclGetErrorString(result: ncclResult_t) -> *const c_char {
     MESSAGES[(result as usize).min(MESSAGES.len() - 1)].as_ptr()
 }
 
+/// This thread's last failure in words (e.g. which rank never came); when the thread has
+/// none yet, the first asynchronous failure of `comm`. Valid until this thread's next failure.
 #[no_mangle]
-pub extern "C" fn ncclGetLastError(_comm: ncclComm_t) -> *const c_char {
-    c"".as_ptr()
+pub extern "C" fn ncclGetLastError(handle: ncclComm_t) -> *const c_char {
+    let text = rccl::last_error();
+    // SAFETY: last_error points at this thread's NUL-terminated message.
+    if unsafe { *text } == 0 && !handle.is_null() {
+        if let Ok(comm) = comm(handle) {
+            let message = comm.async_message();
+            if !message.is_empty() {
+                rccl::set_last_error(&message);
+                return rccl::last_error();
+            }
+        }
+    }
+    text
 }
 
 nccl_export!(
+    /// The first failure of the communicator's stream work (a peer that never came:
+    /// ncclRemoteError); its message becomes this thread's ncclGetLastError text.
     fn ncclCommGetAsyncError(handle: ncclComm_t, result: *mut ncclResult_t) {
-        out(result, comm(handle)?.async_error())
+        let comm = comm(handle)?;
+        let error = comm.async_error();
+        if error != ncclSuccess {
+            rccl::set_last_error(&comm.async_message());
+        }
+        out(result, error)
     }
 );
 

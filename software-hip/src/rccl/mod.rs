@@ -6,6 +6,15 @@
 //! the result for all of them (device memory is host memory), and everyone continues.
 //! Sends copy eagerly into a mailbox so send/recv pairs cannot deadlock.
 //!
+//! Every rendezvous (communicator creation and split, each collective, each receive) waits
+//! at most [`timeout`] (`SOFTWARE_HIP_RCCL_TIMEOUT_MS`, default 30 s). When it expires the
+//! waiting rank fails with `ncclRemoteError` (nccl.h: "A call failed possibly due to a network
+//! error or a remote process exiting prematurely", the closest to a peer that never came;
+//! `ncclSystemError` means a failed system call), the message naming the missing ranks goes to
+//! `ncclGetLastError` (and, for stream work, to the communicator's `ncclCommGetAsyncError` and
+//! the device's sticky `hipErrorLaunchFailure`), and the communicator is marked failed so its
+//! other ranks fail at once too instead of waiting out their own deadlines.
+//!
 //! The NCCL entry points are exported from libamdhip64.so itself; `librccl.so` is a symlink
 //! to it, so both names load one runtime (see README).
 
@@ -18,11 +27,62 @@ use parking_lot::{Condvar, Mutex};
 use reduce::Reduction;
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
+use std::ffi::CString;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 use types::*;
 
 pub type NcclResult<T> = Result<T, ncclResult_t>;
+
+/// An error code with the message `ncclGetLastError` gives for it.
+pub type Failure = (ncclResult_t, String);
+
+static TIMEOUT_MS: AtomicU64 = AtomicU64::new(0);
+
+/// How long a rendezvous waits for the other ranks: `SOFTWARE_HIP_RCCL_TIMEOUT_MS` (read
+/// once), or what [`set_timeout`] chose.
+pub fn timeout() -> Duration {
+    let mut ms = TIMEOUT_MS.load(Ordering::Acquire);
+    if ms == 0 {
+        ms = crate::runtime::rccl_timeout_ms_from_env();
+        ms = match TIMEOUT_MS.compare_exchange(0, ms, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => ms,
+            Err(set) => set,
+        };
+    }
+    Duration::from_millis(ms)
+}
+
+/// Overrides the rendezvous timeout for this process (tests; at least 1 ms).
+pub fn set_timeout(timeout: Duration) {
+    TIMEOUT_MS.store((timeout.as_millis() as u64).max(1), Ordering::Release);
+}
+
+thread_local! {
+    static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
+}
+
+/// Records `message` as this thread's `ncclGetLastError` text.
+pub fn set_last_error(message: &str) {
+    let text = CString::new(message.replace('\0', " ")).expect("no NUL left");
+    LAST_ERROR.with(|last| *last.borrow_mut() = text);
+}
+
+/// This thread's last error text; valid until the thread's next error.
+pub fn last_error() -> *const core::ffi::c_char {
+    LAST_ERROR.with(|last| last.borrow().as_ptr())
+}
+
+/// Sets the last error text and gives the code back (for synchronous failures).
+fn report((code, message): Failure) -> ncclResult_t {
+    set_last_error(&message);
+    code
+}
+
+fn missing(present: impl Iterator<Item = bool>) -> Vec<usize> {
+    present.enumerate().filter(|(_, here)| !*here).map(|(rank, _)| rank).collect()
+}
 
 /// A reduction operator as a collective uses it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -74,7 +134,8 @@ struct CliqueState {
     /// Messages from (source rank, destination rank), in send order.
     mailboxes: HashMap<(usize, usize), VecDeque<Vec<u8>>>,
     splits: HashMap<u64, SplitRendezvous>,
-    aborted: bool,
+    /// Set by ncclCommAbort or the first timeout: every wait of the clique fails with it.
+    failure: Option<Failure>,
 }
 
 /// Per old rank: (new clique, new rank), or None for NCCL_SPLIT_NOCOLOR.
@@ -102,15 +163,19 @@ impl Clique {
                 collectives: HashMap::new(),
                 mailboxes: HashMap::new(),
                 splits: HashMap::new(),
-                aborted: false,
+                failure: None,
             }),
             changed: Condvar::new(),
         })
     }
 
     /// Runs rank `rank`'s part of collective number `sequence` (called on its stream).
-    fn run_collective(&self, sequence: u64, rank: usize, part: Part) -> NcclResult<()> {
+    fn run_collective(&self, sequence: u64, rank: usize, part: Part) -> Result<(), Failure> {
+        let deadline = Instant::now() + timeout();
         let mut state = self.state.lock();
+        if let Some(failure) = &state.failure {
+            return Err(failure.clone());
+        }
         let size = self.size;
         let rendezvous = state.collectives.entry(sequence).or_insert_with(|| Rendezvous {
             parts: vec![None; size],
@@ -127,22 +192,50 @@ impl Clique {
             rendezvous.done = true;
             self.changed.notify_all();
         }
-        loop {
-            if state.aborted {
-                return Err(ncclRemoteError);
-            }
-            if state.collectives.get(&sequence).is_some_and(|r| r.done) {
-                break;
-            }
-            self.changed.wait(&mut state);
-        }
+        self.wait(&mut state, deadline, |state| state.collectives.get(&sequence).is_some_and(|r| r.done), |state| {
+            let absent = missing(state.collectives[&sequence].parts.iter().map(Option::is_some));
+            format!(
+                "software-hip RCCL: rank {rank} of {size} timed out after {} ms in collective #{sequence} ({:?}): \
+                 rank(s) {absent:?} never called it (SOFTWARE_HIP_RCCL_TIMEOUT_MS); the communicator has failed",
+                timeout().as_millis(),
+                part.kind
+            )
+        })?;
         let rendezvous = state.collectives.get_mut(&sequence).expect("present until all left");
         rendezvous.left += 1;
         let result = rendezvous.result;
         if rendezvous.left == size {
             state.collectives.remove(&sequence);
         }
-        result
+        result.map_err(|code| {
+            (code, format!("software-hip RCCL: rank {rank}: the ranks' calls of collective #{sequence} disagree (kind, count, type, root or operator)"))
+        })
+    }
+
+    /// Waits until `ready` or the clique failed; at `deadline` fails the clique with
+    /// ncclRemoteError and the message `timed_out` gives, waking every other waiter.
+    fn wait(
+        &self,
+        state: &mut parking_lot::MutexGuard<'_, CliqueState>,
+        deadline: Instant,
+        ready: impl Fn(&CliqueState) -> bool,
+        timed_out: impl FnOnce(&CliqueState) -> String,
+    ) -> Result<(), Failure> {
+        loop {
+            if ready(state) {
+                return Ok(());
+            }
+            if let Some(failure) = &state.failure {
+                return Err(failure.clone());
+            }
+            if Instant::now() >= deadline {
+                let failure = (ncclRemoteError, timed_out(state));
+                state.failure = Some(failure.clone());
+                self.changed.notify_all();
+                return Err(failure);
+            }
+            self.changed.wait_until(state, deadline);
+        }
     }
 
     fn post(&self, from: usize, to: usize, message: Vec<u8>) {
@@ -150,27 +243,40 @@ impl Clique {
         self.changed.notify_all();
     }
 
-    fn take(&self, from: usize, to: usize) -> NcclResult<Vec<u8>> {
+    fn take(&self, from: usize, to: usize) -> Result<Vec<u8>, Failure> {
+        let deadline = Instant::now() + timeout();
         let mut state = self.state.lock();
-        loop {
-            if state.aborted {
-                return Err(ncclRemoteError);
-            }
-            if let Some(message) = state.mailboxes.get_mut(&(from, to)).and_then(VecDeque::pop_front) {
-                return Ok(message);
-            }
-            self.changed.wait(&mut state);
+        if let Some(failure) = &state.failure {
+            return Err(failure.clone());
         }
+        let has_message = |state: &CliqueState| state.mailboxes.get(&(from, to)).is_some_and(|queue| !queue.is_empty());
+        self.wait(&mut state, deadline, has_message, |_| {
+            format!(
+                "software-hip RCCL: rank {to} of {} timed out after {} ms in ncclRecv: peer rank {from} never sent \
+                 the matching ncclSend (SOFTWARE_HIP_RCCL_TIMEOUT_MS); the communicator has failed",
+                self.size,
+                timeout().as_millis()
+            )
+        })?;
+        Ok(state.mailboxes.get_mut(&(from, to)).and_then(VecDeque::pop_front).expect("ready"))
     }
 
-    fn abort(&self) {
-        self.state.lock().aborted = true;
+    fn abort(&self, rank: usize) {
+        let mut state = self.state.lock();
+        if state.failure.is_none() {
+            let message = format!("software-hip RCCL: rank {rank} aborted the communicator (ncclCommAbort)");
+            state.failure = Some((ncclRemoteError, message));
+        }
         self.changed.notify_all();
     }
 
     /// ncclCommSplit rendezvous: blocks until every rank of this clique has asked.
-    fn split(&self, sequence: u64, rank: usize, color: i32, key: i32) -> NcclResult<Option<(Arc<Clique>, usize)>> {
+    fn split(&self, sequence: u64, rank: usize, color: i32, key: i32) -> Result<Option<(Arc<Clique>, usize)>, Failure> {
+        let deadline = Instant::now() + timeout();
         let mut state = self.state.lock();
+        if let Some(failure) = &state.failure {
+            return Err(failure.clone());
+        }
         let size = self.size;
         let split = state.splits.entry(sequence).or_insert_with(|| SplitRendezvous {
             requests: vec![None; size],
@@ -197,15 +303,15 @@ impl Clique {
             split.outcome = Some(outcome);
             self.changed.notify_all();
         }
-        loop {
-            if state.aborted {
-                return Err(ncclRemoteError);
-            }
-            if state.splits.get(&sequence).is_some_and(|s| s.outcome.is_some()) {
-                break;
-            }
-            self.changed.wait(&mut state);
-        }
+        let ready = |state: &CliqueState| state.splits.get(&sequence).is_some_and(|s| s.outcome.is_some());
+        self.wait(&mut state, deadline, ready, |state| {
+            let absent = missing(state.splits[&sequence].requests.iter().map(Option::is_some));
+            format!(
+                "software-hip RCCL: rank {rank} of {size} timed out after {} ms in ncclCommSplit #{sequence}: \
+                 rank(s) {absent:?} never called it (SOFTWARE_HIP_RCCL_TIMEOUT_MS); the communicator has failed",
+                timeout().as_millis()
+            )
+        })?;
         let split = state.splits.get_mut(&sequence).expect("present until all left");
         let mine = split.outcome.as_ref().expect("decided")[rank].clone();
         split.left += 1;
@@ -224,6 +330,7 @@ pub struct Comm {
     next_collective: AtomicU64,
     next_split: AtomicU64,
     async_error: AtomicU32,
+    async_message: Mutex<String>,
     operators: Mutex<HashMap<ncclRedOp_t, ScalarSource>>,
     next_operator: AtomicU32,
 }
@@ -237,6 +344,7 @@ impl Comm {
             next_collective: AtomicU64::new(0),
             next_split: AtomicU64::new(0),
             async_error: AtomicU32::new(ncclSuccess),
+            async_message: Mutex::new(String::new()),
             operators: Mutex::new(HashMap::new()),
             next_operator: AtomicU32::new(ncclNumOps),
         })
@@ -246,8 +354,24 @@ impl Comm {
         self.async_error.load(Ordering::Acquire)
     }
 
-    fn record_error(&self, error: ncclResult_t) {
-        let _ = self.async_error.compare_exchange(ncclSuccess, error, Ordering::AcqRel, Ordering::Acquire);
+    /// The message of the first asynchronous error (empty when none).
+    pub fn async_message(&self) -> String {
+        self.async_message.lock().clone()
+    }
+
+    /// Records the first failure of stream work on `device`; a failed peer (ncclRemoteError)
+    /// also becomes the device's sticky error, as a failed kernel does.
+    fn record_failure(&self, (code, message): Failure, device: usize) {
+        let mut first = self.async_message.lock();
+        if self.async_error.compare_exchange(ncclSuccess, code, Ordering::AcqRel, Ordering::Acquire).is_ok() {
+            *first = message;
+        }
+        drop(first);
+        if code == ncclRemoteError {
+            if let Ok(device) = crate::runtime::device(device as i64) {
+                device.set_sticky_error(crate::types::hipErrorLaunchFailure);
+            }
+        }
     }
 
     /// Resolves a reduction operator handle of this communicator.
@@ -273,7 +397,7 @@ impl Comm {
     }
 
     pub fn abort(&self) {
-        self.clique.abort();
+        self.clique.abort(self.rank);
     }
 
     /// `ncclCommSplit`: returns this rank's new communicator, or None for NCCL_SPLIT_NOCOLOR.
@@ -282,7 +406,7 @@ impl Comm {
             return Err(ncclInvalidArgument);
         }
         let sequence = self.next_split.fetch_add(1, Ordering::Relaxed);
-        let outcome = self.clique.split(sequence, self.rank, color, key)?;
+        let outcome = self.clique.split(sequence, self.rank, color, key).map_err(report)?;
         Ok(outcome.map(|(clique, rank)| Comm::new(clique, rank, self.device)))
     }
 
@@ -291,9 +415,10 @@ impl Comm {
         validate_part(&part, self.clique.size)?;
         let sequence = self.next_collective.fetch_add(1, Ordering::Relaxed);
         let comm = self.clone();
+        let device = stream.device;
         submit(stream, false, Box::new(move || {
-            if let Err(error) = comm.clique.run_collective(sequence, comm.rank, part) {
-                comm.record_error(error);
+            if let Err(failure) = comm.clique.run_collective(sequence, comm.rank, part) {
+                comm.record_failure(failure, device);
             }
         }))
     }
@@ -319,13 +444,21 @@ impl Comm {
             return Err(ncclInvalidArgument);
         }
         let comm = self.clone();
+        let device = stream.device;
         submit(stream, false, Box::new(move || match comm.clique.take(peer, comm.rank) {
             Ok(message) if message.len() == bytes => {
                 // SAFETY: the caller guaranteed `buffer` holds `bytes` writable bytes.
                 unsafe { std::ptr::copy_nonoverlapping(message.as_ptr(), buffer as *mut u8, bytes) }
             }
-            Ok(_) => comm.record_error(ncclInvalidUsage),
-            Err(error) => comm.record_error(error),
+            Ok(message) => {
+                let text = format!(
+                    "software-hip RCCL: rank {}: ncclRecv of {bytes} bytes from rank {peer} matched a send of {} bytes",
+                    comm.rank,
+                    message.len()
+                );
+                comm.record_failure((ncclInvalidUsage, text), device)
+            }
+            Err(failure) => comm.record_failure(failure, device),
         }))
     }
 }
@@ -459,6 +592,8 @@ struct PendingInit {
     clique: Arc<Clique>,
     joined: Vec<bool>,
     complete: bool,
+    /// Why this id can form no communicator; kept so late ranks fail at once too.
+    failure: Option<Failure>,
 }
 
 /// Communicators being created, by unique id, and the condition their ranks wait on.
@@ -478,11 +613,20 @@ pub fn new_unique_id() -> [u8; NCCL_UNIQUE_ID_BYTES] {
     id
 }
 
-/// `ncclCommInitRank`: blocks until all `ranks` ranks have joined with the same id.
+/// `ncclCommInitRank`: blocks until all `ranks` ranks have joined with the same id, at most
+/// [`timeout`]. A rank count that differs from the first joiner's fails every rank of the id
+/// with ncclInvalidArgument at once, a rank joining twice fails them all with
+/// ncclInvalidUsage, and a rank still missing at the deadline fails them with ncclRemoteError;
+/// the failure stays with the id so ranks joining later fail at once too.
 pub fn init_rank(id: &[u8; NCCL_UNIQUE_ID_BYTES], ranks: usize, rank: usize, device: usize) -> NcclResult<Arc<Comm>> {
+    init_rank_waiting(id, ranks, rank, device).map_err(report)
+}
+
+fn init_rank_waiting(id: &[u8; NCCL_UNIQUE_ID_BYTES], ranks: usize, rank: usize, device: usize) -> Result<Arc<Comm>, Failure> {
     if ranks == 0 || rank >= ranks {
-        return Err(ncclInvalidArgument);
+        return Err((ncclInvalidArgument, format!("software-hip RCCL: ncclCommInitRank: rank {rank} is not below nranks {ranks}")));
     }
+    let deadline = Instant::now() + timeout();
     let (pending, joined_all) = pending_inits();
     let mut pending = pending.lock();
     let key = id.to_vec();
@@ -490,12 +634,33 @@ pub fn init_rank(id: &[u8; NCCL_UNIQUE_ID_BYTES], ranks: usize, rank: usize, dev
         clique: Clique::new(ranks),
         joined: vec![false; ranks],
         complete: false,
+        failure: None,
     });
-    if entry.clique.size != ranks {
-        return Err(ncclInvalidArgument);
+    if let Some(failure) = &entry.failure {
+        return Err(failure.clone());
     }
-    if entry.joined[rank] {
-        return Err(ncclInvalidUsage);
+    let refusal = if entry.clique.size != ranks {
+        let others = entry.joined.iter().enumerate().filter(|(_, j)| **j).map(|(r, _)| r).collect::<Vec<_>>();
+        Some((
+            ncclInvalidArgument,
+            format!(
+                "software-hip RCCL: ncclCommInitRank: rank {rank} joined with nranks {ranks} but rank(s) {others:?} \
+                 joined the same unique id with nranks {}",
+                entry.clique.size
+            ),
+        ))
+    } else if entry.joined[rank] {
+        Some((
+            ncclInvalidUsage,
+            format!("software-hip RCCL: ncclCommInitRank: rank {rank} of {ranks} joined the same unique id twice"),
+        ))
+    } else {
+        None
+    };
+    if let Some(failure) = refusal {
+        entry.failure = Some(failure.clone());
+        joined_all.notify_all();
+        return Err(failure);
     }
     entry.joined[rank] = true;
     let clique = entry.clique.clone();
@@ -503,16 +668,38 @@ pub fn init_rank(id: &[u8; NCCL_UNIQUE_ID_BYTES], ranks: usize, rank: usize, dev
         entry.complete = true;
         joined_all.notify_all();
     }
-    // Later communicators may reuse nothing of this id; the last rank to leave removes it.
-    while !pending.get(&key).is_some_and(|e| e.complete && Arc::ptr_eq(&e.clique, &clique)) {
-        joined_all.wait(&mut pending);
-    }
+    // Later communicators may reuse nothing of this id; the last rank to leave removes it
+    // (a failed id stays, so that its late ranks fail at once).
+    let outcome = loop {
+        let entry = pending.get_mut(&key).expect("present until all left");
+        if entry.complete {
+            break Ok(());
+        }
+        if let Some(failure) = &entry.failure {
+            break Err(failure.clone());
+        }
+        if Instant::now() >= deadline {
+            let absent = missing(entry.joined.iter().copied());
+            let failure = (
+                ncclRemoteError,
+                format!(
+                    "software-hip RCCL: ncclCommInitRank: rank {rank} of {ranks} timed out after {} ms: rank(s) \
+                     {absent:?} never joined (SOFTWARE_HIP_RCCL_TIMEOUT_MS)",
+                    timeout().as_millis()
+                ),
+            );
+            entry.failure = Some(failure.clone());
+            joined_all.notify_all();
+            break Err(failure);
+        }
+        joined_all.wait_until(&mut pending, deadline);
+    };
     let entry = pending.get_mut(&key).expect("present until all left");
     entry.joined[rank] = false;
-    if entry.joined.iter().all(|joined| !*joined) {
+    if entry.failure.is_none() && entry.joined.iter().all(|joined| !*joined) {
         pending.remove(&key);
     }
-    Ok(Comm::new(clique, rank, device))
+    outcome.map(|()| Comm::new(clique, rank, device))
 }
 
 /// `ncclCommInitAll`: one communicator per listed device, in this thread.
