@@ -490,8 +490,18 @@ const MODES: [&str; 2] = ["stream", "graph"];
 /// Two ranks on two GPUs: every kind, type and reduction, in one-shot command buffers (one
 /// per element type, its collectives batched into RCCL groups split by a barrier), in both
 /// command buffer modes.
+/// One test at a time holds the GPUs. A collective holds its stream until every rank
+/// arrived, and a HIP free synchronizes its whole device: two multi-rank tests at once could
+/// each wait in a free for a collective of the other's (as on real GPUs), until RCCL's
+/// timeout fails them.
+fn exclusive_gpus() -> std::sync::MutexGuard<'static, ()> {
+    static GPUS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    GPUS.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 #[test]
 fn two_ranks_run_every_kind_type_and_reduction() {
+    let _gpus = exclusive_gpus();
     for mode in MODES {
         two_ranks_run_every_kind_type_and_reduction_in(mode);
     }
@@ -515,6 +525,7 @@ fn two_ranks_run_every_kind_type_and_reduction_in(mode: &'static str) {
 /// A channel of one rank: every kind still runs (reductions of one value, self send/recv).
 #[test]
 fn one_rank_alone_runs_every_kind() {
+    let _gpus = exclusive_gpus();
     let rank = Rank::on_own_gpu(&fresh_rccl_id("collectives-test", "alone"), 0, 1);
     for ty in [Ty::F32, Ty::Bf16, Ty::I32, Ty::U8] {
         let command_buffer = rank.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
@@ -530,6 +541,7 @@ fn one_rank_alone_runs_every_kind() {
 /// bytes would give something else entirely).
 #[test]
 fn bf16_sums_are_bf16_values() {
+    let _gpus = exclusive_gpus();
     let id = fresh_rccl_id("collectives-test", "bf16");
     on_ranks(2, move |me| {
         let rank = Rank::on_own_gpu(&id, me, 2);
@@ -553,6 +565,7 @@ fn bf16_sums_are_bf16_values() {
 /// both command buffer modes.
 #[test]
 fn reusable_with_a_binding_table() {
+    let _gpus = exclusive_gpus();
     for mode in MODES {
         reusable_with_a_binding_table_in(mode);
     }
@@ -596,6 +609,7 @@ fn reusable_with_a_binding_table_in(mode: &'static str) {
 /// kinds of segments, run over two binding tables: every result checked each run.
 #[test]
 fn graph_mode_mixes_transfers_and_collectives() {
+    let _gpus = exclusive_gpus();
     let id = fresh_rccl_id("collectives-test", "graph-mixed");
     on_ranks(2, move |me| {
         let rank = Rank::on_own_gpu_in("graph", &id, me, 2);
@@ -644,6 +658,7 @@ fn graph_mode_mixes_transfers_and_collectives() {
 /// one group (at `end`), so neither rank waits for the other's receive.
 #[test]
 fn inline_command_buffers_batch_collectives() {
+    let _gpus = exclusive_gpus();
     let id = fresh_rccl_id("collectives-test", "inline");
     on_ranks(2, move |me| {
         let rank = Rank::new(if me == 0 { "0" } else { "1" }, &[("command_buffer_mode", "stream"), ("allow_inline_execution", "true")], &id, me, 2);
@@ -666,6 +681,7 @@ fn inline_command_buffers_batch_collectives() {
 /// refused when recorded; graph command buffers accept collectives (one rank alone here).
 #[test]
 fn refusals() {
+    let _gpus = exclusive_gpus();
     let rank = Rank::on_own_gpu(&fresh_rccl_id("collectives-test", "refusals"), 0, 1);
     let send = rank.buffer(&[0; 64]);
     let recv = rank.buffer(&[0; 64]);
