@@ -512,14 +512,19 @@ fn two_ranks_run_every_kind_type_and_reduction_in(mode: &'static str) {
     on_ranks(2, move |me| {
         let rank = Rank::on_own_gpu_in(mode, &id, me, 2);
         for ty in TYPES {
-            let command_buffer = rank.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
-            command_buffer.begin();
-            let cases = record_all_kinds(&rank, &command_buffer, ty);
-            command_buffer.end();
-            rank.issue(&command_buffer, &[]).unwrap();
-            check(&rank, &cases);
+            run_every_kind(&rank, ty);
         }
     });
+}
+
+/// Records every kind for `ty` in one one-shot command buffer, runs it and checks the results.
+fn run_every_kind(rank: &Rank, ty: Ty) {
+    let command_buffer = rank.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
+    command_buffer.begin();
+    let cases = record_all_kinds(rank, &command_buffer, ty);
+    command_buffer.end();
+    rank.issue(&command_buffer, &[]).unwrap();
+    check(rank, &cases);
 }
 
 /// A channel of one rank: every kind still runs (reductions of one value, self send/recv).
@@ -528,12 +533,7 @@ fn one_rank_alone_runs_every_kind() {
     let _gpus = exclusive_gpus();
     let rank = Rank::on_own_gpu(&fresh_rccl_id("collectives-test", "alone"), 0, 1);
     for ty in [Ty::F32, Ty::Bf16, Ty::I32, Ty::U8] {
-        let command_buffer = rank.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
-        command_buffer.begin();
-        let cases = record_all_kinds(&rank, &command_buffer, ty);
-        command_buffer.end();
-        rank.issue(&command_buffer, &[]).unwrap();
-        check(&rank, &cases);
+        run_every_kind(&rank, ty);
     }
 }
 

@@ -4,6 +4,7 @@
 #ifndef IREE_HAL_HIP_RS_313_C_TEST_UTIL_H_
 #define IREE_HAL_HIP_RS_313_C_TEST_UTIL_H_
 
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -73,6 +74,23 @@ static inline iree_hal_semaphore_t* test_semaphore(iree_hal_device_t* device) {
                                           IREE_HAL_SEMAPHORE_FLAG_DEFAULT,
                                           &semaphore));
   return semaphore;
+}
+
+// The libamdhip64.so that IREE_HIP_DYLIB_PATH names (the one the driver loads), opened
+// for the test's own HIP calls, initialized, with device 0 current.
+static inline void* test_open_hip(void) {
+  const char* dir = getenv("IREE_HIP_DYLIB_PATH");
+  CHECK(dir);
+  char path[4096];
+  snprintf(path, sizeof(path), "%s/libamdhip64.so", dir);
+  void* hip = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  CHECK(hip);
+  int (*hip_init)(unsigned) = (int (*)(unsigned))dlsym(hip, "hipInit");
+  int (*hip_set_device)(int) = (int (*)(int))dlsym(hip, "hipSetDevice");
+  CHECK(hip_init && hip_set_device);
+  CHECK(hip_init(0) == 0);
+  CHECK(hip_set_device(0) == 0);
+  return hip;
 }
 
 #endif  // IREE_HAL_HIP_RS_313_C_TEST_UTIL_H_

@@ -16,7 +16,6 @@
 #include "c_test_util.h"
 
 typedef void* hip_stream_t;
-typedef int (*hip_set_device_fn)(int);
 typedef int (*hip_stream_create_fn)(hip_stream_t*);
 typedef int (*hip_stream_fn)(hip_stream_t);
 typedef int (*hip_launch_host_func_fn)(hip_stream_t, void (*)(void*), void*);
@@ -44,21 +43,13 @@ static void* hip_symbol(void* library, const char* name) {
 }
 
 int main(void) {
+  void* hip = test_open_hip();
   const char* dir = getenv("IREE_HIP_DYLIB_PATH");
-  CHECK(dir);
-  char path[4096];
-  snprintf(path, sizeof(path), "%s/libamdhip64.so", dir);
-  void* hip = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  CHECK(hip);
-  hip_set_device_fn hip_init = (hip_set_device_fn)hip_symbol(hip, "hipInit");
-  hip_set_device_fn hip_set_device = (hip_set_device_fn)hip_symbol(hip, "hipSetDevice");
   hip_stream_create_fn hip_stream_create = (hip_stream_create_fn)hip_symbol(hip, "hipStreamCreate");
   hip_stream_fn hip_stream_synchronize = (hip_stream_fn)hip_symbol(hip, "hipStreamSynchronize");
   hip_stream_fn hip_stream_destroy = (hip_stream_fn)hip_symbol(hip, "hipStreamDestroy");
   hip_launch_host_func_fn hip_launch_host_func =
       (hip_launch_host_func_fn)hip_symbol(hip, "hipLaunchHostFunc");
-  CHECK(hip_init(0) == 0);
-  CHECK(hip_set_device(0) == 0);
   hip_stream_t stream = NULL;
   CHECK(hip_stream_create(&stream) == 0 && stream);
 

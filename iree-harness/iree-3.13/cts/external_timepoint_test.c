@@ -21,8 +21,6 @@
 
 typedef void* hip_stream_t;
 typedef void* hip_event_t;
-static int (*hip_init)(unsigned);
-static int (*hip_set_device)(int);
 static int (*hip_stream_create)(hip_stream_t*);
 static int (*hip_stream_destroy)(hip_stream_t);
 static int (*hip_stream_synchronize)(hip_stream_t);
@@ -35,17 +33,10 @@ static int (*hip_event_synchronize)(hip_event_t);
 static int (*hip_event_destroy)(hip_event_t);
 
 static void load_hip(void) {
-  const char* dir = getenv("IREE_HIP_DYLIB_PATH");
-  CHECK(dir);
-  char path[4096];
-  snprintf(path, sizeof(path), "%s/libamdhip64.so", dir);
-  void* hip = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  CHECK(hip);
+  void* hip = test_open_hip();
 #define LOAD(var, name)                 \
   *(void**)(&var) = dlsym(hip, name);   \
   CHECK(var);
-  LOAD(hip_init, "hipInit");
-  LOAD(hip_set_device, "hipSetDevice");
   LOAD(hip_stream_create, "hipStreamCreate");
   LOAD(hip_stream_destroy, "hipStreamDestroy");
   LOAD(hip_stream_synchronize, "hipStreamSynchronize");
@@ -57,8 +48,6 @@ static void load_hip(void) {
   LOAD(hip_event_synchronize, "hipEventSynchronize");
   LOAD(hip_event_destroy, "hipEventDestroy");
 #undef LOAD
-  CHECK(hip_init(0) == HIP_SUCCESS);
-  CHECK(hip_set_device(0) == HIP_SUCCESS);
 }
 
 static void sleep_ms(long ms) {
