@@ -18,6 +18,17 @@
 //!   whatever context the thread had, IREE issue #18077), and blocks until every rank
 //!   joined.
 //!
+//! On a device of several GPUs each queue is a rank, and one thread may create the channels
+//! of all of them one after another (as a program creating a channel per queue does). A
+//! blocking `ncclCommInitRank` would then wait for ranks its own thread has yet to create,
+//! so there the communicator is made on a thread of its own (RCCL's timeout still applies)
+//! and the channel is returned at once: recording waits for nothing, issuing a collective
+//! waits until the communicator is made (on the queue's worker, never the submitting
+//! thread) and fails with RCCL's error if it could not be. Splits of such channels are
+//! deferred the same way; what needs the split's rank or count (a query, recording a
+//! collective) waits for it. Devices of one GPU (one process per GPU, as under MPI) create
+//! and split synchronously, as IREE's C driver does, so failures are the call's status.
+//!
 //! `split` is `ncclCommSplit` (the GPU current); `IREE_HAL_CHANNEL_NO_COLOR` leaves this
 //! participant out: OK and no channel (IREE's C driver wraps a NULL communicator instead).
 //! A split channel keeps its parent alive. Destroying a channel finalizes and destroys its
@@ -41,8 +52,8 @@ use crate::hip::gpu::Gpu;
 use crate::hip::rccl::{search_paths_beside, NcclComm, NcclUniqueId, RcclSymbols};
 use crate::hip::HipSymbols;
 use crate::rccl_call;
-use crate::status::Result;
-use std::sync::Arc;
+use crate::status::{Result, Status, StatusCode};
+use std::sync::{Arc, OnceLock};
 
 /// The bytes of an `ncclUniqueId`.
 pub const NCCL_UNIQUE_ID_BYTES: usize = core::mem::size_of::<NcclUniqueId>();
@@ -80,14 +91,77 @@ impl Drop for Communicator {
     }
 }
 
+/// A failure kept to be reported again each time the communicator is asked for.
+#[derive(Clone)]
+struct Failure {
+    code: StatusCode,
+    message: String,
+}
+
+impl Failure {
+    fn of(status: Status) -> Failure {
+        Failure { code: status.code(), message: status.to_string() }
+    }
+
+    fn status(&self) -> Status {
+        Status::new(self.code, crate::here!(), &self.message)
+    }
+}
+
+/// A communicator and this participant's (rank, count) in it, once RCCL made it.
+struct Made {
+    communicator: Communicator,
+    rank: i32,
+    count: i32,
+}
+
+/// Where a channel's communicator is: made at creation, or being made on a thread of its
+/// own (multi-GPU devices, see the module documentation).
+struct PendingCommunicator {
+    made: OnceLock<core::result::Result<Made, Failure>>,
+}
+
+impl PendingCommunicator {
+    fn ready(made: Result<Made>) -> Arc<PendingCommunicator> {
+        let pending = Arc::new(PendingCommunicator { made: OnceLock::new() });
+        let _ = pending.made.set(made.map_err(Failure::of));
+        pending
+    }
+
+    /// Makes the communicator with `make` on a new thread; `what` names it in failures.
+    fn deferred(what: &'static str, make: impl FnOnce() -> Result<Made> + Send + 'static) -> Result<Arc<PendingCommunicator>> {
+        let pending = Arc::new(PendingCommunicator { made: OnceLock::new() });
+        let for_thread = pending.clone();
+        let started = std::thread::Builder::new().name("iree-hip-rccl-init".into()).spawn(move || {
+            let made = std::panic::catch_unwind(std::panic::AssertUnwindSafe(make)).unwrap_or_else(|_| {
+                Err(crate::status!(Internal, "{what}: the thread making the RCCL communicator panicked"))
+            });
+            let _ = for_thread.made.set(made.map_err(|status| Failure::of(status.annotate(what))));
+        });
+        started.map_err(|error| crate::status!(ResourceExhausted, "{what}: starting a thread to make the RCCL communicator: {error}"))?;
+        Ok(pending)
+    }
+
+    /// The communicator, waiting until it is made.
+    fn wait(&self) -> Result<&Made> {
+        self.made.wait().as_ref().map_err(Failure::status)
+    }
+}
+
 /// Our channel. C sees the `iree_hal_channel_t` header at its start.
 #[repr(C)]
 pub struct HipChannel {
     base: iree_hal_channel_t,
-    /// Destroyed before the parent is released (fields drop in order).
-    communicator: Communicator,
-    rank: i32,
-    count: i32,
+    /// Dropped before the parent is released (fields drop in order); a communicator still
+    /// being made is destroyed by its thread once made.
+    communicator: Arc<PendingCommunicator>,
+    rccl: Arc<RcclSymbols>,
+    gpu: Gpu,
+    /// Made (and split) on threads of their own: see the module documentation.
+    deferred: bool,
+    /// The rank and count when known without RCCL (a created channel; a split's come from
+    /// RCCL once it made the communicator).
+    given_rank_and_count: Option<(i32, i32)>,
     /// The channel this one was split from, kept alive as long as this one.
     parent: Option<Retained<HipChannel>>,
 }
@@ -95,69 +169,115 @@ pub struct HipChannel {
 crate::hal_object!(HipChannel { base: iree_hal_channel_t }, HIP_CHANNEL_VTABLE);
 
 impl HipChannel {
-    fn create(communicator: Communicator, rank: i32, count: i32, parent: Option<Retained<HipChannel>>) -> *mut iree_hal_channel_t {
+    fn create(
+        communicator: Arc<PendingCommunicator>,
+        rccl: Arc<RcclSymbols>,
+        gpu: Gpu,
+        deferred: bool,
+        given_rank_and_count: Option<(i32, i32)>,
+        parent: Option<Retained<HipChannel>>,
+    ) -> *mut iree_hal_channel_t {
         hal_object::into_raw(Box::new(HipChannel {
             base: iree_hal_channel_t { resource: hal_object::resource_header::<HipChannel>() },
             communicator,
-            rank,
-            count,
+            rccl,
+            gpu,
+            deferred,
+            given_rank_and_count,
             parent,
         }))
     }
 
-    /// This participant's rank and the number of participants.
-    pub fn rank_and_count(&self) -> (i32, i32) {
-        (self.rank, self.count)
+    /// This participant's rank and the number of participants (of a deferred split: once
+    /// RCCL made it).
+    pub fn rank_and_count(&self) -> Result<(i32, i32)> {
+        if let Some(given) = self.given_rank_and_count {
+            return Ok(given);
+        }
+        let made = self.communicator.wait()?;
+        Ok((made.rank, made.count))
     }
 
-    /// The RCCL communicator (for collective commands).
-    pub fn comm(&self) -> NcclComm {
-        self.communicator.raw()
+    /// The RCCL communicator (for collective commands), waiting until it is made.
+    pub fn comm(&self) -> Result<NcclComm> {
+        Ok(self.communicator.wait()?.communicator.raw())
+    }
+
+    /// Whether the communicator is made on a thread of its own (multi-GPU devices): issuing
+    /// a collective may then wait for it, so never on the submitting thread.
+    pub fn is_deferred(&self) -> bool {
+        self.deferred
     }
 
     /// The RCCL the communicator belongs to (for collective commands).
     pub fn rccl(&self) -> &RcclSymbols {
-        &self.communicator.rccl
+        &self.rccl
     }
 
     /// The HIP device ordinal of the GPU of the channel's queue.
     pub fn hip_device(&self) -> i32 {
-        self.communicator.gpu.device()
+        self.gpu.device()
     }
 
     /// The device RCCL says the communicator belongs to (`ncclCommCuDevice`): the queue's
     /// GPU, whatever device the creating thread had current.
     pub fn communicator_device(&self) -> Result<i32> {
         let mut device = -1;
-        rccl_call!(&self.communicator.rccl, ncclCommCuDevice(self.comm(), &mut device))?;
+        rccl_call!(&self.rccl, ncclCommCuDevice(self.comm()?, &mut device))?;
         Ok(device)
     }
 
     /// `ncclCommSplit` of this channel's communicator; None when `color` is
     /// `IREE_HAL_CHANNEL_NO_COLOR` (this participant takes no part in any new channel).
+    /// Deferred when this channel's communicator was.
     fn split(&self, color: i32, key: i32) -> Result<Option<*mut iree_hal_channel_t>> {
-        let Communicator { rccl, gpu, .. } = &self.communicator;
-        let mut comm: NcclComm = core::ptr::null_mut();
-        {
-            let _current = gpu.make_current()?;
-            rccl_call!(rccl, ncclCommSplit(self.comm(), color, key, &mut comm, core::ptr::null_mut()))?;
+        let (rccl, gpu) = (self.rccl.clone(), self.gpu.clone());
+        if !self.deferred {
+            return Ok(split_communicator(self, color, key)?
+                .map(|made| HipChannel::create(PendingCommunicator::ready(Ok(made)), rccl, gpu, self.deferred, None, Some(Retained::from_ours(self)))));
         }
-        if comm.is_null() {
-            if color == IREE_HAL_CHANNEL_NO_COLOR {
-                return Ok(None);
-            }
-            return Err(crate::status!(Internal, "ncclCommSplit with color {color} returned no communicator"));
-        }
-        // Owned from here: destroyed if the queries below fail.
-        let communicator = Communicator { rccl: rccl.clone(), gpu: gpu.clone(), comm: Address(comm) };
+        let parent = Retained::from_ours(self);
         if color == IREE_HAL_CHANNEL_NO_COLOR {
-            return Err(crate::status!(Internal, "ncclCommSplit with IREE_HAL_CHANNEL_NO_COLOR returned a communicator"));
+            // Still a participant of the split (RCCL waits for every rank to ask), but no
+            // channel comes of it: nobody waits for this one.
+            let pending = PendingCommunicator::deferred("splitting a collective channel", move || {
+                split_communicator(&parent, color, key)?;
+                Err(crate::status!(NotFound, "IREE_HAL_CHANNEL_NO_COLOR: no channel"))
+            })?;
+            drop(pending);
+            return Ok(None);
         }
-        let (mut rank, mut count) = (0, 0);
-        rccl_call!(rccl, ncclCommUserRank(comm, &mut rank))?;
-        rccl_call!(rccl, ncclCommCount(comm, &mut count))?;
-        Ok(Some(HipChannel::create(communicator, rank, count, Some(Retained::from_ours(self)))))
+        let pending = PendingCommunicator::deferred("splitting a collective channel", move || {
+            split_communicator(&parent, color, key)?.ok_or_else(|| crate::status!(Internal, "ncclCommSplit with color {color} returned no communicator"))
+        })?;
+        Ok(Some(HipChannel::create(pending, rccl, gpu, true, None, Some(Retained::from_ours(self)))))
     }
+}
+
+/// `ncclCommSplit` of `channel`'s communicator (made first), the GPU current.
+fn split_communicator(channel: &HipChannel, color: i32, key: i32) -> Result<Option<Made>> {
+    let (rccl, gpu) = (&channel.rccl, &channel.gpu);
+    let parent = channel.comm()?;
+    let mut comm: NcclComm = core::ptr::null_mut();
+    {
+        let _current = gpu.make_current()?;
+        rccl_call!(rccl, ncclCommSplit(parent, color, key, &mut comm, core::ptr::null_mut()))?;
+    }
+    if comm.is_null() {
+        if color == IREE_HAL_CHANNEL_NO_COLOR {
+            return Ok(None);
+        }
+        return Err(crate::status!(Internal, "ncclCommSplit with color {color} returned no communicator"));
+    }
+    // Owned from here: destroyed if the queries below fail.
+    let communicator = Communicator { rccl: rccl.clone(), gpu: gpu.clone(), comm: Address(comm) };
+    if color == IREE_HAL_CHANNEL_NO_COLOR {
+        return Err(crate::status!(Internal, "ncclCommSplit with IREE_HAL_CHANNEL_NO_COLOR returned a communicator"));
+    }
+    let (mut rank, mut count) = (0, 0);
+    rccl_call!(rccl, ncclCommUserRank(comm, &mut rank))?;
+    rccl_call!(rccl, ncclCommCount(comm, &mut count))?;
+    Ok(Some(Made { communicator, rank, count }))
 }
 
 /// RCCL of `device`, loaded on first use and kept.
@@ -233,14 +353,25 @@ pub fn create_channel(device: &HipDevice, queue_affinity: iree_hal_queue_affinit
     let provider = device.channel_provider();
     let (rank, count) = rank_and_count(provider.as_ref(), &params)?;
     let id = unique_id(&rccl, provider.as_ref(), &params, rank)?;
-    let mut comm: NcclComm = core::ptr::null_mut();
-    {
-        let _current = gpu.make_current()?;
-        let id = NcclUniqueId { internal: id.map(|byte| byte as core::ffi::c_char) };
-        rccl_call!(&rccl, ncclCommInitRank(&mut comm, count, id, rank))?;
-    }
-    let communicator = Communicator { rccl, gpu, comm: Address(comm) };
-    Ok(HipChannel::create(communicator, rank, count, None))
+    let init = {
+        let (rccl, gpu) = (rccl.clone(), gpu.clone());
+        move || -> Result<Made> {
+            let mut comm: NcclComm = core::ptr::null_mut();
+            {
+                let _current = gpu.make_current()?;
+                let id = NcclUniqueId { internal: id.map(|byte| byte as core::ffi::c_char) };
+                rccl_call!(&rccl, ncclCommInitRank(&mut comm, count, id, rank))?;
+            }
+            Ok(Made { communicator: Communicator { rccl, gpu, comm: Address(comm) }, rank, count })
+        }
+    };
+    let deferred = device.gpus().len() > 1;
+    let communicator = if deferred {
+        PendingCommunicator::deferred("creating a collective channel", init)?
+    } else {
+        PendingCommunicator::ready(Ok(init()?))
+    };
+    Ok(HipChannel::create(communicator, rccl, gpu, deferred, Some((rank, count)), None))
 }
 
 //===----------------------------------------------------------------------===//
@@ -262,12 +393,16 @@ crate::hal_thunks! {
         Ok(())
     }
 
+    /// A deferred split's rank and count are known once RCCL made it: this waits for it. A
+    /// channel whose communicator could not be made answers rank -1 of 0 (the call cannot
+    /// fail; using the channel reports why).
     fn channel_query_rank_and_count(channel: OursConst<HipChannel>, out_rank: OptionalMut<i32>, out_count: OptionalMut<i32>) -> () [fallback: ()] {
+        let (rank, count) = channel.rank_and_count().unwrap_or((-1, 0));
         if let Some(out_rank) = out_rank {
-            *out_rank = channel.rank;
+            *out_rank = rank;
         }
         if let Some(out_count) = out_count {
-            *out_count = channel.count;
+            *out_count = count;
         }
     }
 }

@@ -67,7 +67,7 @@ use std::sync::Arc;
 
 crate::hal_object!(HipCommandBuffer { base: iree_hal_command_buffer_t }, vtable::HIP_COMMAND_BUFFER_VTABLE);
 
-pub use execution::prepare_execution;
+pub use execution::{prepare_execution, PreparedExecution};
 #[cfg(feature = "iree-3-13")]
 pub use execution::prepare_single_dispatch;
 
@@ -249,7 +249,9 @@ impl HipCommandBuffer {
 
     /// Checks made when the command buffer is submitted to a queue with `binding_table`:
     /// it is ended, a one-shot one is submitted once, and every slot reference resolves.
-    pub fn check_submission(&self, binding_table: &[Binding<'_>]) -> Result<()> {
+    /// Returns whether issuing may block (a collective on a channel whose communicator may
+    /// still be being made), so that the queue's worker issues it.
+    pub fn check_submission(&self, binding_table: &[Binding<'_>]) -> Result<bool> {
         let mut recorder = self.recorder.lock();
         if recorder.phase != Phase::Executable {
             return Err(crate::status!(FailedPrecondition, "queue_execute: command buffer was not ended (phase {:?})", recorder.phase));
@@ -265,7 +267,7 @@ impl HipCommandBuffer {
             }
         }
         recorder.submitted = true;
-        Ok(())
+        Ok(recorder.list.resources().has_deferred_channel())
     }
 
     //===------------------------------------------------------------------===//
@@ -582,7 +584,7 @@ impl HipCommandBuffer {
             check_channel_gpu(channel, &target.gpu)?;
         }
         self.record(what, IREE_HAL_COMMAND_CATEGORY_DISPATCH, |list| {
-            let (_, ranks) = channel.rank_and_count();
+            let (_, ranks) = channel.rank_and_count()?;
             let unused = || (BufferRef { source: BufferSource::Unbound, offset: 0, length: 0 }, None);
             let (send, send_range) = if op.kind.uses_send() { self.capture_ref(list.resources(), send_ref, what, false)? } else { unused() };
             let (recv, recv_range) = if op.kind.uses_recv() { self.capture_ref(list.resources(), recv_ref, what, false)? } else { unused() };

@@ -186,6 +186,18 @@ impl HipDevice {
         self.submit_operation(name, queue_affinity, waits, signals, issue, keep_alive, false)
     }
 
+    /// `queue_execute` of a prepared command buffer.
+    pub(crate) fn submit_execution(
+        &self,
+        queue_affinity: iree_hal_queue_affinity_t,
+        waits: SemaphoreListView<'_>,
+        signals: SemaphoreListView<'_>,
+        prepared: crate::command_buffer::PreparedExecution,
+    ) -> Result<()> {
+        let crate::command_buffer::PreparedExecution { issue, keep_alive, issue_blocks } = prepared;
+        self.submit_operation("queue_execute", queue_affinity, waits, signals, issue, keep_alive, issue_blocks)
+    }
+
     /// As `submit`, for an issue step that may block until its stream drained (file
     /// transfers): the submitting thread never runs it.
     #[allow(clippy::too_many_arguments)]
@@ -599,8 +611,8 @@ crate::hal_thunks! {
         command_buffer: Nullable<iree_hal_command_buffer_t>,
         binding_table: BindingTable,
     ) -> Status {
-        let (issue, keep_alive) = crate::command_buffer::prepare_execution(command_buffer, binding_table)?;
-        device.submit("queue_execute", queue_affinity, wait_semaphore_list, signal_semaphore_list, issue, keep_alive)
+        let prepared = crate::command_buffer::prepare_execution(command_buffer, binding_table)?;
+        device.submit_execution(queue_affinity, wait_semaphore_list, signal_semaphore_list, prepared)
     }
 
     /// Work is issued as it is queued; there is nothing to flush.

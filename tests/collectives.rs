@@ -93,57 +93,24 @@ impl Rank {
         self.ours().hip()
     }
 
-    fn vtable(&self) -> &iree_hal_device_vtable_t {
-        unsafe { &*((*self.device).resource.vtable as *const iree_hal_device_vtable_t) }
-    }
-
     fn context(&self) -> ContextGuard<'_> {
         ContextGuard::push(self.hip(), self.ours().gpus()[0].context()).unwrap()
     }
 
-    fn pointer(&self, buffer: &Buffer) -> *mut core::ffi::c_void {
-        unsafe { iree_hal_hip_rs::buffer::HipBuffer::from_raw(buffer.0) }.unwrap().device_pointer()
-    }
-
-    /// A device buffer holding `bytes`.
     fn buffer(&self, bytes: &[u8]) -> Buffer {
-        let allocator = unsafe { (self.vtable().device_allocator.unwrap())(self.device) };
-        let vtable = unsafe { &*((*allocator).resource.vtable as *const iree_hal_allocator_vtable_t) };
-        let params = iree_hal_buffer_params_t {
-            usage: IREE_HAL_BUFFER_USAGE_DEFAULT,
-            access: IREE_HAL_MEMORY_ACCESS_ALL,
-            type_: IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL,
-            queue_affinity: IREE_HAL_QUEUE_AFFINITY_ANY,
-            min_alignment: 0,
-        };
-        let mut buffer = core::ptr::null_mut();
-        assert_ok(unsafe { (vtable.allocate_buffer.unwrap())(allocator, &params, bytes.len().max(1) as u64, &mut buffer) });
-        let buffer = Buffer(buffer);
-        if !bytes.is_empty() {
-            let _context = self.context();
-            hip_call!(self.hip(), hipMemcpy(self.pointer(&buffer), bytes.as_ptr().cast(), bytes.len(), hipMemcpyHostToDevice)).unwrap();
-        }
-        buffer
+        buffer_on(self.device, bytes)
     }
 
     fn write(&self, buffer: &Buffer, bytes: &[u8]) {
-        let _context = self.context();
-        hip_call!(self.hip(), hipMemcpy(self.pointer(buffer), bytes.as_ptr().cast(), bytes.len(), hipMemcpyHostToDevice)).unwrap();
+        write_on(self.device, buffer, bytes)
     }
 
     fn read(&self, buffer: &Buffer, length: usize) -> Vec<u8> {
-        let mut bytes = vec![0u8; length];
-        let _context = self.context();
-        hip_call!(self.hip(), hipMemcpy(bytes.as_mut_ptr().cast(), self.pointer(buffer), length, hipMemcpyDeviceToHost)).unwrap();
-        bytes
+        read_on(self.device, buffer, length)
     }
 
     fn command_buffer(&self, mode: iree_hal_command_buffer_mode_t, binding_capacity: usize) -> CommandBuffer {
-        let mut command_buffer = core::ptr::null_mut();
-        assert_ok(unsafe {
-            (self.vtable().create_command_buffer.unwrap())(self.device, mode, IREE_HAL_COMMAND_CATEGORY_ANY, IREE_HAL_QUEUE_AFFINITY_ANY, binding_capacity, &mut command_buffer)
-        });
-        CommandBuffer(command_buffer)
+        command_buffer_on(self.device, mode, IREE_HAL_QUEUE_AFFINITY_ANY, binding_capacity)
     }
 
     /// Issues onto our stream and waits for it.
@@ -169,6 +136,62 @@ impl Drop for Rank {
         unsafe { iree_hal_hip_rs::hal_object::resource::release(self.device) };
         release_driver(self.driver);
     }
+}
+
+fn vtable_of(device: *mut iree_hal_device_t) -> &'static iree_hal_device_vtable_t {
+    unsafe { &*((*device).resource.vtable as *const iree_hal_device_vtable_t) }
+}
+
+fn ours_of(device: *mut iree_hal_device_t) -> &'static HipDevice {
+    unsafe { HipDevice::from_raw(device) }.unwrap()
+}
+
+/// The device's first GPU current (buffers of any of its GPUs are host memory here).
+fn context_of(device: *mut iree_hal_device_t) -> ContextGuard<'static> {
+    let ours = ours_of(device);
+    ContextGuard::push(ours.hip(), ours.gpus()[0].context()).unwrap()
+}
+
+fn pointer(buffer: &Buffer) -> *mut core::ffi::c_void {
+    unsafe { iree_hal_hip_rs::buffer::HipBuffer::from_raw(buffer.0) }.unwrap().device_pointer()
+}
+
+/// A device buffer of `device` holding `bytes`.
+fn buffer_on(device: *mut iree_hal_device_t, bytes: &[u8]) -> Buffer {
+    let allocator = unsafe { (vtable_of(device).device_allocator.unwrap())(device) };
+    let vtable = unsafe { &*((*allocator).resource.vtable as *const iree_hal_allocator_vtable_t) };
+    let params = iree_hal_buffer_params_t {
+        usage: IREE_HAL_BUFFER_USAGE_DEFAULT,
+        access: IREE_HAL_MEMORY_ACCESS_ALL,
+        type_: IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL,
+        queue_affinity: IREE_HAL_QUEUE_AFFINITY_ANY,
+        min_alignment: 0,
+    };
+    let mut buffer = core::ptr::null_mut();
+    assert_ok(unsafe { (vtable.allocate_buffer.unwrap())(allocator, &params, bytes.len().max(1) as u64, &mut buffer) });
+    let buffer = Buffer(buffer);
+    if !bytes.is_empty() {
+        write_on(device, &buffer, bytes);
+    }
+    buffer
+}
+
+fn write_on(device: *mut iree_hal_device_t, buffer: &Buffer, bytes: &[u8]) {
+    let _context = context_of(device);
+    hip_call!(ours_of(device).hip(), hipMemcpy(pointer(buffer), bytes.as_ptr().cast(), bytes.len(), hipMemcpyHostToDevice)).unwrap();
+}
+
+fn read_on(device: *mut iree_hal_device_t, buffer: &Buffer, length: usize) -> Vec<u8> {
+    let mut bytes = vec![0u8; length];
+    let _context = context_of(device);
+    hip_call!(ours_of(device).hip(), hipMemcpy(bytes.as_mut_ptr().cast(), pointer(buffer), length, hipMemcpyDeviceToHost)).unwrap();
+    bytes
+}
+
+fn command_buffer_on(device: *mut iree_hal_device_t, mode: iree_hal_command_buffer_mode_t, affinity: iree_hal_queue_affinity_t, binding_capacity: usize) -> CommandBuffer {
+    let mut command_buffer = core::ptr::null_mut();
+    assert_ok(unsafe { (vtable_of(device).create_command_buffer.unwrap())(device, mode, IREE_HAL_COMMAND_CATEGORY_ANY, affinity, binding_capacity, &mut command_buffer) });
+    CommandBuffer(command_buffer)
 }
 
 struct Buffer(*mut iree_hal_buffer_t);
@@ -727,4 +750,216 @@ fn refusals() {
     command_buffer.end();
     graph.issue(&command_buffer, &[]).unwrap();
     assert_eq!(graph.read(&recv, 16), Ty::F32.encode(&[1.0, 2.0, 3.0, 4.0]));
+}
+
+//===----------------------------------------------------------------------===//
+// A device of two GPUs: each queue is a rank
+//===----------------------------------------------------------------------===//
+
+/// One device over GPUs 0 and 1 (queues 0 and 1), driven from one thread.
+struct TwoGpuDevice {
+    driver: *mut iree_hal_driver_t,
+    device: *mut iree_hal_device_t,
+}
+
+impl TwoGpuDevice {
+    fn new(mode: &'static str) -> TwoGpuDevice {
+        let driver = software_driver_with_search_paths(&[library_dir()], ALLOCATOR.as_iree());
+        let device = device_at(driver, "0,1", &[("command_buffer_mode", mode)], ALLOCATOR.as_iree());
+        TwoGpuDevice { driver, device }
+    }
+
+    /// The channel of rank `rank` on queue `queue`: returned at once, its communicator made
+    /// on a thread of its own while the other ranks are created.
+    fn channel(&self, queue: u32, id: &[u8], rank: i32, count: i32) -> Result<*mut iree_hal_channel_t, (StatusCode, String)> {
+        let params = iree_hal_channel_params_t {
+            flags: IREE_HAL_CHANNEL_FLAG_NONE,
+            id: iree_const_byte_span_t { data: id.as_ptr(), data_length: id.len() },
+            group: sv(""),
+            rank,
+            count,
+        };
+        let mut channel = core::ptr::null_mut();
+        match take_status(unsafe { (vtable_of(self.device).create_channel.unwrap())(self.device, 1 << queue, params, &mut channel) }) {
+            None => Ok(channel),
+            Some(failure) => Err(failure),
+        }
+    }
+
+    fn semaphore(&self) -> *mut iree_hal_semaphore_t {
+        let mut semaphore = core::ptr::null_mut();
+        assert_ok(unsafe { (vtable_of(self.device).create_semaphore.unwrap())(self.device, 0, 0, &mut semaphore) });
+        semaphore
+    }
+
+    /// Submits `command_buffer` to queue `queue`, signalling `semaphore` to 1.
+    fn execute(&self, queue: u32, command_buffer: &CommandBuffer, semaphore: *mut iree_hal_semaphore_t) {
+        let (mut semaphores, mut values) = ([semaphore], [1u64]);
+        let signals = iree_hal_semaphore_list_t { count: 1, semaphores: semaphores.as_mut_ptr(), payload_values: values.as_mut_ptr() };
+        let waits = iree_hal_semaphore_list_t { count: 0, semaphores: core::ptr::null_mut(), payload_values: core::ptr::null_mut() };
+        let table = iree_hal_buffer_binding_table_t { count: 0, bindings: core::ptr::null() };
+        assert_ok(unsafe { (vtable_of(self.device).queue_execute.unwrap())(self.device, 1 << queue, waits, signals, command_buffer.0, table) });
+    }
+
+    /// Waits (at most a minute) for `semaphore` to reach 1.
+    fn wait(&self, semaphore: *mut iree_hal_semaphore_t) -> Option<(StatusCode, String)> {
+        let (mut semaphores, mut values) = ([semaphore], [1u64]);
+        let list = iree_hal_semaphore_list_t { count: 1, semaphores: semaphores.as_mut_ptr(), payload_values: values.as_mut_ptr() };
+        let timeout = iree_timeout_t { type_: IREE_TIMEOUT_RELATIVE, nanos: 60_000_000_000 };
+        take_status(unsafe { (vtable_of(self.device).wait_semaphores.unwrap())(self.device, IREE_HAL_WAIT_MODE_ALL, list, timeout) })
+    }
+}
+
+impl Drop for TwoGpuDevice {
+    fn drop(&mut self) {
+        unsafe { iree_hal_hip_rs::hal_object::resource::release(self.device) };
+        release_driver(self.driver);
+    }
+}
+
+fn query_rank_and_count(channel: *mut iree_hal_channel_t) -> (i32, i32) {
+    let vtable = unsafe { &*((*channel).resource.vtable as *const iree_hal_channel_vtable_t) };
+    let (mut rank, mut count) = (-2, -2);
+    unsafe { (vtable.query_rank_and_count.unwrap())(channel, &mut rank, &mut count) };
+    (rank, count)
+}
+
+fn split(channel: *mut iree_hal_channel_t, color: i32, key: i32) -> *mut iree_hal_channel_t {
+    let vtable = unsafe { &*((*channel).resource.vtable as *const iree_hal_channel_vtable_t) };
+    let mut split = core::ptr::null_mut();
+    assert_ok(unsafe { (vtable.split.unwrap())(channel, color, key, 0, &mut split) });
+    split
+}
+
+/// One thread creates a channel per queue of a two-GPU device (each blocks nothing: the
+/// communicators are made while the other ranks are created), records a command buffer per
+/// queue (all-reduce, all-gather, a send/receive ring), submits both and checks every
+/// result; then splits both channels with swapped keys from the same thread and runs an
+/// all-gather over the split channels, whose ranks come out swapped. Both command buffer
+/// modes.
+#[test]
+fn each_queue_of_a_two_gpu_device_is_a_rank() {
+    let _gpus = exclusive_gpus();
+    for mode in MODES {
+        let device = TwoGpuDevice::new(mode);
+        let id = fresh_rccl_id("collectives-test", &format!("two-gpu-device-{mode}"));
+        let channels = [device.channel(0, &id, 0, 2).unwrap(), device.channel(1, &id, 1, 2).unwrap()];
+        assert_eq!(channels.map(query_rank_and_count), [(0, 2), (1, 2)]);
+        let c = 6usize;
+        let reduce_inputs = inputs(Ty::F32, 1, 2, c);
+        let gather_inputs = inputs(Ty::I32, 2, 2, c);
+        let ring_inputs = inputs(Ty::U8, 3, 2, c);
+        let mut kept = Vec::new();
+        let mut outputs = Vec::new();
+        let semaphores = [device.semaphore(), device.semaphore()];
+        for queue in 0..2usize {
+            let channel = channels[queue];
+            let command_buffer = command_buffer_on(device.device, IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 1 << queue, 0);
+            command_buffer.begin();
+            let [reduce_send, gather_send, ring_send] = [
+                buffer_on(device.device, &Ty::F32.encode(&reduce_inputs[queue])),
+                buffer_on(device.device, &Ty::I32.encode(&gather_inputs[queue])),
+                buffer_on(device.device, &Ty::U8.encode(&ring_inputs[queue])),
+            ];
+            let [reduce_recv, gather_recv, ring_recv] = [
+                buffer_on(device.device, &vec![SENTINEL; 4 * c]),
+                buffer_on(device.device, &vec![SENTINEL; 8 * c]),
+                buffer_on(device.device, &vec![SENTINEL; c]),
+            ];
+            let all_reduce = op(IREE_HAL_COLLECTIVE_KIND_ALL_REDUCE, IREE_HAL_COLLECTIVE_REDUCTION_SUM, Ty::F32);
+            assert_ok(command_buffer.collective(channel, all_reduce, 0, direct(&reduce_send, 4 * c as u64), direct(&reduce_recv, 4 * c as u64), c as u64));
+            assert_ok(command_buffer.collective(channel, op(IREE_HAL_COLLECTIVE_KIND_ALL_GATHER, 0, Ty::I32), 0, direct(&gather_send, 4 * c as u64), direct(&gather_recv, 8 * c as u64), c as u64));
+            let peer = (1 - queue) as u32;
+            assert_ok(command_buffer.collective(channel, op(IREE_HAL_COLLECTIVE_KIND_SEND, 0, Ty::U8), peer, direct(&ring_send, c as u64), none_ref(), c as u64));
+            assert_ok(command_buffer.collective(channel, op(IREE_HAL_COLLECTIVE_KIND_RECV, 0, Ty::U8), peer, none_ref(), direct(&ring_recv, c as u64), c as u64));
+            command_buffer.end();
+            device.execute(queue as u32, &command_buffer, semaphores[queue]);
+            outputs.push([reduce_recv, gather_recv, ring_recv]);
+            kept.push((command_buffer, [reduce_send, gather_send, ring_send]));
+        }
+        for semaphore in semaphores {
+            assert_eq!(device.wait(semaphore), None, "{mode}");
+            unsafe { iree_hal_hip_rs::hal_object::resource::release(semaphore) };
+        }
+        let sum: Vec<f64> = (0..c).map(|i| Ty::F32.reduce(IREE_HAL_COLLECTIVE_REDUCTION_SUM, &[reduce_inputs[0][i], reduce_inputs[1][i]])).collect();
+        for (queue, [reduce_recv, gather_recv, ring_recv]) in outputs.iter().enumerate() {
+            assert_eq!(read_on(device.device, reduce_recv, 4 * c), Ty::F32.encode(&sum), "{mode}: queue {queue} all_reduce");
+            assert_eq!(read_on(device.device, gather_recv, 8 * c), Ty::I32.encode(&gather_inputs.concat()), "{mode}: queue {queue} all_gather");
+            assert_eq!(read_on(device.device, ring_recv, c), Ty::U8.encode(&ring_inputs[1 - queue]), "{mode}: queue {queue} recv");
+        }
+        drop(kept);
+
+        // Split from the same thread: key order swaps the ranks.
+        let splits = [split(channels[0], 7, 1), split(channels[1], 7, 0)];
+        assert_eq!(splits.map(query_rank_and_count), [(1, 2), (0, 2)], "{mode}");
+        let semaphores = [device.semaphore(), device.semaphore()];
+        let mut gathered = Vec::new();
+        for queue in 0..2usize {
+            let send = buffer_on(device.device, &Ty::I32.encode(&gather_inputs[queue]));
+            let recv = buffer_on(device.device, &vec![SENTINEL; 8 * c]);
+            let command_buffer = command_buffer_on(device.device, IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 1 << queue, 0);
+            command_buffer.begin();
+            assert_ok(command_buffer.collective(splits[queue], op(IREE_HAL_COLLECTIVE_KIND_ALL_GATHER, 0, Ty::I32), 0, direct(&send, 4 * c as u64), direct(&recv, 8 * c as u64), c as u64));
+            command_buffer.end();
+            device.execute(queue as u32, &command_buffer, semaphores[queue]);
+            gathered.push((recv, send, command_buffer));
+        }
+        for semaphore in semaphores {
+            assert_eq!(device.wait(semaphore), None, "{mode}");
+            unsafe { iree_hal_hip_rs::hal_object::resource::release(semaphore) };
+        }
+        // New rank 0 is queue 1's participant.
+        let swapped = [gather_inputs[1].clone(), gather_inputs[0].clone()].concat();
+        for (queue, (recv, _, _)) in gathered.iter().enumerate() {
+            assert_eq!(read_on(device.device, recv, 8 * c), Ty::I32.encode(&swapped), "{mode}: queue {queue} split all_gather");
+        }
+        drop(gathered);
+        for channel in splits.into_iter().chain(channels) {
+            unsafe { iree_hal_hip_rs::hal_object::resource::release(channel) };
+        }
+    }
+}
+
+/// A communicator that cannot be made (the two queues' ranks disagree on the count) is not
+/// the channel's creation's failure on a two-GPU device (it is made later, on a thread of
+/// its own), but every collective on it fails its submission's semaphores with RCCL's error,
+/// naming the call; recording still checks what it can.
+#[test]
+fn a_communicator_that_cannot_be_made_fails_the_collectives_on_it() {
+    let _gpus = exclusive_gpus();
+    let device = TwoGpuDevice::new("stream");
+    let id = fresh_rccl_id("collectives-test", "two-gpu-device-mismatch");
+    let channels = [device.channel(0, &id, 0, 2).unwrap(), device.channel(1, &id, 1, 3).unwrap()];
+    assert_eq!(query_rank_and_count(channels[1]), (1, 3));
+    // Two queues in one channel are still refused at once.
+    let id = fresh_rccl_id("collectives-test", "two-queues");
+    let params = iree_hal_channel_params_t {
+        flags: IREE_HAL_CHANNEL_FLAG_NONE,
+        id: iree_const_byte_span_t { data: id.as_ptr(), data_length: id.len() },
+        group: sv(""),
+        rank: 0,
+        count: 2,
+    };
+    let mut channel = core::ptr::null_mut();
+    assert_code(unsafe { (vtable_of(device.device).create_channel.unwrap())(device.device, 0b11, params, &mut channel) }, StatusCode::InvalidArgument);
+    for queue in 0..2usize {
+        let send = buffer_on(device.device, &[1; 16]);
+        let recv = buffer_on(device.device, &[0; 16]);
+        let command_buffer = command_buffer_on(device.device, IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 1 << queue, 0);
+        command_buffer.begin();
+        assert_ok(command_buffer.collective(channels[queue], op(IREE_HAL_COLLECTIVE_KIND_ALL_REDUCE, IREE_HAL_COLLECTIVE_REDUCTION_SUM, Ty::F32), 0, direct(&send, 16), direct(&recv, 16), 4));
+        command_buffer.end();
+        let semaphore = device.semaphore();
+        device.execute(queue as u32, &command_buffer, semaphore);
+        let (code, message) = device.wait(semaphore).expect("the collective fails");
+        // The semaphore failed (ABORTED) with the root cause: RCCL's refusal, in its words.
+        assert_eq!(code, StatusCode::Aborted, "{message}");
+        for part in ["INVALID_ARGUMENT", "ncclCommInitRank failed", "ncclInvalidArgument", "nranks 3", "creating a collective channel", "queue_execute"] {
+            assert!(message.contains(part), "{part:?} in {message}");
+        }
+        unsafe { iree_hal_hip_rs::hal_object::resource::release(semaphore) };
+    }
+    for channel in channels {
+        unsafe { iree_hal_hip_rs::hal_object::resource::release(channel) };
+    }
 }

@@ -456,7 +456,7 @@ impl Collective {
         let what = "collective";
         let find = |r: &BufferRef| if WITH_ADDRESS { r.resolve(resources, binding_table, what) } else { r.locate(resources, binding_table, what) };
         let (send, recv) = (find(&self.send)?, find(&self.recv)?);
-        let (_, ranks) = resources.channel(self.channel).rank_and_count();
+        let (_, ranks) = resources.channel(self.channel).rank_and_count()?;
         super::collective::check_lengths(&self.op, self.count, ranks as u32, send.length, recv.length)?;
         Ok((send, recv))
     }

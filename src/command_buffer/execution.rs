@@ -34,12 +34,12 @@ impl TableEntry {
 /// Prepares `queue_execute` of `command_buffer` with `binding_table`: the step to issue on
 /// the queue's stream and what the queue must keep alive until that work has finished.
 /// A NULL command buffer is a barrier: nothing to issue.
-pub fn prepare_execution(command_buffer: Option<Borrowed<'_, iree_hal_command_buffer_t>>, binding_table: &[Binding<'_>]) -> Result<(IssueFn, Vec<Box<dyn Held>>)> {
+pub fn prepare_execution(command_buffer: Option<Borrowed<'_, iree_hal_command_buffer_t>>, binding_table: &[Binding<'_>]) -> Result<PreparedExecution> {
     let Some(command_buffer) = command_buffer else {
-        return Ok((Box::new(|_| Ok(())), Vec::new()));
+        return Ok(PreparedExecution { issue: Box::new(|_| Ok(())), keep_alive: Vec::new(), issue_blocks: false });
     };
     let ours: &HipCommandBuffer = command_buffer.ours("command_buffer")?;
-    ours.check_submission(binding_table)?;
+    let issue_blocks = ours.check_submission(binding_table)?;
     let table = binding_table
         .iter()
         .map(|binding| TableEntry { buffer: binding.buffer.map(|buffer| buffer.retain()), offset: binding.offset, length: binding.length })
@@ -54,7 +54,15 @@ pub fn prepare_execution(command_buffer: Option<Borrowed<'_, iree_hal_command_bu
         let table: Vec<Binding<'_>> = for_issue.binding_table.iter().map(TableEntry::binding).collect();
         command_buffer.issue(queue.hip, queue.gpu, queue.gpu_index, queue.stream, &table)
     });
-    Ok((issue, vec![Box::new(execution)]))
+    Ok(PreparedExecution { issue, keep_alive: vec![Box::new(execution)], issue_blocks })
+}
+
+/// What `queue_execute` submits for a command buffer.
+pub struct PreparedExecution {
+    pub issue: IssueFn,
+    pub keep_alive: Vec<Box<dyn Held>>,
+    /// Issuing may wait (for a communicator being made): the submitting thread never runs it.
+    pub issue_blocks: bool,
 }
 
 /// Shared with the issue step only until it ran; by completion this is the one holder.

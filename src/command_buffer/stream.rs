@@ -246,7 +246,7 @@ fn enqueue(hip: &HipSymbols, gpu_index: usize, stream: hipStream_t, step: Step, 
 /// `iree_hal_hip_nccl_submit_batch_entry` does, with device addresses for every kind.
 fn enqueue_collective(hip: &HipSymbols, stream: hipStream_t, call: &CollectiveCall<'_>) -> Result<()> {
     let CollectiveCall { channel, collective, send, recv } = call;
-    let (rccl, comm) = (channel.rccl(), channel.comm());
+    let (rccl, comm) = (channel.rccl(), channel.comm()?);
     let op = &collective.op;
     let (data_type, reduction) = (op.data_type, op.reduction.unwrap_or_default());
     let count = usize::try_from(collective.count).map_err(|_| crate::status!(OutOfRange, "collective: {} elements", collective.count))?;
@@ -263,7 +263,7 @@ fn enqueue_collective(hip: &HipSymbols, stream: hipStream_t, call: &CollectiveCa
         Kind::Recv => rccl_call!(rccl, ncclRecv(recvbuff, count, data_type, param, comm, stream)),
         Kind::AllToAll => {
             // IREE: `count / ranks` elements to and from each peer, inside the group.
-            let (_, ranks) = channel.rank_and_count();
+            let (_, ranks) = channel.rank_and_count()?;
             let per_peer = count / ranks.max(1) as usize;
             let peer_bytes = per_peer * usize::from(op.element_bytes);
             for peer in 0..ranks {

@@ -209,8 +209,8 @@ crate::hal_thunks! {
     ) -> Status {
         // Borrowing the binding table's lifetime is an allowance; retaining is always right.
         check_flags("queue_execute", flags, KNOWN_EXECUTE_FLAGS)?;
-        let (issue, keep_alive) = crate::command_buffer::prepare_execution(command_buffer, binding_table)?;
-        device.submit("queue_execute", queue_affinity, wait_semaphore_list, signal_semaphore_list, issue, keep_alive)
+        let prepared = crate::command_buffer::prepare_execution(command_buffer, binding_table)?;
+        device.submit_execution(queue_affinity, wait_semaphore_list, signal_semaphore_list, prepared)
     }
 
     /// External capture tools (RenderDoc-like) are not wired to HIP (as IREE's C driver).

@@ -113,7 +113,14 @@ impl RcclSymbols {
             // SAFETY: non-null, NUL-terminated and static (see above).
             unsafe { core::ffi::CStr::from_ptr(text) }.to_string_lossy().into_owned()
         };
-        Err(Status::new(code, location, &format!("{call} failed: RCCL error {name} ({result}): {description}")))
+        // RCCL's account of this thread's last failure (which ranks, which sizes), when it
+        // kept one.
+        // SAFETY: NULL asks for the thread's last error; the text is RCCL's, NUL-terminated.
+        let last = unsafe { (self.ncclGetLastError)(core::ptr::null_mut()) };
+        // SAFETY: checked non-null; NUL-terminated and kept by RCCL until its next error.
+        let last = if last.is_null() { String::new() } else { unsafe { core::ffi::CStr::from_ptr(last) }.to_string_lossy().into_owned() };
+        let detail = if last.trim().is_empty() { String::new() } else { format!(" (RCCL: {})", last.trim()) };
+        Err(Status::new(code, location, &format!("{call} failed: RCCL error {name} ({result}): {description}{detail}")))
     }
 }
 
