@@ -82,7 +82,8 @@ impl Rank {
 
     /// Rank `rank` of `count`, its device on GPU `rank`, in command buffer mode `mode`.
     fn on_own_gpu_in(mode: &'static str, id: &[u8], rank: i32, count: i32) -> Rank {
-        Rank::new(if rank == 0 { "0" } else { "1" }, &[("command_buffer_mode", mode)], id, rank, count)
+        const PATHS: [&str; 4] = ["0", "1", "2", "3"];
+        Rank::new(PATHS[rank as usize], &[("command_buffer_mode", mode)], id, rank, count)
     }
 
     fn ours(&self) -> &HipDevice {
@@ -373,11 +374,17 @@ impl Ty {
         self.round(exact)
     }
 
+    /// `v` as the element type holds it: floats rounded, integers wrapped (products of
+    /// four ranks overflow eight bits).
     fn round(self, v: f64) -> f64 {
         match self {
             Ty::F32 => v as f32 as f64,
             Ty::Bf16 => bf16_value(bf16_bits(v as f32)) as f64,
-            _ => v,
+            Ty::U8 => (v as i64 as u8) as f64,
+            Ty::I8 => (v as i64 as i8) as f64,
+            Ty::U32 => (v as i64 as u32) as f64,
+            Ty::I32 => (v as i64 as i32) as f64,
+            Ty::I64 | Ty::U64 | Ty::F64 => v,
         }
     }
 
@@ -531,9 +538,13 @@ fn two_ranks_run_every_kind_type_and_reduction() {
 }
 
 fn two_ranks_run_every_kind_type_and_reduction_in(mode: &'static str) {
-    let id = fresh_rccl_id("collectives-test", &format!("every-kind-{mode}"));
-    on_ranks(2, move |me| {
-        let rank = Rank::on_own_gpu_in(mode, &id, me, 2);
+    ranks_run_every_kind_type_and_reduction_in(mode, 2);
+}
+
+fn ranks_run_every_kind_type_and_reduction_in(mode: &'static str, count: i32) {
+    let id = fresh_rccl_id("collectives-test", &format!("every-kind-{mode}-{count}"));
+    on_ranks(count, move |me| {
+        let rank = Rank::on_own_gpu_in(mode, &id, me, count);
         for ty in TYPES {
             run_every_kind(&rank, ty);
         }
@@ -756,17 +767,19 @@ fn refusals() {
 // A device of two GPUs: each queue is a rank
 //===----------------------------------------------------------------------===//
 
-/// One device over GPUs 0 and 1 (queues 0 and 1), driven from one thread.
-struct TwoGpuDevice {
+/// One device over several GPUs (a queue each), driven from one thread.
+struct MultiGpuDevice {
     driver: *mut iree_hal_driver_t,
     device: *mut iree_hal_device_t,
 }
 
-impl TwoGpuDevice {
-    fn new(mode: &'static str) -> TwoGpuDevice {
+impl MultiGpuDevice {
+    /// GPUs 0 to `gpus - 1` (2 or 4).
+    fn new(mode: &'static str, gpus: usize) -> MultiGpuDevice {
         let driver = software_driver_with_search_paths(&[library_dir()], ALLOCATOR.as_iree());
-        let device = device_at(driver, "0,1", &[("command_buffer_mode", mode)], ALLOCATOR.as_iree());
-        TwoGpuDevice { driver, device }
+        let path = if gpus == 4 { "0,1,2,3" } else { "0,1" };
+        let device = device_at(driver, path, &[("command_buffer_mode", mode)], ALLOCATOR.as_iree());
+        MultiGpuDevice { driver, device }
     }
 
     /// The channel of rank `rank` on queue `queue`: returned at once, its communicator made
@@ -810,7 +823,7 @@ impl TwoGpuDevice {
     }
 }
 
-impl Drop for TwoGpuDevice {
+impl Drop for MultiGpuDevice {
     fn drop(&mut self) {
         unsafe { iree_hal_hip_rs::hal_object::resource::release(self.device) };
         release_driver(self.driver);
@@ -833,90 +846,124 @@ fn split(channel: *mut iree_hal_channel_t, color: i32, key: i32) -> *mut iree_ha
 
 /// One thread creates a channel per queue of a two-GPU device (each blocks nothing: the
 /// communicators are made while the other ranks are created), records a command buffer per
-/// queue (all-reduce, all-gather, a send/receive ring), submits both and checks every
-/// result; then splits both channels with swapped keys from the same thread and runs an
-/// all-gather over the split channels, whose ranks come out swapped. Both command buffer
-/// modes.
+/// queue (all-reduce, all-gather, a send/receive ring), submits them all and checks every
+/// result; then splits the channels from the same thread (reversed keys, and with four
+/// queues two colors) and runs an all-gather over the split channels, whose ranks come out
+/// reversed. Both command buffer modes.
 #[test]
 fn each_queue_of_a_two_gpu_device_is_a_rank() {
     let _gpus = exclusive_gpus();
     for mode in MODES {
-        let device = TwoGpuDevice::new(mode);
-        let id = fresh_rccl_id("collectives-test", &format!("two-gpu-device-{mode}"));
-        let channels = [device.channel(0, &id, 0, 2).unwrap(), device.channel(1, &id, 1, 2).unwrap()];
-        assert_eq!(channels.map(query_rank_and_count), [(0, 2), (1, 2)]);
-        let c = 6usize;
-        let reduce_inputs = inputs(Ty::F32, 1, 2, c);
-        let gather_inputs = inputs(Ty::I32, 2, 2, c);
-        let ring_inputs = inputs(Ty::U8, 3, 2, c);
-        let mut kept = Vec::new();
-        let mut outputs = Vec::new();
-        let semaphores = [device.semaphore(), device.semaphore()];
-        for queue in 0..2usize {
-            let channel = channels[queue];
-            let command_buffer = command_buffer_on(device.device, IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 1 << queue, 0);
-            command_buffer.begin();
-            let [reduce_send, gather_send, ring_send] = [
-                buffer_on(device.device, &Ty::F32.encode(&reduce_inputs[queue])),
-                buffer_on(device.device, &Ty::I32.encode(&gather_inputs[queue])),
-                buffer_on(device.device, &Ty::U8.encode(&ring_inputs[queue])),
-            ];
-            let [reduce_recv, gather_recv, ring_recv] = [
-                buffer_on(device.device, &vec![SENTINEL; 4 * c]),
-                buffer_on(device.device, &vec![SENTINEL; 8 * c]),
-                buffer_on(device.device, &vec![SENTINEL; c]),
-            ];
-            let all_reduce = op(IREE_HAL_COLLECTIVE_KIND_ALL_REDUCE, IREE_HAL_COLLECTIVE_REDUCTION_SUM, Ty::F32);
-            assert_ok(command_buffer.collective(channel, all_reduce, 0, direct(&reduce_send, 4 * c as u64), direct(&reduce_recv, 4 * c as u64), c as u64));
-            assert_ok(command_buffer.collective(channel, op(IREE_HAL_COLLECTIVE_KIND_ALL_GATHER, 0, Ty::I32), 0, direct(&gather_send, 4 * c as u64), direct(&gather_recv, 8 * c as u64), c as u64));
-            let peer = (1 - queue) as u32;
-            assert_ok(command_buffer.collective(channel, op(IREE_HAL_COLLECTIVE_KIND_SEND, 0, Ty::U8), peer, direct(&ring_send, c as u64), none_ref(), c as u64));
-            assert_ok(command_buffer.collective(channel, op(IREE_HAL_COLLECTIVE_KIND_RECV, 0, Ty::U8), peer, none_ref(), direct(&ring_recv, c as u64), c as u64));
-            command_buffer.end();
-            device.execute(queue as u32, &command_buffer, semaphores[queue]);
-            outputs.push([reduce_recv, gather_recv, ring_recv]);
-            kept.push((command_buffer, [reduce_send, gather_send, ring_send]));
-        }
-        for semaphore in semaphores {
-            assert_eq!(device.wait(semaphore), None, "{mode}");
-            unsafe { iree_hal_hip_rs::hal_object::resource::release(semaphore) };
-        }
-        let sum: Vec<f64> = (0..c).map(|i| Ty::F32.reduce(IREE_HAL_COLLECTIVE_REDUCTION_SUM, &[reduce_inputs[0][i], reduce_inputs[1][i]])).collect();
-        for (queue, [reduce_recv, gather_recv, ring_recv]) in outputs.iter().enumerate() {
-            assert_eq!(read_on(device.device, reduce_recv, 4 * c), Ty::F32.encode(&sum), "{mode}: queue {queue} all_reduce");
-            assert_eq!(read_on(device.device, gather_recv, 8 * c), Ty::I32.encode(&gather_inputs.concat()), "{mode}: queue {queue} all_gather");
-            assert_eq!(read_on(device.device, ring_recv, c), Ty::U8.encode(&ring_inputs[1 - queue]), "{mode}: queue {queue} recv");
-        }
-        drop(kept);
+        queues_are_ranks(mode, 2);
+    }
+}
 
-        // Split from the same thread: key order swaps the ranks.
-        let splits = [split(channels[0], 7, 1), split(channels[1], 7, 0)];
-        assert_eq!(splits.map(query_rank_and_count), [(1, 2), (0, 2)], "{mode}");
-        let semaphores = [device.semaphore(), device.semaphore()];
-        let mut gathered = Vec::new();
-        for queue in 0..2usize {
-            let send = buffer_on(device.device, &Ty::I32.encode(&gather_inputs[queue]));
-            let recv = buffer_on(device.device, &vec![SENTINEL; 8 * c]);
-            let command_buffer = command_buffer_on(device.device, IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 1 << queue, 0);
-            command_buffer.begin();
-            assert_ok(command_buffer.collective(splits[queue], op(IREE_HAL_COLLECTIVE_KIND_ALL_GATHER, 0, Ty::I32), 0, direct(&send, 4 * c as u64), direct(&recv, 8 * c as u64), c as u64));
-            command_buffer.end();
-            device.execute(queue as u32, &command_buffer, semaphores[queue]);
-            gathered.push((recv, send, command_buffer));
-        }
-        for semaphore in semaphores {
-            assert_eq!(device.wait(semaphore), None, "{mode}");
-            unsafe { iree_hal_hip_rs::hal_object::resource::release(semaphore) };
-        }
-        // New rank 0 is queue 1's participant.
-        let swapped = [gather_inputs[1].clone(), gather_inputs[0].clone()].concat();
-        for (queue, (recv, _, _)) in gathered.iter().enumerate() {
-            assert_eq!(read_on(device.device, recv, 8 * c), Ty::I32.encode(&swapped), "{mode}: queue {queue} split all_gather");
-        }
-        drop(gathered);
-        for channel in splits.into_iter().chain(channels) {
-            unsafe { iree_hal_hip_rs::hal_object::resource::release(channel) };
-        }
+fn queues_are_ranks(mode: &'static str, gpus: usize) {
+    let device = MultiGpuDevice::new(mode, gpus);
+    let n = gpus as i32;
+    let id = fresh_rccl_id("collectives-test", &format!("multi-gpu-device-{mode}-{gpus}"));
+    let channels: Vec<_> = (0..gpus).map(|queue| device.channel(queue as u32, &id, queue as i32, n).unwrap()).collect();
+    let ranks: Vec<_> = channels.iter().map(|c| query_rank_and_count(*c)).collect();
+    assert_eq!(ranks, (0..n).map(|rank| (rank, n)).collect::<Vec<_>>());
+    let c = 6usize;
+    let reduce_inputs = inputs(Ty::F32, 1, n, c);
+    let gather_inputs = inputs(Ty::I32, 2, n, c);
+    let ring_inputs = inputs(Ty::U8, 3, n, c);
+    let mut kept = Vec::new();
+    let mut outputs = Vec::new();
+    let semaphores: Vec<_> = (0..gpus).map(|_| device.semaphore()).collect();
+    for queue in 0..gpus {
+        let channel = channels[queue];
+        let command_buffer = command_buffer_on(device.device, IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 1 << queue, 0);
+        command_buffer.begin();
+        let [reduce_send, gather_send, ring_send] = [
+            buffer_on(device.device, &Ty::F32.encode(&reduce_inputs[queue])),
+            buffer_on(device.device, &Ty::I32.encode(&gather_inputs[queue])),
+            buffer_on(device.device, &Ty::U8.encode(&ring_inputs[queue])),
+        ];
+        let [reduce_recv, gather_recv, ring_recv] = [
+            buffer_on(device.device, &vec![SENTINEL; 4 * c]),
+            buffer_on(device.device, &vec![SENTINEL; 4 * c * gpus]),
+            buffer_on(device.device, &vec![SENTINEL; c]),
+        ];
+        let all_reduce = op(IREE_HAL_COLLECTIVE_KIND_ALL_REDUCE, IREE_HAL_COLLECTIVE_REDUCTION_SUM, Ty::F32);
+        assert_ok(command_buffer.collective(channel, all_reduce, 0, direct(&reduce_send, 4 * c as u64), direct(&reduce_recv, 4 * c as u64), c as u64));
+        let all_gather = op(IREE_HAL_COLLECTIVE_KIND_ALL_GATHER, 0, Ty::I32);
+        assert_ok(command_buffer.collective(channel, all_gather, 0, direct(&gather_send, 4 * c as u64), direct(&gather_recv, (4 * c * gpus) as u64), c as u64));
+        // A ring: send to the next queue's rank, receive from the previous one.
+        let (next, previous) = ((queue + 1) % gpus, (queue + gpus - 1) % gpus);
+        assert_ok(command_buffer.collective(channel, op(IREE_HAL_COLLECTIVE_KIND_SEND, 0, Ty::U8), next as u32, direct(&ring_send, c as u64), none_ref(), c as u64));
+        assert_ok(command_buffer.collective(channel, op(IREE_HAL_COLLECTIVE_KIND_RECV, 0, Ty::U8), previous as u32, none_ref(), direct(&ring_recv, c as u64), c as u64));
+        command_buffer.end();
+        device.execute(queue as u32, &command_buffer, semaphores[queue]);
+        outputs.push([reduce_recv, gather_recv, ring_recv]);
+        kept.push((command_buffer, [reduce_send, gather_send, ring_send]));
+    }
+    for semaphore in semaphores {
+        assert_eq!(device.wait(semaphore), None, "{mode}");
+        unsafe { iree_hal_hip_rs::hal_object::resource::release(semaphore) };
+    }
+    let sum: Vec<f64> = (0..c).map(|i| Ty::F32.reduce(IREE_HAL_COLLECTIVE_REDUCTION_SUM, &reduce_inputs.iter().map(|x| x[i]).collect::<Vec<_>>())).collect();
+    for (queue, [reduce_recv, gather_recv, ring_recv]) in outputs.iter().enumerate() {
+        assert_eq!(read_on(device.device, reduce_recv, 4 * c), Ty::F32.encode(&sum), "{mode}: queue {queue} all_reduce");
+        assert_eq!(read_on(device.device, gather_recv, 4 * c * gpus), Ty::I32.encode(&gather_inputs.concat()), "{mode}: queue {queue} all_gather");
+        assert_eq!(read_on(device.device, ring_recv, c), Ty::U8.encode(&ring_inputs[(queue + gpus - 1) % gpus]), "{mode}: queue {queue} recv");
+    }
+    drop(kept);
+
+    // Split from the same thread: two colors (even and odd queues) with four GPUs, one with
+    // two; keys reverse the ranks within each color.
+    let colors = if gpus == 4 { 2 } else { 1 };
+    let splits: Vec<_> = (0..gpus).map(|queue| split(channels[queue], (queue % colors) as i32, -(queue as i32))).collect();
+    let members = |queue: usize| -> Vec<usize> { (0..gpus).filter(|q| q % colors == queue % colors).rev().collect() };
+    for queue in 0..gpus {
+        let mine = members(queue);
+        let expected = (mine.iter().position(|q| *q == queue).unwrap() as i32, mine.len() as i32);
+        assert_eq!(query_rank_and_count(splits[queue]), expected, "{mode}: queue {queue} split");
+    }
+    let semaphores: Vec<_> = (0..gpus).map(|_| device.semaphore()).collect();
+    let mut gathered = Vec::new();
+    for queue in 0..gpus {
+        let size = members(queue).len();
+        let send = buffer_on(device.device, &Ty::I32.encode(&gather_inputs[queue]));
+        let recv = buffer_on(device.device, &vec![SENTINEL; 4 * c * size]);
+        let command_buffer = command_buffer_on(device.device, IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 1 << queue, 0);
+        command_buffer.begin();
+        let all_gather = op(IREE_HAL_COLLECTIVE_KIND_ALL_GATHER, 0, Ty::I32);
+        assert_ok(command_buffer.collective(splits[queue], all_gather, 0, direct(&send, 4 * c as u64), direct(&recv, (4 * c * size) as u64), c as u64));
+        command_buffer.end();
+        device.execute(queue as u32, &command_buffer, semaphores[queue]);
+        gathered.push((recv, send, command_buffer));
+    }
+    for semaphore in semaphores {
+        assert_eq!(device.wait(semaphore), None, "{mode}");
+        unsafe { iree_hal_hip_rs::hal_object::resource::release(semaphore) };
+    }
+    for (queue, (recv, _, _)) in gathered.iter().enumerate() {
+        let expected: Vec<f64> = members(queue).into_iter().flat_map(|q| gather_inputs[q].clone()).collect();
+        assert_eq!(read_on(device.device, recv, 4 * c * members(queue).len()), Ty::I32.encode(&expected), "{mode}: queue {queue} split all_gather");
+    }
+    drop(gathered);
+    for channel in splits.into_iter().chain(channels) {
+        unsafe { iree_hal_hip_rs::hal_object::resource::release(channel) };
+    }
+}
+
+/// Four GPUs (a child process, the software device made with four): four ranks as threads,
+/// each on a device of its own, run every kind, type and reduction in both modes; and one
+/// device over the four GPUs has a rank per queue.
+#[test]
+fn four_ranks() {
+    let _gpus = exclusive_gpus();
+    run_in_child("four_ranks_child", &[("SOFTWARE_HIP_DEVICE_COUNT", "4".into())]);
+}
+
+#[test]
+#[ignore = "run by four_ranks in a child process with four GPUs"]
+fn four_ranks_child() {
+    for mode in MODES {
+        ranks_run_every_kind_type_and_reduction_in(mode, 4);
+        queues_are_ranks(mode, 4);
     }
 }
 
@@ -927,7 +974,7 @@ fn each_queue_of_a_two_gpu_device_is_a_rank() {
 #[test]
 fn a_communicator_that_cannot_be_made_fails_the_collectives_on_it() {
     let _gpus = exclusive_gpus();
-    let device = TwoGpuDevice::new("stream");
+    let device = MultiGpuDevice::new("stream", 2);
     let id = fresh_rccl_id("collectives-test", "two-gpu-device-mismatch");
     let channels = [device.channel(0, &id, 0, 2).unwrap(), device.channel(1, &id, 1, 3).unwrap()];
     assert_eq!(query_rank_and_count(channels[1]), (1, 3));
