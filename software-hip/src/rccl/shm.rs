@@ -263,9 +263,6 @@ fn wait_for_joiners(dir: &Path, deadline: Instant, ranks: usize, rank: usize) ->
     let mut backoff = Backoff::new();
     let mut next_liveness_check = Instant::now();
     loop {
-        if let Some(failure) = recorded_failure(dir) {
-            return Err(failure);
-        }
         let joined = joined_ranks(dir);
         let disagreeing: Vec<(usize, usize)> =
             joined.iter().filter(|(_, n, _)| *n != ranks).map(|(r, n, _)| (*r, *n)).collect();
@@ -287,7 +284,12 @@ fn wait_for_joiners(dir: &Path, deadline: Instant, ranks: usize, rank: usize) ->
             }
         }
         if processes.iter().all(Option::is_some) {
+            // Created, even if a rank has failed it since (an abort right after creation):
+            // its calls fail from now on.
             return Ok(processes.into_iter().map(|p| p.expect("all joined")).collect());
+        }
+        if let Some(failure) = recorded_failure(dir) {
+            return Err(failure);
         }
         let now = Instant::now();
         if now >= next_liveness_check {
