@@ -561,6 +561,28 @@ fn one_rank_in_its_own_process() {
     run_suite("one", &["0"], 1);
 }
 
+/// A communicator directory whose ranks all exited without destroying it is removed by the
+/// next communicator creation under the same base; one still without joiners is kept.
+#[test]
+fn a_new_communicator_sweeps_directories_whose_processes_all_exited() {
+    let mut started = Ranks::new("sweep", 20_000);
+    let mut gone = Command::new("true").spawn().unwrap();
+    let dead_pid = gone.id();
+    gone.wait().unwrap();
+    let abandoned = started.base.join("softhip-rccl-00000000000000000000000000000001");
+    std::fs::create_dir_all(&abandoned).unwrap();
+    std::fs::write(abandoned.join("join-0"), format!("2 {dead_pid} 1")).unwrap();
+    std::fs::write(abandoned.join("c0-0-1"), b"stale contribution").unwrap();
+    let being_created = started.base.join("softhip-rccl-00000000000000000000000000000002");
+    std::fs::create_dir_all(&being_created).unwrap();
+    started.spawn("suite:1:0");
+    started.wait_all_succeeded();
+    assert!(!abandoned.exists(), "swept");
+    assert!(being_created.exists(), "kept");
+    std::fs::remove_dir(&being_created).unwrap();
+    started.assert_cleaned_up();
+}
+
 #[test]
 fn two_rank_processes_run_every_collective_type_and_reduction() {
     run_suite("two", &["0", "1"], 2);

@@ -185,17 +185,23 @@ fn left_name(rank: usize) -> String {
     format!("left-{rank}")
 }
 
-/// The `join-<rank>` files of `dir`: rank -> (nranks, process).
+/// Rank `rank`'s `join-<rank>` file in `dir`: (nranks, process).
+fn read_join(dir: &Path, rank: usize) -> Option<(usize, Process)> {
+    let text = fs::read_to_string(dir.join(join_name(rank))).ok()?;
+    let mut words = text.split_whitespace().map(|w| w.parse::<u64>().ok());
+    let (ranks, pid, start) = (words.next()??, words.next()??, words.next()??);
+    Some((ranks as usize, Process { pid: pid as u32, start }))
+}
+
+/// Every `join-<rank>` file of `dir`: (rank, nranks, process), by rank.
 fn joined_ranks(dir: &Path) -> Vec<(usize, usize, Process)> {
     let Ok(entries) = fs::read_dir(dir) else { return Vec::new() };
     let mut joined: Vec<(usize, usize, Process)> = entries
         .filter_map(|entry| {
             let name = entry.ok()?.file_name().into_string().ok()?;
             let rank = name.strip_prefix("join-")?.parse().ok()?;
-            let text = fs::read_to_string(dir.join(&name)).ok()?;
-            let mut words = text.split_whitespace().map(|w| w.parse::<u64>().ok());
-            let (ranks, pid, start) = (words.next()??, words.next()??, words.next()??);
-            Some((rank, ranks as usize, Process { pid: pid as u32, start }))
+            let (ranks, process) = read_join(dir, rank)?;
+            Some((rank, ranks, process))
         })
         .collect();
     joined.sort_by_key(|(rank, _, _)| *rank);
@@ -207,6 +213,23 @@ fn remove_if_all_left(dir: &Path) {
     let joined = joined_ranks(dir);
     if joined.iter().all(|(rank, _, process)| dir.join(left_name(*rank)).exists() || !process.alive()) {
         let _ = fs::remove_dir_all(dir);
+    }
+}
+
+/// Removes communicator directories under `base` whose ranks' processes have all exited
+/// (every rank of them ended without destroying its communicator). A directory with no
+/// `join-<rank>` file yet is being created and is kept.
+fn sweep_abandoned(base: &Path) {
+    let Ok(entries) = fs::read_dir(base) else { return };
+    for entry in entries.flatten() {
+        if !entry.file_name().to_string_lossy().starts_with("softhip-rccl-") {
+            continue;
+        }
+        let dir = entry.path();
+        let joined = joined_ranks(&dir);
+        if !joined.is_empty() && joined.iter().all(|(_, _, process)| !process.alive()) {
+            let _ = fs::remove_dir_all(&dir);
+        }
     }
 }
 
@@ -238,6 +261,7 @@ impl Joined {
 pub fn rendezvous(base: &Path, id: &[u8], ranks: usize, rank: usize) -> Result<Joined, Failure> {
     let dir = base.join(dir_name(id));
     let deadline = Instant::now() + timeout();
+    sweep_abandoned(base);
     fs::create_dir_all(&dir).map_err(|e| system_error("cannot create", &dir, e))?;
     if let Some(failure) = recorded_failure(&dir) {
         return Err(failure);
@@ -263,6 +287,9 @@ fn wait_for_joiners(dir: &Path, deadline: Instant, ranks: usize, rank: usize) ->
     let mut backoff = Backoff::new();
     let mut next_liveness_check = Instant::now();
     loop {
+        // The failure record is read before the join files: a failure recorded after every
+        // rank had joined (an abort right after creation) then never hides the creation.
+        let failure = recorded_failure(dir);
         let joined = joined_ranks(dir);
         let disagreeing: Vec<(usize, usize)> =
             joined.iter().filter(|(_, n, _)| *n != ranks).map(|(r, n, _)| (*r, *n)).collect();
@@ -277,18 +304,14 @@ fn wait_for_joiners(dir: &Path, deadline: Instant, ranks: usize, rank: usize) ->
             );
             return Err(record_failure(dir, failure));
         }
-        let mut processes = vec![None; ranks];
-        for (joiner, _, process) in &joined {
-            if let Some(slot) = processes.get_mut(*joiner) {
-                *slot = Some(*process);
-            }
-        }
+        // Looked up by name, not from the listing, so that no join is missed.
+        let processes: Vec<Option<Process>> =
+            (0..ranks).map(|r| read_join(dir, r).filter(|(n, _)| *n == ranks).map(|(_, p)| p)).collect();
         if processes.iter().all(Option::is_some) {
-            // Created, even if a rank has failed it since (an abort right after creation):
-            // its calls fail from now on.
+            // Created, even if a rank has failed it since: its calls fail from now on.
             return Ok(processes.into_iter().map(|p| p.expect("all joined")).collect());
         }
-        if let Some(failure) = recorded_failure(dir) {
+        if let Some(failure) = failure {
             return Err(failure);
         }
         let now = Instant::now();
@@ -548,7 +571,10 @@ impl SharedRank {
         let mut members: Vec<usize> = (0..size).filter(|r| parsed[*r].0 == color).collect();
         members.sort_by_key(|r| (parsed[*r].1, *r));
         let new_rank = members.iter().position(|r| *r == rank).expect("this rank has its color");
-        let processes = members.iter().map(|r| self.processes[*r]).collect();
+        let processes: Vec<Process> = members.iter().map(|r| self.processes[*r]).collect();
+        // So that the directory is swept if every member exits without destroying it.
+        let me = processes[new_rank];
+        publish(&dir, &join_name(new_rank), format!("{} {} {}", members.len(), me.pid, me.start).as_bytes())?;
         Ok(Some(SharedRank::new(&self.base, Joined { dir, processes }, new_rank)))
     }
 }
