@@ -1,10 +1,17 @@
-//! A single-process RCCL (NCCL API) subset over the software HIP streams.
+//! An RCCL (NCCL API) subset over the software HIP streams.
 //!
-//! All ranks of a communicator live in this process (one per device or thread). A
-//! collective is queued on the caller's stream like a kernel; when it runs, the rank waits
-//! at a rendezvous until every rank's matching call has arrived, the last arrival computes
-//! the result for all of them (device memory is host memory), and everyone continues.
-//! Sends copy eagerly into a mailbox so send/recv pairs cannot deadlock.
+//! Ranks are threads of this process, separate processes (one per GPU, as `mpirun` starts
+//! them), or a mix. Communicator creation always meets in shared memory ([`shm`]: a directory
+//! named from the unique id, where each rank registers its process), because a rank cannot
+//! know beforehand where its peers are. When every rank turns out to be in this process they
+//! share one in-process [`Clique`]: a collective is queued on the caller's stream like a
+//! kernel; when it runs, the rank waits at a rendezvous until every rank's matching call has
+//! arrived, the last arrival computes the result for all of them (device memory is host
+//! memory), and everyone continues; sends copy eagerly into a mailbox so send/recv pairs
+//! cannot deadlock. This keeps the thread case as fast and as exact as before and needs no
+//! files while it runs. Otherwise each rank works through the shared-memory directory
+//! ([`shm::SharedRank`]): the same stream ordering, rendezvous and failure rules, with data
+//! passed as files (device memory of another process cannot be read directly).
 //!
 //! Every rendezvous (communicator creation and split, each collective, each receive) waits
 //! at most [`timeout`] (`SOFTWARE_HIP_RCCL_TIMEOUT_MS`, default 30 s). When it expires the
@@ -655,8 +662,10 @@ fn failed_ids() -> &'static Mutex<HashMap<Vec<u8>, Failure>> {
 
 /// Cliques of ids whose ranks all turned out to be in this process: id -> (clique, ranks
 /// that have taken it); the last rank to take it removes the entry.
-fn local_cliques() -> &'static Mutex<HashMap<Vec<u8>, (Arc<Clique>, usize)>> {
-    static LOCAL: OnceLock<Mutex<HashMap<Vec<u8>, (Arc<Clique>, usize)>>> = OnceLock::new();
+type LocalCliques = Mutex<HashMap<Vec<u8>, (Arc<Clique>, usize)>>;
+
+fn local_cliques() -> &'static LocalCliques {
+    static LOCAL: OnceLock<LocalCliques> = OnceLock::new();
     LOCAL.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
