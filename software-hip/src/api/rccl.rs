@@ -226,7 +226,7 @@ nccl_export!(
 
 nccl_export!(
     fn ncclCommCount(handle: ncclComm_t, count: *mut c_int) {
-        out(count, comm(handle)?.clique.size as c_int)
+        out(count, comm(handle)?.size() as c_int)
     }
 );
 

@@ -1,10 +1,17 @@
-//! A single-process RCCL (NCCL API) subset over the software HIP streams.
+//! An RCCL (NCCL API) subset over the software HIP streams.
 //!
-//! All ranks of a communicator live in this process (one per device or thread). A
-//! collective is queued on the caller's stream like a kernel; when it runs, the rank waits
-//! at a rendezvous until every rank's matching call has arrived, the last arrival computes
-//! the result for all of them (device memory is host memory), and everyone continues.
-//! Sends copy eagerly into a mailbox so send/recv pairs cannot deadlock.
+//! Ranks are threads of this process, separate processes (one per GPU, as `mpirun` starts
+//! them), or a mix. Communicator creation always meets in shared memory ([`shm`]: a directory
+//! named from the unique id, where each rank registers its process), because a rank cannot
+//! know beforehand where its peers are. When every rank turns out to be in this process they
+//! share one in-process [`Clique`]: a collective is queued on the caller's stream like a
+//! kernel; when it runs, the rank waits at a rendezvous until every rank's matching call has
+//! arrived, the last arrival computes the result for all of them (device memory is host
+//! memory), and everyone continues; sends copy eagerly into a mailbox so send/recv pairs
+//! cannot deadlock. This keeps the thread case as fast and as exact as before and needs no
+//! files while it runs. Otherwise each rank works through the shared-memory directory
+//! ([`shm::SharedRank`]): the same stream ordering, rendezvous and failure rules, with data
+//! passed as files (device memory of another process cannot be read directly).
 //!
 //! Every rendezvous (communicator creation and split, each collective, each receive) waits
 //! at most [`timeout`] (`SOFTWARE_HIP_RCCL_TIMEOUT_MS`, default 30 s). When it expires the
@@ -19,6 +26,7 @@
 //! to it, so both names load one runtime (see README).
 
 pub mod reduce;
+pub mod shm;
 pub mod types;
 
 use crate::handles::HandleTable;
@@ -322,9 +330,17 @@ impl Clique {
     }
 }
 
+/// Where a communicator's other ranks are.
+enum Ranks {
+    /// All in this process: one clique object shared by every rank.
+    Local(Arc<Clique>),
+    /// Possibly in other processes: this rank's view of a shared-memory directory.
+    Shared(shm::SharedRank),
+}
+
 /// One rank's handle on a clique (`ncclComm_t`).
 pub struct Comm {
-    pub clique: Arc<Clique>,
+    ranks: Ranks,
     pub rank: usize,
     pub device: usize,
     next_collective: AtomicU64,
@@ -337,8 +353,17 @@ pub struct Comm {
 
 impl Comm {
     fn new(clique: Arc<Clique>, rank: usize, device: usize) -> Arc<Comm> {
+        Comm::with_ranks(Ranks::Local(clique), rank, device)
+    }
+
+    fn shared(shared: shm::SharedRank, device: usize) -> Arc<Comm> {
+        let rank = shared.rank;
+        Comm::with_ranks(Ranks::Shared(shared), rank, device)
+    }
+
+    fn with_ranks(ranks: Ranks, rank: usize, device: usize) -> Arc<Comm> {
         Arc::new(Comm {
-            clique,
+            ranks,
             rank,
             device,
             next_collective: AtomicU64::new(0),
@@ -348,6 +373,19 @@ impl Comm {
             operators: Mutex::new(HashMap::new()),
             next_operator: AtomicU32::new(ncclNumOps),
         })
+    }
+
+    /// The number of ranks (`ncclCommCount`).
+    pub fn size(&self) -> usize {
+        match &self.ranks {
+            Ranks::Local(clique) => clique.size,
+            Ranks::Shared(shared) => shared.size,
+        }
+    }
+
+    /// Whether the other ranks may live in other processes (shared-memory communicator).
+    pub fn is_shared(&self) -> bool {
+        matches!(self.ranks, Ranks::Shared(_))
     }
 
     pub fn async_error(&self) -> ncclResult_t {
@@ -397,7 +435,10 @@ impl Comm {
     }
 
     pub fn abort(&self) {
-        self.clique.abort(self.rank);
+        match &self.ranks {
+            Ranks::Local(clique) => clique.abort(self.rank),
+            Ranks::Shared(shared) => shared.abort(),
+        }
     }
 
     /// `ncclCommSplit`: returns this rank's new communicator, or None for NCCL_SPLIT_NOCOLOR.
@@ -406,18 +447,30 @@ impl Comm {
             return Err(ncclInvalidArgument);
         }
         let sequence = self.next_split.fetch_add(1, Ordering::Relaxed);
-        let outcome = self.clique.split(sequence, self.rank, color, key).map_err(report)?;
-        Ok(outcome.map(|(clique, rank)| Comm::new(clique, rank, self.device)))
+        Ok(match &self.ranks {
+            Ranks::Local(clique) => {
+                let outcome = clique.split(sequence, self.rank, color, key).map_err(report)?;
+                outcome.map(|(clique, rank)| Comm::new(clique, rank, self.device))
+            }
+            Ranks::Shared(shared) => {
+                let outcome = shared.split(sequence, color, key).map_err(report)?;
+                outcome.map(|shared| Comm::shared(shared, self.device))
+            }
+        })
     }
 
     /// Queues this rank's part of the next collective on `stream`.
     pub fn collective(self: &Arc<Self>, stream: Arc<Stream>, part: Part) -> NcclResult<()> {
-        validate_part(&part, self.clique.size)?;
+        validate_part(&part, self.size())?;
         let sequence = self.next_collective.fetch_add(1, Ordering::Relaxed);
         let comm = self.clone();
         let device = stream.device;
         submit(stream, false, Box::new(move || {
-            if let Err(failure) = comm.clique.run_collective(sequence, comm.rank, part) {
+            let outcome = match &comm.ranks {
+                Ranks::Local(clique) => clique.run_collective(sequence, comm.rank, part),
+                Ranks::Shared(shared) => shared.run_collective(sequence, part),
+            };
+            if let Err(failure) = outcome {
                 comm.record_failure(failure, device);
             }
         }))
@@ -425,27 +478,39 @@ impl Comm {
 
     /// `ncclSend`: the data is copied when the send runs, so it never waits for the receiver.
     pub fn send(self: &Arc<Self>, stream: Arc<Stream>, buffer: usize, bytes: usize, peer: usize) -> NcclResult<()> {
-        if peer >= self.clique.size || (buffer == 0 && bytes > 0) {
+        if peer >= self.size() || (buffer == 0 && bytes > 0) {
             return Err(ncclInvalidArgument);
         }
         let comm = self.clone();
+        let device = stream.device;
         submit(stream, true, Box::new(move || {
             let mut message = vec![0u8; bytes];
             // SAFETY: the caller guaranteed `buffer` holds `bytes` readable bytes until the
             // send has run (NCCL's contract).
             unsafe { std::ptr::copy_nonoverlapping(buffer as *const u8, message.as_mut_ptr(), bytes) };
-            comm.clique.post(comm.rank, peer, message);
+            match &comm.ranks {
+                Ranks::Local(clique) => clique.post(comm.rank, peer, message),
+                Ranks::Shared(shared) => {
+                    if let Err(failure) = shared.post(peer, &message) {
+                        comm.record_failure(failure, device);
+                    }
+                }
+            }
         }))
     }
 
     /// `ncclRecv`: waits in stream order for the peer's next message.
     pub fn recv(self: &Arc<Self>, stream: Arc<Stream>, buffer: usize, bytes: usize, peer: usize) -> NcclResult<()> {
-        if peer >= self.clique.size || (buffer == 0 && bytes > 0) {
+        if peer >= self.size() || (buffer == 0 && bytes > 0) {
             return Err(ncclInvalidArgument);
         }
         let comm = self.clone();
         let device = stream.device;
-        submit(stream, false, Box::new(move || match comm.clique.take(peer, comm.rank) {
+        let take = move |comm: &Comm| match &comm.ranks {
+            Ranks::Local(clique) => clique.take(peer, comm.rank),
+            Ranks::Shared(shared) => shared.take(peer),
+        };
+        submit(stream, false, Box::new(move || match take(&comm) {
             Ok(message) if message.len() == bytes => {
                 // SAFETY: the caller guaranteed `buffer` holds `bytes` writable bytes.
                 unsafe { std::ptr::copy_nonoverlapping(message.as_ptr(), buffer as *mut u8, bytes) }
@@ -588,36 +653,57 @@ pub fn scalar_at(address: usize, data_type: ncclDataType_t) -> NcclResult<f64> {
 
 // ---- communicator creation -----------------------------------------------------------------
 
-struct PendingInit {
-    clique: Arc<Clique>,
-    joined: Vec<bool>,
-    complete: bool,
-    /// Why this id can form no communicator; kept so late ranks fail at once too.
-    failure: Option<Failure>,
+/// Ids whose creation failed in this process: ranks of this process joining one later fail
+/// at once with the same error (its shared-memory directory is gone once its ranks left).
+fn failed_ids() -> &'static Mutex<HashMap<Vec<u8>, Failure>> {
+    static FAILED: OnceLock<Mutex<HashMap<Vec<u8>, Failure>>> = OnceLock::new();
+    FAILED.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
-/// Communicators being created, by unique id, and the condition their ranks wait on.
-type PendingInits = (Mutex<HashMap<Vec<u8>, PendingInit>>, Condvar);
+/// Cliques of ids whose ranks all turned out to be in this process: id -> (clique, ranks
+/// that have taken it); the last rank to take it removes the entry.
+type LocalCliques = Mutex<HashMap<Vec<u8>, (Arc<Clique>, usize)>>;
 
-fn pending_inits() -> &'static PendingInits {
-    static PENDING: OnceLock<PendingInits> = OnceLock::new();
-    PENDING.get_or_init(|| (Mutex::new(HashMap::new()), Condvar::new()))
+fn local_cliques() -> &'static LocalCliques {
+    static LOCAL: OnceLock<LocalCliques> = OnceLock::new();
+    LOCAL.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
-/// `ncclGetUniqueId`: unique within this process (communicators never span processes here).
+/// `ncclGetUniqueId`: unique across processes and over time (process id, a counter, the time
+/// and a random nonce), so a directory a crashed run left behind never matches a new id.
 pub fn new_unique_id() -> [u8; NCCL_UNIQUE_ID_BYTES] {
     static NEXT: AtomicU64 = AtomicU64::new(1);
-    let text = format!("softhip-nccl:{}:{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let text = format!(
+        "softhip-nccl:{}:{}:{nanos}:{:016x}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed),
+        random_nonce()
+    );
     let mut id = [0u8; NCCL_UNIQUE_ID_BYTES];
     id[..text.len()].copy_from_slice(text.as_bytes());
     id
 }
 
+/// 64 random bits: /dev/urandom, else std's randomly keyed hasher.
+fn random_nonce() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    use std::io::Read;
+    let mut bytes = [0u8; 8];
+    match std::fs::File::open("/dev/urandom").and_then(|mut file| file.read_exact(&mut bytes)) {
+        Ok(()) => u64::from_le_bytes(bytes),
+        Err(_) => std::collections::hash_map::RandomState::new().build_hasher().finish(),
+    }
+}
+
 /// `ncclCommInitRank`: blocks until all `ranks` ranks have joined with the same id, at most
-/// [`timeout`]. A rank count that differs from the first joiner's fails every rank of the id
-/// with ncclInvalidArgument at once, a rank joining twice fails them all with
-/// ncclInvalidUsage, and a rank still missing at the deadline fails them with ncclRemoteError;
-/// the failure stays with the id so ranks joining later fail at once too.
+/// [`timeout`], in this process or others (the rendezvous is in shared memory, see
+/// [`shm::rendezvous`]). A rank count that differs from another joiner's fails every rank of
+/// the id with ncclInvalidArgument at once, a rank joining twice fails them all with
+/// ncclInvalidUsage, and a rank still missing at the deadline (or whose process exited) fails
+/// them with ncclRemoteError; ranks of this process joining a failed id later fail at once.
+/// When every rank is in this process they share one in-process clique (threads, as before);
+/// otherwise each rank works through the shared-memory directory.
 pub fn init_rank(id: &[u8; NCCL_UNIQUE_ID_BYTES], ranks: usize, rank: usize, device: usize) -> NcclResult<Arc<Comm>> {
     init_rank_waiting(id, ranks, rank, device).map_err(report)
 }
@@ -626,80 +712,31 @@ fn init_rank_waiting(id: &[u8; NCCL_UNIQUE_ID_BYTES], ranks: usize, rank: usize,
     if ranks == 0 || rank >= ranks {
         return Err((ncclInvalidArgument, format!("software-hip RCCL: ncclCommInitRank: rank {rank} is not below nranks {ranks}")));
     }
-    let deadline = Instant::now() + timeout();
-    let (pending, joined_all) = pending_inits();
-    let mut pending = pending.lock();
     let key = id.to_vec();
-    let entry = pending.entry(key.clone()).or_insert_with(|| PendingInit {
-        clique: Clique::new(ranks),
-        joined: vec![false; ranks],
-        complete: false,
-        failure: None,
-    });
-    if let Some(failure) = &entry.failure {
+    if let Some(failure) = failed_ids().lock().get(&key) {
         return Err(failure.clone());
     }
-    let refusal = if entry.clique.size != ranks {
-        let others = entry.joined.iter().enumerate().filter(|(_, j)| **j).map(|(r, _)| r).collect::<Vec<_>>();
-        Some((
-            ncclInvalidArgument,
-            format!(
-                "software-hip RCCL: ncclCommInitRank: rank {rank} joined with nranks {ranks} but rank(s) {others:?} \
-                 joined the same unique id with nranks {}",
-                entry.clique.size
-            ),
-        ))
-    } else if entry.joined[rank] {
-        Some((
-            ncclInvalidUsage,
-            format!("software-hip RCCL: ncclCommInitRank: rank {rank} of {ranks} joined the same unique id twice"),
-        ))
-    } else {
-        None
+    let base = shm::base_dir();
+    let joined = match shm::rendezvous(&base, id, ranks, rank) {
+        Ok(joined) => joined,
+        Err(failure) => {
+            failed_ids().lock().entry(key).or_insert_with(|| failure.clone());
+            return Err(failure);
+        }
     };
-    if let Some(failure) = refusal {
-        entry.failure = Some(failure.clone());
-        joined_all.notify_all();
-        return Err(failure);
+    if !joined.all_in_this_process() {
+        return Ok(Comm::shared(shm::SharedRank::new(&base, joined, rank), device));
     }
-    entry.joined[rank] = true;
-    let clique = entry.clique.clone();
-    if entry.joined.iter().all(|joined| *joined) {
-        entry.complete = true;
-        joined_all.notify_all();
+    let mut local = local_cliques().lock();
+    let (clique, taken) = local.entry(key.clone()).or_insert_with(|| (Clique::new(ranks), 0));
+    let clique = clique.clone();
+    *taken += 1;
+    if *taken == ranks {
+        // Every rank has seen the rendezvous complete: the directory is no longer needed.
+        local.remove(&key);
+        joined.dissolve();
     }
-    // Later communicators may reuse nothing of this id; the last rank to leave removes it
-    // (a failed id stays, so that its late ranks fail at once).
-    let outcome = loop {
-        let entry = pending.get_mut(&key).expect("present until all left");
-        if entry.complete {
-            break Ok(());
-        }
-        if let Some(failure) = &entry.failure {
-            break Err(failure.clone());
-        }
-        if Instant::now() >= deadline {
-            let absent = missing(entry.joined.iter().copied());
-            let failure = (
-                ncclRemoteError,
-                format!(
-                    "software-hip RCCL: ncclCommInitRank: rank {rank} of {ranks} timed out after {} ms: rank(s) \
-                     {absent:?} never joined (SOFTWARE_HIP_RCCL_TIMEOUT_MS)",
-                    timeout().as_millis()
-                ),
-            );
-            entry.failure = Some(failure.clone());
-            joined_all.notify_all();
-            break Err(failure);
-        }
-        joined_all.wait_until(&mut pending, deadline);
-    };
-    let entry = pending.get_mut(&key).expect("present until all left");
-    entry.joined[rank] = false;
-    if entry.failure.is_none() && entry.joined.iter().all(|joined| !*joined) {
-        pending.remove(&key);
-    }
-    outcome.map(|()| Comm::new(clique, rank, device))
+    Ok(Comm::new(clique, rank, device))
 }
 
 /// `ncclCommInitAll`: one communicator per listed device, in this thread.
