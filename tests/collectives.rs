@@ -55,16 +55,7 @@ impl Rank {
     fn new(path: &'static str, params: &[(&'static str, &'static str)], id: &[u8], rank: i32, count: i32) -> Rank {
         let driver = software_driver_with_search_paths(&[library_dir()], ALLOCATOR.as_iree());
         let device = device_at(driver, path, params, ALLOCATOR.as_iree());
-        let vtable = unsafe { &*((*device).resource.vtable as *const iree_hal_device_vtable_t) };
-        let channel_params = iree_hal_channel_params_t {
-            flags: IREE_HAL_CHANNEL_FLAG_NONE,
-            id: iree_const_byte_span_t { data: id.as_ptr(), data_length: id.len() },
-            group: sv(""),
-            rank,
-            count,
-        };
-        let mut channel = core::ptr::null_mut();
-        assert_ok(unsafe { (vtable.create_channel.unwrap())(device, IREE_HAL_QUEUE_AFFINITY_ANY, channel_params, &mut channel) });
+        let channel = create_channel_on(device, IREE_HAL_QUEUE_AFFINITY_ANY, id, rank, count).unwrap();
         let mut this = Rank { driver, device, channel, stream: core::ptr::null_mut(), rank, count };
         let mut stream: hipStream_t = core::ptr::null_mut();
         {
@@ -122,8 +113,7 @@ impl Rank {
         let gpu = self.ours().gpus()[0].clone();
         ours.issue(self.hip(), &gpu, 0, self.stream, table).map_err(|s| (s.code(), s.to_string()))?;
         let _context = self.context();
-        hip_call!(self.hip(), hipStreamSynchronize(self.stream)).unwrap();
-        Ok(())
+        hip_call!(self.hip(), hipStreamSynchronize(self.stream)).map_err(|s| (s.code(), s.to_string()))
     }
 }
 
@@ -151,6 +141,22 @@ fn ours_of(device: *mut iree_hal_device_t) -> &'static HipDevice {
 fn context_of(device: *mut iree_hal_device_t) -> ContextGuard<'static> {
     let ours = ours_of(device);
     ContextGuard::push(ours.hip(), ours.gpus()[0].context()).unwrap()
+}
+
+/// `create_channel` of `device` for the queues of `affinity`.
+fn create_channel_on(device: *mut iree_hal_device_t, affinity: iree_hal_queue_affinity_t, id: &[u8], rank: i32, count: i32) -> Result<*mut iree_hal_channel_t, (StatusCode, String)> {
+    let params = iree_hal_channel_params_t {
+        flags: IREE_HAL_CHANNEL_FLAG_NONE,
+        id: iree_const_byte_span_t { data: id.as_ptr(), data_length: id.len() },
+        group: sv(""),
+        rank,
+        count,
+    };
+    let mut channel = core::ptr::null_mut();
+    match take_status(unsafe { (vtable_of(device).create_channel.unwrap())(device, affinity, params, &mut channel) }) {
+        None => Ok(channel),
+        Some(failure) => Err(failure),
+    }
 }
 
 fn pointer(buffer: &Buffer) -> *mut core::ffi::c_void {
@@ -785,18 +791,7 @@ impl MultiGpuDevice {
     /// The channel of rank `rank` on queue `queue`: returned at once, its communicator made
     /// on a thread of its own while the other ranks are created.
     fn channel(&self, queue: u32, id: &[u8], rank: i32, count: i32) -> Result<*mut iree_hal_channel_t, (StatusCode, String)> {
-        let params = iree_hal_channel_params_t {
-            flags: IREE_HAL_CHANNEL_FLAG_NONE,
-            id: iree_const_byte_span_t { data: id.as_ptr(), data_length: id.len() },
-            group: sv(""),
-            rank,
-            count,
-        };
-        let mut channel = core::ptr::null_mut();
-        match take_status(unsafe { (vtable_of(self.device).create_channel.unwrap())(self.device, 1 << queue, params, &mut channel) }) {
-            None => Ok(channel),
-            Some(failure) => Err(failure),
-        }
+        create_channel_on(self.device, 1 << queue, id, rank, count)
     }
 
     fn semaphore(&self) -> *mut iree_hal_semaphore_t {
@@ -979,16 +974,8 @@ fn a_communicator_that_cannot_be_made_fails_the_collectives_on_it() {
     let channels = [device.channel(0, &id, 0, 2).unwrap(), device.channel(1, &id, 1, 3).unwrap()];
     assert_eq!(query_rank_and_count(channels[1]), (1, 3));
     // Two queues in one channel are still refused at once.
-    let id = fresh_rccl_id("collectives-test", "two-queues");
-    let params = iree_hal_channel_params_t {
-        flags: IREE_HAL_CHANNEL_FLAG_NONE,
-        id: iree_const_byte_span_t { data: id.as_ptr(), data_length: id.len() },
-        group: sv(""),
-        rank: 0,
-        count: 2,
-    };
-    let mut channel = core::ptr::null_mut();
-    assert_code(unsafe { (vtable_of(device.device).create_channel.unwrap())(device.device, 0b11, params, &mut channel) }, StatusCode::InvalidArgument);
+    let (code, message) = create_channel_on(device.device, 0b11, &fresh_rccl_id("collectives-test", "two-queues"), 0, 2).unwrap_err();
+    assert_eq!(code, StatusCode::InvalidArgument, "{message}");
     for queue in 0..2usize {
         let send = buffer_on(device.device, &[1; 16]);
         let recv = buffer_on(device.device, &[0; 16]);
@@ -1009,4 +996,153 @@ fn a_communicator_that_cannot_be_made_fails_the_collectives_on_it() {
     for channel in channels {
         unsafe { iree_hal_hip_rs::hal_object::resource::release(channel) };
     }
+}
+
+//===----------------------------------------------------------------------===//
+// Ranks as processes
+//===----------------------------------------------------------------------===//
+
+/// Starts `count` processes of this test binary, each running the ignored test `child` as
+/// rank RANK of COUNT (environment) on its own GPU of a software device of `count` GPUs,
+/// over communicator id `id` (hex in ID); waits for all of them (two minutes at most) and
+/// fails with every failed rank's output.
+fn on_rank_processes(child: &str, count: i32, id: &[u8], env: &[(&str, &str)]) {
+    let exe = std::env::current_exe().unwrap();
+    let hex: String = id.iter().map(|byte| format!("{byte:02x}")).collect();
+    let mut children: Vec<_> = (0..count)
+        .map(|rank| {
+            std::process::Command::new(&exe)
+                .args(["--ignored", "--exact", child, "--nocapture", "--test-threads=1"])
+                .env("COLLECTIVES_TEST_RANK", rank.to_string())
+                .env("COLLECTIVES_TEST_COUNT", count.to_string())
+                .env("COLLECTIVES_TEST_ID", &hex)
+                .env("SOFTWARE_HIP_DEVICE_COUNT", count.max(2).to_string())
+                .envs(env.iter().copied())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let mut failures = Vec::new();
+    for (rank, child) in children.iter_mut().enumerate() {
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break Some(status);
+            }
+            if std::time::Instant::now() >= deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        };
+        let mut text = String::new();
+        use std::io::Read;
+        child.stdout.take().unwrap().read_to_string(&mut text).unwrap();
+        child.stderr.take().unwrap().read_to_string(&mut text).unwrap();
+        match status {
+            Some(status) if status.success() && (text.contains("1 passed") || text.contains(RANK_PROCESS_DONE)) => {}
+            Some(status) => failures.push(format!("rank {rank} of {count} ({status}):\n{text}")),
+            None => failures.push(format!("rank {rank} of {count} did not finish within two minutes:\n{text}")),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// What a rank process that leaves by `exit` prints first, for `on_rank_processes`.
+const RANK_PROCESS_DONE: &str = "rank process done";
+
+/// This child's rank, count and communicator id (see `on_rank_processes`).
+fn rank_process_role() -> (i32, i32, Vec<u8>) {
+    let var = |name: &str| std::env::var(name).unwrap_or_else(|_| panic!("{name} is set by on_rank_processes"));
+    let hex = var("COLLECTIVES_TEST_ID");
+    let id = (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap()).collect();
+    (var("COLLECTIVES_TEST_RANK").parse().unwrap(), var("COLLECTIVES_TEST_COUNT").parse().unwrap(), id)
+}
+
+/// Ranks as processes (one per GPU, as under `mpirun`): 1, 2 and 4 processes run every
+/// kind, several element types and every reduction in both command buffer modes, and split
+/// their channel; the data moves between processes through the software device's RCCL.
+#[test]
+fn ranks_as_processes_run_every_kind() {
+    let _gpus = exclusive_gpus();
+    for count in [1, 2, 4] {
+        on_rank_processes("rank_process_child", count, &fresh_rccl_id("collectives-test", &format!("processes-{count}")), &[]);
+    }
+}
+
+#[test]
+#[ignore = "run by ranks_as_processes_run_every_kind, one process per rank"]
+fn rank_process_child() {
+    let (me, count, id) = rank_process_role();
+    for (index, mode) in MODES.into_iter().enumerate() {
+        // A communicator id serves one communicator: each mode's differs in its last byte.
+        let mut id = id.clone();
+        id[127] = b'a' + index as u8;
+        let rank = Rank::on_own_gpu_in(mode, &id, me, count);
+        let types: &[Ty] = if mode == "stream" { &TYPES } else { &[Ty::F32, Ty::Bf16, Ty::I8, Ty::U64] };
+        for ty in types {
+            run_every_kind(&rank, *ty);
+        }
+        // Split: reversed ranks, even and odd ranks apart when there are four.
+        let colors = if count == 4 { 2 } else { 1 };
+        let split = split(rank.channel, me % colors, -me);
+        let members: Vec<i32> = (0..count).filter(|r| r % colors == me % colors).rev().collect();
+        let expected = (members.iter().position(|r| *r == me).unwrap() as i32, members.len() as i32);
+        assert_eq!(query_rank_and_count(split), expected, "{mode}: split");
+        let mine = inputs(Ty::I32, 9, count, 3);
+        let send = rank.buffer(&Ty::I32.encode(&mine[me as usize]));
+        let recv = rank.buffer(&vec![SENTINEL; 12 * members.len()]);
+        let command_buffer = rank.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
+        command_buffer.begin();
+        assert_ok(command_buffer.collective(split, op(IREE_HAL_COLLECTIVE_KIND_ALL_GATHER, 0, Ty::I32), 0, direct(&send, 12), direct(&recv, 12 * members.len() as u64), 3));
+        command_buffer.end();
+        rank.issue(&command_buffer, &[]).unwrap();
+        let gathered: Vec<f64> = members.iter().flat_map(|r| mine[*r as usize].clone()).collect();
+        assert_eq!(rank.read(&recv, 12 * members.len()), Ty::I32.encode(&gathered), "{mode}: split all_gather");
+        drop(command_buffer);
+        unsafe { iree_hal_hip_rs::hal_object::resource::release(split) };
+    }
+}
+
+/// A rank process that exits before its first collective: the others fail within RCCL's
+/// timeout with an error naming it (never a hang); ranks whose counts disagree fail at once.
+#[test]
+fn a_rank_process_that_exits_fails_the_others() {
+    let _gpus = exclusive_gpus();
+    let id = fresh_rccl_id("collectives-test", "processes-exit");
+    on_rank_processes("rank_process_exits_child", 2, &id, &[("SOFTWARE_HIP_RCCL_TIMEOUT_MS", "3000")]);
+}
+
+#[test]
+#[ignore = "run by a_rank_process_that_exits_fails_the_others, one process per rank"]
+fn rank_process_exits_child() {
+    let (me, count, id) = rank_process_role();
+    let rank = Rank::on_own_gpu(&id, me, count);
+    if me == 1 {
+        // Leaves without a word: no collective, no communicator teardown.
+        println!("{RANK_PROCESS_DONE}");
+        std::process::exit(0);
+    }
+    let send = rank.buffer(&[1; 16]);
+    let recv = rank.buffer(&[0; 16]);
+    let command_buffer = rank.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
+    command_buffer.begin();
+    assert_ok(command_buffer.collective(rank.channel, op(IREE_HAL_COLLECTIVE_KIND_ALL_REDUCE, IREE_HAL_COLLECTIVE_REDUCTION_SUM, Ty::F32), 0, direct(&send, 16), direct(&recv, 16), 4));
+    command_buffer.end();
+    let started = std::time::Instant::now();
+    // The collective fails on the stream: synchronizing it reports the failure.
+    let (_, message) = rank.issue(&command_buffer, &[]).expect_err("a collective with a departed rank fails");
+    assert!(started.elapsed() < std::time::Duration::from_secs(20), "failed within the timeout: {:?}: {message}", started.elapsed());
+    // RCCL says why: the communicator's asynchronous error and its last error text.
+    let channel = unsafe { iree_hal_hip_rs::channel::HipChannel::from_raw(rank.channel) }.unwrap();
+    let mut async_error = 0;
+    iree_hal_hip_rs::rccl_call!(channel.rccl(), ncclCommGetAsyncError(channel.comm().unwrap(), &mut async_error)).unwrap();
+    assert_eq!(async_error, 6, "ncclRemoteError");
+    println!("rank 0 failed after {:?}: {message}", started.elapsed());
+    // The device has a sticky error now: nothing of it is released cleanly.
+    println!("{RANK_PROCESS_DONE}");
+    std::process::exit(0);
 }
