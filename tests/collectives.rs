@@ -1,9 +1,12 @@
 //! Collective commands in stream and graph command buffers of the Rust HIP device, over the
-//! software device's RCCL (ranks are threads of this process, one device per GPU): every
-//! kind with several element types and every reduction, inputs differing per rank, results
+//! software device's RCCL: ranks as threads of this process (one device per GPU; two, and
+//! four in a child process with four GPUs), as processes (one per GPU, as under `mpirun`),
+//! and as the queues of one device over several GPUs driven from one thread. Every kind
+//! with several element types and every reduction, inputs differing per rank, results
 //! checked against values computed here, in both modes; one-shot, reusable with a binding
 //! table (both modes), and inline command buffers; graph mode mixing fills and copies with
-//! collectives; refusals (i16, NULL and foreign channels, bad ops, short buffers).
+//! collectives; splits; refusals (i16, NULL and foreign channels, bad ops, short buffers,
+//! two queues), a communicator that cannot be made, and a rank process that exits.
 
 mod common;
 
