@@ -521,7 +521,7 @@ fn submissions_are_checked_before_anything_is_queued() {
     assert!(text.contains("overlap"), "{text}");
     prepare(&command_buffer, &[binding(&buffer), binding(&fixture.host_buffer(8))]).unwrap();
     // A NULL command buffer is a barrier.
-    let (issue, keep_alive) = iree_hal_hip_rs::command_buffer::prepare_execution(None, &[]).unwrap();
+    let iree_hal_hip_rs::command_buffer::PreparedExecution { issue, keep_alive, .. } = iree_hal_hip_rs::command_buffer::prepare_execution(None, &[]).unwrap();
     assert!(keep_alive.is_empty());
     let queue = iree_hal_hip_rs::queue::StreamContext { hip: fixture.hip(), gpu: &fixture.gpu(), gpu_index: 0, stream: fixture.stream, epoch: 0 };
     issue(&queue).unwrap();
@@ -1169,5 +1169,5 @@ unsafe fn prepare_raw(
 ) -> iree_hal_hip_rs::status::Result<(iree_hal_hip_rs::queue::IssueFn, Vec<Box<dyn iree_hal_hip_rs::queue::Held>>)> {
     let command_buffer = unsafe { iree_hal_hip_rs::hal_object::thunk::borrow_for_call(command_buffer, "command_buffer") }?;
     let bindings = unsafe { iree_hal_hip_rs::hal_object::Binding::from_c(&table) }?;
-    iree_hal_hip_rs::command_buffer::prepare_execution(Some(command_buffer), bindings)
+    iree_hal_hip_rs::command_buffer::prepare_execution(Some(command_buffer), bindings).map(|prepared| (prepared.issue, prepared.keep_alive))
 }

@@ -7,7 +7,6 @@ use common::*;
 use core::ffi::c_void;
 use iree_hal_hip_rs::abi::*;
 use iree_hal_hip_rs::hal_object::HalObject;
-use iree_hal_hip_rs::driver::*;
 use iree_hal_hip_rs::exports::*;
 use iree_hal_hip_rs::status::StatusCode;
 use std::path::Path;
