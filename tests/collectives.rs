@@ -480,6 +480,8 @@ fn record_all_kinds(rank: &Rank, command_buffer: &CommandBuffer, ty: Ty) -> Vec<
     }
     command_buffer.barrier();
     add("all_gather".into(), IREE_HAL_COLLECTIVE_KIND_ALL_GATHER, 0, 0, c, c * n as usize, c, &|all, _| Some(all.concat()));
+    // IREE's compiler records all_gather with the gathered count (its result's elements).
+    add("all_gather, gathered count".into(), IREE_HAL_COLLECTIVE_KIND_ALL_GATHER, 0, 0, c, c * n as usize, c * n as usize, &|all, _| Some(all.concat()));
     add(format!("broadcast root {root}"), IREE_HAL_COLLECTIVE_KIND_BROADCAST, 0, root as u32, c, c, c, &|all, _| Some(all[root as usize].clone()));
     let k = 3;
     add("all_to_all".into(), IREE_HAL_COLLECTIVE_KIND_ALL_TO_ALL, 0, 0, k * n as usize, k * n as usize, k * n as usize, &|all, _| {

@@ -8,8 +8,16 @@
 //!   INVALID_ARGUMENT (IREE's validation), and what IREE's driver only finds when it submits
 //!   (i16/u16, which RCCL has no type for; a reducing collective without a reduction) is
 //!   UNIMPLEMENTED at once;
-//! - the buffers must hold what RCCL will read and write (`check_lengths`; IREE does not
-//!   check).
+//! - the buffers must hold what RCCL will read and write (`rccl_count`; IREE does not
+//!   check);
+//! - all_gather takes its count either way IREE writes it: IREE's HAL documents the count
+//!   each rank sends (receive = ranks x count, `ncclAllGather`'s `sendcount`), while IREE's
+//!   compiler (v3.3.0 and later: `flow.collective.all_gather` lowers with the element count
+//!   of its *result*) records the gathered count. A count whose documented reading the
+//!   buffers cannot hold, but whose gathered reading they hold exactly as the compiler
+//!   sizes them, is the gathered count: RCCL gets count / ranks. IREE's C driver passes the
+//!   compiler's count on as the send count, so RCCL reads past the send buffer and writes
+//!   ranks times past the receive buffer.
 //!
 //! The numeric values are those of NCCL's `nccl.h` (RCCL's is the same):
 //! `ncclInt8 = 0, ncclUint8 = 1, ncclInt32 = 2, ncclUint32 = 3, ncclInt64 = 4,
@@ -185,7 +193,27 @@ pub(crate) fn byte_lengths(op: &RcclOp, count: u64, ranks: u32) -> Result<(u64, 
 
 /// Checks that the send and receive ranges (their lengths) hold what RCCL accesses.
 pub(crate) fn check_lengths(op: &RcclOp, count: u64, ranks: u32, send_length: u64, recv_length: u64) -> Result<()> {
+    rccl_count(op, count, ranks, send_length, recv_length).map(|_| ())
+}
+
+/// The element count RCCL gets for a collective recorded with `count` (all_gather: the
+/// count each rank sends, read from the compiler's gathered count where that is what the
+/// buffers say, see the module docs), once the ranges are checked to hold what RCCL
+/// accesses.
+pub(crate) fn rccl_count(op: &RcclOp, count: u64, ranks: u32, send_length: u64, recv_length: u64) -> Result<u64> {
     let (send, recv) = byte_lengths(op, count, ranks)?;
+    let fits = send_length >= send && recv_length >= recv;
+    if fits {
+        return Ok(count);
+    }
+    if op.kind == Kind::AllGather && ranks > 1 && count % u64::from(ranks) == 0 {
+        let per_rank = count / u64::from(ranks);
+        let (send, recv) = byte_lengths(op, per_rank, ranks)?;
+        // The compiler sizes the send range to exactly what each rank sends.
+        if send_length == send && recv_length >= recv {
+            return Ok(per_rank);
+        }
+    }
     for (what, needed, length) in [("send", send, send_length), ("recv", recv, recv_length)] {
         if length < needed {
             return Err(crate::status!(
@@ -195,7 +223,7 @@ pub(crate) fn check_lengths(op: &RcclOp, count: u64, ranks: u32, send_length: u6
             ));
         }
     }
-    Ok(())
+    unreachable!("one of the ranges is short when the documented reading does not fit")
 }
 
 /// The send and receive peers of a send_recv's `param`: the send peer in the low 16 bits,
@@ -289,6 +317,19 @@ mod tests {
         let gather = of(IREE_HAL_COLLECTIVE_KIND_ALL_GATHER, 0);
         assert!(check_lengths(&gather, 3, 2, 12, 24).is_ok());
         assert_eq!(check_lengths(&gather, 3, 2, 12, 23).unwrap_err().code(), StatusCode::OutOfRange);
+        // IREE's HAL reading (3 f32 from each of 2 ranks) and its compiler's (6 gathered).
+        assert_eq!(rccl_count(&gather, 3, 2, 12, 24).unwrap(), 3);
+        assert_eq!(rccl_count(&gather, 6, 2, 12, 24).unwrap(), 3);
+        // Buffers large enough for the documented reading keep it.
+        assert_eq!(rccl_count(&gather, 6, 2, 24, 48).unwrap(), 6);
+        // The gathered reading needs a send range of exactly what each rank sends.
+        assert_eq!(rccl_count(&gather, 6, 2, 16, 24).unwrap_err().code(), StatusCode::OutOfRange);
+        // A gathered count the ranks do not divide, or a short receive, stays refused.
+        assert_eq!(rccl_count(&gather, 5, 2, 12, 24).unwrap_err().code(), StatusCode::OutOfRange);
+        assert_eq!(rccl_count(&gather, 6, 2, 12, 20).unwrap_err().code(), StatusCode::OutOfRange);
+        // Other kinds never reinterpret.
+        let reduce = of(IREE_HAL_COLLECTIVE_KIND_ALL_REDUCE, 1);
+        assert_eq!(rccl_count(&reduce, 6, 2, 12, 24).unwrap_err().code(), StatusCode::OutOfRange);
         assert_eq!(byte_lengths(&gather, u64::MAX, 2).unwrap_err().code(), StatusCode::OutOfRange);
     }
 

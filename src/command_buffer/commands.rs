@@ -446,18 +446,22 @@ impl Collective {
         self.ranges::<false>(resources, binding_table)
     }
 
-    /// The send and receive device ranges, checked as `check_ranges` does (an unused one
-    /// is NULL and empty).
-    pub(crate) fn resolve(&self, resources: &ResourceSet, binding_table: &[Binding<'_>]) -> Result<(DeviceRange, DeviceRange)> {
-        self.ranges::<true>(resources, binding_table)
+    /// The send and receive device ranges (an unused one NULL and empty) and the element
+    /// count RCCL gets (see `collective::rccl_count`), checked as `check_ranges` does.
+    pub(crate) fn resolve_with_count(&self, resources: &ResourceSet, binding_table: &[Binding<'_>]) -> Result<(DeviceRange, DeviceRange, u64)> {
+        self.ranges_and_count::<true>(resources, binding_table)
     }
 
     fn ranges<const WITH_ADDRESS: bool>(&self, resources: &ResourceSet, binding_table: &[Binding<'_>]) -> Result<(DeviceRange, DeviceRange)> {
+        self.ranges_and_count::<WITH_ADDRESS>(resources, binding_table).map(|(send, recv, _)| (send, recv))
+    }
+
+    fn ranges_and_count<const WITH_ADDRESS: bool>(&self, resources: &ResourceSet, binding_table: &[Binding<'_>]) -> Result<(DeviceRange, DeviceRange, u64)> {
         let what = "collective";
         let find = |r: &BufferRef| if WITH_ADDRESS { r.resolve(resources, binding_table, what) } else { r.locate(resources, binding_table, what) };
         let (send, recv) = (find(&self.send)?, find(&self.recv)?);
         let (_, ranks) = resources.channel(self.channel).rank_and_count()?;
-        super::collective::check_lengths(&self.op, self.count, ranks as u32, send.length, recv.length)?;
-        Ok((send, recv))
+        let count = super::collective::rccl_count(&self.op, self.count, ranks as u32, send.length, recv.length)?;
+        Ok((send, recv, count))
     }
 }

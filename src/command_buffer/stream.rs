@@ -39,6 +39,8 @@ pub(crate) struct CollectiveCall<'a> {
     pub collective: Collective,
     pub send: DeviceRange,
     pub recv: DeviceRange,
+    /// The element count RCCL gets (`collective::rccl_count`).
+    pub count: u64,
 }
 
 pub(crate) enum Grid {
@@ -164,8 +166,8 @@ pub(crate) fn plan<'a>(
             }
             Command::Collective(collective) => {
                 let resources = list.resource_set();
-                let (send, recv) = collective.resolve(resources, binding_table)?;
-                Step::Collective(CollectiveCall { channel: resources.channel(collective.channel), collective: *collective, send, recv })
+                let (send, recv, count) = collective.resolve_with_count(resources, binding_table)?;
+                Step::Collective(CollectiveCall { channel: resources.channel(collective.channel), collective: *collective, send, recv, count })
             }
             Command::Barrier => Step::Barrier,
             Command::ResetEvent { .. } => continue, // nothing to do on the GPU
@@ -245,11 +247,11 @@ fn enqueue(hip: &HipSymbols, gpu_index: usize, stream: hipStream_t, step: Step, 
 /// Enqueues one collective's RCCL calls (inside the group `issue` opened), as IREE's
 /// `iree_hal_hip_nccl_submit_batch_entry` does, with device addresses for every kind.
 fn enqueue_collective(hip: &HipSymbols, stream: hipStream_t, call: &CollectiveCall<'_>) -> Result<()> {
-    let CollectiveCall { channel, collective, send, recv } = call;
+    let CollectiveCall { channel, collective, send, recv, count } = call;
     let (rccl, comm) = (channel.rccl(), channel.comm()?);
     let op = &collective.op;
     let (data_type, reduction) = (op.data_type, op.reduction.unwrap_or_default());
-    let count = usize::try_from(collective.count).map_err(|_| crate::status!(OutOfRange, "collective: {} elements", collective.count))?;
+    let count = usize::try_from(*count).map_err(|_| crate::status!(OutOfRange, "collective: {count} elements"))?;
     let (sendbuff, recvbuff) = (send.device_pointer().cast_const(), recv.device_pointer());
     let param = collective.param as i32;
     let stream = stream.cast();
