@@ -5,6 +5,9 @@
 # and, for the software HIP device, SOFTWARE_HIP_DEVICE_COUNT to the number of local ranks
 # (at least 2; kept if set); replaces `{rank}` in the arguments by the rank's global rank
 # (per-rank inputs and outputs: --input=@in.{rank}.bin). Open MPI, MPICH and Slurm names.
+# With RANK_STATUS_PREFIX set (run.py), the tool's exit status goes to
+# $RANK_STATUS_PREFIX.<rank> and the rank exits 0, so that mpirun does not abort the job
+# (about 2 s each time) and every rank's status is known.
 rank=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-${SLURM_PROCID:-}}}
 local_rank=${OMPI_COMM_WORLD_LOCAL_RANK:-${MPI_LOCALRANKID:-${SLURM_LOCALID:-}}}
 local_size=${OMPI_COMM_WORLD_LOCAL_SIZE:-${MPI_LOCALNRANKS:-${SLURM_NTASKS_PER_NODE:-}}}
@@ -25,4 +28,10 @@ for argument in "$@"; do
   shift
   set -- "$@" "$(printf '%s' "$argument" | sed "s/{rank}/$rank/g")"
 done
+if [ -n "${RANK_STATUS_PREFIX:-}" ]; then
+  status=0
+  "$tool" "$@" || status=$?
+  echo "$status" > "$RANK_STATUS_PREFIX.$rank"
+  exit 0
+fi
 exec "$tool" "$@"
