@@ -44,7 +44,10 @@ pub struct MemoryUsage {
 }
 
 pub struct Device {
+    /// The HIP ordinal this process uses (its position among the visible devices).
     pub index: usize,
+    /// The physical device (`HIP_VISIBLE_DEVICES` entry): its name, UUID and PCI bus ID.
+    pub physical: usize,
     pub name: String,
     pub uuid: [u8; 16],
     pub context: Context,
@@ -61,8 +64,8 @@ pub struct Device {
 }
 
 impl Device {
-    pub fn new(index: usize, config: &Config) -> Self {
-        let mut name = format!("Software HIP Device {index}");
+    pub fn new(index: usize, physical: usize, config: &Config) -> Self {
+        let mut name = format!("Software HIP Device {physical}");
         if config.max_length_names {
             name.push(' ');
             while name.len() < MAX_NAME_LENGTH {
@@ -71,8 +74,9 @@ impl Device {
         }
         Device {
             index,
+            physical,
             name,
-            uuid: device_uuid(index),
+            uuid: device_uuid(physical),
             context: Context { device: index },
             memory: Mutex::new(MemoryUsage { limit_bytes: config.device_memory_bytes, ..Default::default() }),
             peers: Mutex::new(HashSet::new()),
@@ -284,7 +288,7 @@ impl Device {
         props.arch = hipDeviceArch_t { flags: 0x001F_FFFF };
         props.concurrentKernels = 1;
         props.pciDomainID = 0;
-        props.pciBusID = self.index as i32 + 1;
+        props.pciBusID = self.physical as i32 + 1;
         props.pciDeviceID = 0;
         props.maxSharedMemoryPerMultiProcessor = SHARED_MEMORY_PER_BLOCK;
         props.isMultiGpuBoard = 0;
