@@ -1,14 +1,23 @@
 //! Events: markers recorded into streams; they complete when the stream reaches them.
 //!
 //! Each record bumps a generation number; the marker that runs on the stream completes its
-//! generation and stamps the time. Waiting is on a condition variable, never a spin.
+//! generation and stamps the time. Host threads wait on a condition variable; a stream that
+//! waits for an event (`hipStreamWaitEvent`) first polls it for a few microseconds, as a
+//! GPU's wait on another queue polls memory, and only then sleeps (see `stream_wait`).
 
 use crate::errors::HipResult;
 use crate::stream::Stream;
 use crate::types::*;
 use parking_lot::{Condvar, Mutex};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+/// How long a stream polls an event before it sleeps on it. Sleeping costs a wake-up when
+/// the event completes; when the waiting stream's thread is alone on its CPU that wake-up
+/// comes out of the CPU's idle state (tens of microseconds on a virtual machine), where a
+/// GPU's wait notices the completion within a microsecond.
+const STREAM_WAIT_POLL: Duration = Duration::from_micros(50);
 
 struct EventState {
     recorded: u64,
@@ -20,6 +29,8 @@ pub struct Event {
     pub flags: u32,
     state: Mutex<EventState>,
     completion: Condvar,
+    /// `state.completed`, readable without the lock (polled by `stream_wait`).
+    completed: AtomicU64,
 }
 
 impl Event {
@@ -42,6 +53,7 @@ impl Event {
             flags,
             state: Mutex::new(EventState { recorded: 0, completed: 0, completed_at: None }),
             completion: Condvar::new(),
+            completed: AtomicU64::new(0),
         }))
     }
 
@@ -62,6 +74,7 @@ impl Event {
         if generation > state.completed {
             state.completed = generation;
             state.completed_at = Some(Instant::now());
+            self.completed.store(generation, Ordering::Release);
         }
         self.completion.notify_all();
     }
@@ -118,8 +131,20 @@ impl Event {
             return stream.enqueue(Box::new(|| {})).map(|_| ());
         }
         let event = self.clone();
-        stream.enqueue(Box::new(move || event.wait_for_generation(target)))?;
+        stream.enqueue(Box::new(move || event.stream_wait(target)))?;
         Ok(())
+    }
+
+    /// A stream's wait for `generation`: polls for `STREAM_WAIT_POLL` (yielding, so a stream
+    /// thread sharing the CPU with the one that completes the event still runs), then sleeps.
+    fn stream_wait(&self, generation: u64) {
+        let deadline = Instant::now() + STREAM_WAIT_POLL;
+        while self.completed.load(Ordering::Acquire) < generation {
+            if Instant::now() >= deadline {
+                return self.wait_for_generation(generation);
+            }
+            std::thread::yield_now();
+        }
     }
 
     /// Completion time of the latest record, or the HIP error explaining why there is none.

@@ -631,7 +631,8 @@ impl Queue {
         if pending.is_none() && host_waits.is_empty() {
             // Every wait is reached or already ordered behind queued work.
             let mut released = Vec::new();
-            if nothing_to_wait_for {
+            let crosses_queues = ready.device_waits.iter().any(|wait| wait.other_queue.is_some());
+            if nothing_to_wait_for || crosses_queues {
                 shared.issue_or_push(ready, &mut released);
             } else {
                 // Ordered behind queued work: it joins the worker's next batch (measured
