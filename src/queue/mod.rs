@@ -631,8 +631,7 @@ impl Queue {
         if pending.is_none() && host_waits.is_empty() {
             // Every wait is reached or already ordered behind queued work.
             let mut released = Vec::new();
-            let crosses_queues = ready.device_waits.iter().any(|wait| wait.other_queue.is_some());
-            if nothing_to_wait_for || crosses_queues {
+            if nothing_to_wait_for {
                 shared.issue_or_push(ready, &mut released);
             } else {
                 // Ordered behind queued work: it joins the worker's next batch (measured
