@@ -209,6 +209,22 @@ impl HipChannel {
         self.deferred
     }
 
+    /// RCCL's asynchronous error of the communicator (`ncclCommGetAsyncError`: a peer that
+    /// went away or never came while the collectives ran), as a status with RCCL's words;
+    /// None while it is still being made or is fine. Makes no HIP call.
+    pub fn asynchronous_failure(&self) -> Option<Status> {
+        let Some(Ok(made)) = self.communicator.made.get() else { return None };
+        let (rank, count) = (made.rank, made.count);
+        let mut result = 0;
+        if let Err(status) = rccl_call!(&self.rccl, ncclCommGetAsyncError(made.communicator.raw(), &mut result)) {
+            return Some(status);
+        }
+        self.rccl
+            .check(result, "a collective operation (ncclCommGetAsyncError)", crate::here!())
+            .err()
+            .map(|status| status.annotate(&format!("the collective channel of rank {rank} of {count} failed")))
+    }
+
     /// The RCCL the communicator belongs to (for collective commands).
     pub fn rccl(&self) -> &RcclSymbols {
         &self.rccl

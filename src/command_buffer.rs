@@ -54,7 +54,7 @@ mod vtable;
 use crate::abi::*;
 use crate::channel::HipChannel;
 use crate::hal_object::thunk::joint::HostData;
-use crate::hal_object::{Binding, Borrowed, BufferRefView};
+use crate::hal_object::{Binding, Borrowed, BufferRefView, Retained};
 use crate::hip::gpu::Gpu;
 use crate::hip::types::hipStream_t;
 use crate::hip::HipSymbols;
@@ -249,6 +249,11 @@ impl HipCommandBuffer {
 
     /// Checks made when the command buffer is submitted to a queue with `binding_table`:
     /// it is ended, a one-shot one is submitted once, and every slot reference resolves.
+    /// The channels of the recorded collectives (none for most command buffers).
+    pub(crate) fn channels(&self) -> Vec<Retained<HipChannel>> {
+        self.recorder.lock().list.resources().channels().to_vec()
+    }
+
     /// Returns whether issuing may block (a collective on a channel whose communicator may
     /// still be being made), so that the queue's worker issues it.
     pub fn check_submission(&self, binding_table: &[Binding<'_>]) -> Result<bool> {

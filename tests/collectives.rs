@@ -800,27 +800,39 @@ impl MultiGpuDevice {
     }
 
     fn semaphore(&self) -> *mut iree_hal_semaphore_t {
-        let mut semaphore = core::ptr::null_mut();
-        assert_ok(unsafe { (vtable_of(self.device).create_semaphore.unwrap())(self.device, 0, 0, &mut semaphore) });
-        semaphore
+        semaphore_on(self.device)
     }
 
-    /// Submits `command_buffer` to queue `queue`, signalling `semaphore` to 1.
     fn execute(&self, queue: u32, command_buffer: &CommandBuffer, semaphore: *mut iree_hal_semaphore_t) {
-        let (mut semaphores, mut values) = ([semaphore], [1u64]);
-        let signals = iree_hal_semaphore_list_t { count: 1, semaphores: semaphores.as_mut_ptr(), payload_values: values.as_mut_ptr() };
-        let waits = iree_hal_semaphore_list_t { count: 0, semaphores: core::ptr::null_mut(), payload_values: core::ptr::null_mut() };
-        let table = iree_hal_buffer_binding_table_t { count: 0, bindings: core::ptr::null() };
-        assert_ok(unsafe { (vtable_of(self.device).queue_execute.unwrap())(self.device, 1 << queue, waits, signals, command_buffer.0, table) });
+        execute_on(self.device, 1 << queue, command_buffer, semaphore)
     }
 
-    /// Waits (at most a minute) for `semaphore` to reach 1.
     fn wait(&self, semaphore: *mut iree_hal_semaphore_t) -> Option<(StatusCode, String)> {
-        let (mut semaphores, mut values) = ([semaphore], [1u64]);
-        let list = iree_hal_semaphore_list_t { count: 1, semaphores: semaphores.as_mut_ptr(), payload_values: values.as_mut_ptr() };
-        let timeout = iree_timeout_t { type_: IREE_TIMEOUT_RELATIVE, nanos: 60_000_000_000 };
-        take_status(unsafe { (vtable_of(self.device).wait_semaphores.unwrap())(self.device, IREE_HAL_WAIT_MODE_ALL, list, timeout) })
+        wait_on(self.device, semaphore)
     }
+}
+
+fn semaphore_on(device: *mut iree_hal_device_t) -> *mut iree_hal_semaphore_t {
+    let mut semaphore = core::ptr::null_mut();
+    assert_ok(unsafe { (vtable_of(device).create_semaphore.unwrap())(device, 0, 0, &mut semaphore) });
+    semaphore
+}
+
+/// `queue_execute` of `command_buffer` on the queues of `affinity`, signalling `semaphore` to 1.
+fn execute_on(device: *mut iree_hal_device_t, affinity: iree_hal_queue_affinity_t, command_buffer: &CommandBuffer, semaphore: *mut iree_hal_semaphore_t) {
+    let (mut semaphores, mut values) = ([semaphore], [1u64]);
+    let signals = iree_hal_semaphore_list_t { count: 1, semaphores: semaphores.as_mut_ptr(), payload_values: values.as_mut_ptr() };
+    let waits = iree_hal_semaphore_list_t { count: 0, semaphores: core::ptr::null_mut(), payload_values: core::ptr::null_mut() };
+    let table = iree_hal_buffer_binding_table_t { count: 0, bindings: core::ptr::null() };
+    assert_ok(unsafe { (vtable_of(device).queue_execute.unwrap())(device, affinity, waits, signals, command_buffer.0, table) });
+}
+
+/// Waits (at most a minute) for `semaphore` to reach 1.
+fn wait_on(device: *mut iree_hal_device_t, semaphore: *mut iree_hal_semaphore_t) -> Option<(StatusCode, String)> {
+    let (mut semaphores, mut values) = ([semaphore], [1u64]);
+    let list = iree_hal_semaphore_list_t { count: 1, semaphores: semaphores.as_mut_ptr(), payload_values: values.as_mut_ptr() };
+    let timeout = iree_timeout_t { type_: IREE_TIMEOUT_RELATIVE, nanos: 60_000_000_000 };
+    take_status(unsafe { (vtable_of(device).wait_semaphores.unwrap())(device, IREE_HAL_WAIT_MODE_ALL, list, timeout) })
 }
 
 impl Drop for MultiGpuDevice {
@@ -1119,6 +1131,8 @@ fn a_rank_process_that_exits_fails_the_others() {
     let _gpus = exclusive_gpus();
     let id = fresh_rccl_id("collectives-test", "processes-exit");
     on_rank_processes("rank_process_exits_child", 2, &id, &[("SOFTWARE_HIP_RCCL_TIMEOUT_MS", "3000")]);
+    let id = fresh_rccl_id("collectives-test", "processes-exit-queue");
+    on_rank_processes("rank_process_exits_child", 2, &id, &[("SOFTWARE_HIP_RCCL_TIMEOUT_MS", "3000"), ("COLLECTIVES_TEST_THROUGH_QUEUE", "1")]);
 }
 
 #[test]
@@ -1138,6 +1152,21 @@ fn rank_process_exits_child() {
     assert_ok(command_buffer.collective(rank.channel, op(IREE_HAL_COLLECTIVE_KIND_ALL_REDUCE, IREE_HAL_COLLECTIVE_REDUCTION_SUM, Ty::F32), 0, direct(&send, 16), direct(&recv, 16), 4));
     command_buffer.end();
     let started = std::time::Instant::now();
+    if std::env::var("COLLECTIVES_TEST_THROUGH_QUEUE").is_ok() {
+        // Through the device's queue: the submission's semaphore fails with RCCL's reason,
+        // it is never signalled as if the collective had run.
+        let semaphore = semaphore_on(rank.device);
+        execute_on(rank.device, IREE_HAL_QUEUE_AFFINITY_ANY, &command_buffer, semaphore);
+        let (code, message) = wait_on(rank.device, semaphore).expect("the collective's submission fails");
+        assert!(started.elapsed() < std::time::Duration::from_secs(20), "failed within the timeout: {:?}: {message}", started.elapsed());
+        assert_eq!(code, StatusCode::Aborted, "{message}");
+        for part in ["ncclRemoteError", "rank(s) [1]", "exited", "ncclCommGetAsyncError", "queue_execute"] {
+            assert!(message.contains(part), "{part:?} in {message}");
+        }
+        println!("rank 0's submission failed after {:?}: {message}", started.elapsed());
+        println!("{RANK_PROCESS_DONE}");
+        std::process::exit(0);
+    }
     // The collective fails on the stream: synchronizing it reports the failure.
     let (_, message) = rank.issue(&command_buffer, &[]).expect_err("a collective with a departed rank fails");
     assert!(started.elapsed() < std::time::Duration::from_secs(20), "failed within the timeout: {:?}: {message}", started.elapsed());

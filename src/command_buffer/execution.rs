@@ -8,7 +8,8 @@ use crate::hal_object::{Binding, Borrowed, Retained};
 use super::HipCommandBuffer;
 use crate::abi::*;
 use crate::queue::{Held, IssueFn, StreamContext};
-use crate::status::Result;
+use crate::channel::HipChannel;
+use crate::status::{Result, Status};
 use std::sync::Arc;
 
 /// A submission's command buffer and binding table, shared by the issue step and the
@@ -16,6 +17,9 @@ use std::sync::Arc;
 struct Execution {
     command_buffer: Option<Retained<HipCommandBuffer>>,
     binding_table: Vec<TableEntry>,
+    /// The channels of the command buffer's collectives, whose asynchronous errors decide
+    /// whether the execution succeeded once its stream passed it.
+    channels: Vec<Retained<HipChannel>>,
 }
 
 /// One binding of a submitted table, its buffer retained until the work is done.
@@ -44,7 +48,8 @@ pub fn prepare_execution(command_buffer: Option<Borrowed<'_, iree_hal_command_bu
         .iter()
         .map(|binding| TableEntry { buffer: binding.buffer.map(|buffer| buffer.retain()), offset: binding.offset, length: binding.length })
         .collect();
-    let execution = Arc::new(Execution { command_buffer: Some(Retained::from_ours(ours)), binding_table: table });
+    let channels = ours.channels();
+    let execution = Arc::new(Execution { command_buffer: Some(Retained::from_ours(ours)), binding_table: table, channels });
     let for_issue = execution.clone();
     let issue: IssueFn = Box::new(move |queue: &StreamContext| {
         let command_buffer = for_issue.command_buffer.as_ref().expect("held until the execution completes");
@@ -73,7 +78,17 @@ impl Held for Arc<Execution> {
         for entry in &mut execution.binding_table {
             all &= entry.buffer.release_shared();
         }
+        let channels = core::mem::take(&mut execution.channels);
+        for channel in channels {
+            let mut channel = Some(channel);
+            all &= channel.release_shared();
+            execution.channels.extend(channel);
+        }
         all
+    }
+
+    fn failure_after_completion(&self) -> Option<Status> {
+        self.channels.iter().find_map(|channel| channel.asynchronous_failure())
     }
 }
 
@@ -102,7 +117,7 @@ pub fn prepare_single_dispatch(
     let workgroups = super::vtable::workgroups_3_13(config, block_dims, flags)?;
     command_buffer.dispatch(executable, ordinal, workgroups, constants, bindings)?;
     command_buffer.end()?;
-    let execution = Arc::new(Execution { command_buffer: Some(command_buffer), binding_table: Vec::new() });
+    let execution = Arc::new(Execution { command_buffer: Some(command_buffer), binding_table: Vec::new(), channels: Vec::new() });
     let for_issue = execution.clone();
     let issue: IssueFn = Box::new(move |queue: &StreamContext| {
         let command_buffer = for_issue.command_buffer.as_ref().expect("held until the execution completes");

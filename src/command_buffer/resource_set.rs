@@ -100,6 +100,11 @@ impl ResourceSet {
         HeldChannel(self.channels.len() as u32 - 1)
     }
 
+    /// The channels the set holds.
+    pub(crate) fn channels(&self) -> &[Retained<HipChannel>] {
+        &self.channels
+    }
+
     /// Whether a held channel's communicator may still be being made (see `HipChannel`).
     pub(crate) fn has_deferred_channel(&self) -> bool {
         self.channels.iter().any(|channel| channel.is_deferred())

@@ -16,6 +16,13 @@ pub trait Held: Send {
     /// whether nothing is held any more. Never tears anything down, so it may run in a HIP
     /// host callback.
     fn release_shared(&mut self) -> bool;
+
+    /// Why the work that used this failed although its stream ran to the end (a collective
+    /// whose peers went away: RCCL reports it asynchronously, the stream goes on). Asked in
+    /// the completion callback before anything is released, so it must not call HIP.
+    fn failure_after_completion(&self) -> Option<crate::status::Status> {
+        None
+    }
 }
 
 /// Host data copied for the operation: plain memory, freed anywhere.

@@ -358,7 +358,7 @@ impl QueueShared {
                     if let Some(progress) = &progress {
                         progresses.push(progress.clone());
                     }
-                    issued.push(IssuedOperation { name, signals, device_waits, keep_alive, progress });
+                    issued.push(IssuedOperation { name, signals, device_waits, keep_alive, progress, failure: None });
                 }
                 Err(status) => {
                     // On the issuing thread: what it used can be dropped right here.
@@ -451,6 +451,9 @@ struct IssuedOperation {
     device_waits: Vec<DeviceWait>,
     keep_alive: Vec<Box<dyn Held>>,
     progress: Option<Arc<SignalProgress>>,
+    /// Why the work failed although the stream passed it (`Held::failure_after_completion`),
+    /// found in the completion callback.
+    failure: Option<Status>,
 }
 
 impl IssuedOperation {
@@ -459,8 +462,15 @@ impl IssuedOperation {
     /// reached yet: the signals follow it through timepoints.
     /// Its objects must be released already (or hold nothing that needs the worker).
     fn complete(self, released: &mut Vec<Arc<PendingOperation>>) {
-        let IssuedOperation { name, signals, device_waits, keep_alive, progress } = self;
+        let IssuedOperation { name, signals, device_waits, keep_alive, progress, failure } = self;
         drop(keep_alive);
+        if let Some(failure) = failure {
+            fail_signals(&signals, failure.annotate(&format!("while running {name}")));
+            if let Some(progress) = progress {
+                progress.finish(released);
+            }
+            return;
+        }
         let mut unreached = Vec::new();
         for wait in device_waits {
             match wait.semaphore.reached(wait.value) {
@@ -538,6 +548,7 @@ fn complete_batch(completion: Box<BatchCompletion>) {
         // do too, so that signals keep stream order.
         let mut deferring = queue.deferred_completions.load(Ordering::Acquire) > 0;
         for mut operation in operations {
+            operation.failure = operation.keep_alive.iter().find_map(|held| held.failure_after_completion());
             if !deferring && release_all_shared(&mut operation.keep_alive) {
                 operation.complete(&mut released);
             } else {
