@@ -12,6 +12,7 @@
 // mode is "stream" or "graph" (from --hip_use_streams); a scenario the driver cannot run
 // prints "n/a" as its value, one that fails prints "error" (and the reason on stderr).
 #define _GNU_SOURCE
+#include <malloc.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "iree/base/api.h"
 #include "iree/hal/api.h"
@@ -636,6 +638,293 @@ static iree_status_t scenario_creation(bench_t* b) {
   return iree_ok_status();
 }
 
+// 8. Scale: submitting threads, long reusable command buffers, many pending waits.
+//
+// Where IREE's C driver fails a case, its rows are "n/a" (the reason on stderr) and the run
+// goes on; a failure of ours reports "error" and fails the scenario.
+static iree_status_t scale_failed(bench_t* b, iree_status_t status, const char* what,
+                                  const char* const* metrics, const char* const* units,
+                                  int metric_count) {
+  const bool c_driver = strcmp(BENCH_DRIVER_NAME, "c") == 0;
+  for (int i = 0; i < metric_count; ++i) {
+    report_text("s8_scale", b->mode, metrics[i], c_driver ? "n/a" : "error", units[i]);
+  }
+  if (!c_driver) return status;
+  fprintf(stderr, "hal_benchmark: s8_scale %s: IREE's C driver failed (n/a): ", what);
+  iree_status_fprint(stderr, status);
+  iree_status_free(status);
+  return iree_ok_status();
+}
+
+// Resident set size (/proc/self/statm) and bytes malloc has handed out (all arenas, mmapped
+// chunks included), in bytes. Both drivers and the software device use glibc's malloc.
+static double resident_bytes(void) {
+  long size = 0, resident = 0;
+  FILE* file = fopen("/proc/self/statm", "r");
+  if (file) {
+    if (fscanf(file, "%ld %ld", &size, &resident) != 2) resident = 0;
+    fclose(file);
+  }
+  return (double)resident * (double)sysconf(_SC_PAGESIZE);
+}
+
+static double heap_bytes(void) {
+  struct mallinfo2 info = mallinfo2();
+  return (double)info.uordblks + (double)info.hblkhd;
+}
+
+// "100k", "10k", "1k", "100": the count in a metric name.
+static void count_label(int count, char* out, size_t out_size) {
+  if (count >= 1000 && count % 1000 == 0) {
+    snprintf(out, out_size, "%dk", count / 1000);
+  } else {
+    snprintf(out, out_size, "%d", count);
+  }
+}
+
+// 8a. Host threads each submitting their own chain of barriers (as run_chain: each waits on
+// the value its previous one signals, on the thread's own semaphore) to the one device, all
+// at once; blocks of CHAIN_LENGTH edges, a host wait after each, until the time is up.
+typedef struct chain_thread_t {
+  bench_t* b;
+  pthread_barrier_t* start_barrier;
+  double seconds;
+  iree_hal_semaphore_t* semaphore;
+  long edges;
+  double finished_at;
+  iree_status_t status;
+} chain_thread_t;
+
+static void* chain_thread_main(void* arg) {
+  chain_thread_t* t = (chain_thread_t*)arg;
+  bench_t* b = t->b;
+  const int block = b->smoke ? 20 : CHAIN_LENGTH;
+  pthread_barrier_wait(t->start_barrier);
+  double start = now_seconds();
+  uint64_t value = 0;
+  iree_status_t status = iree_ok_status();
+  do {
+    for (int i = 0; i < block && iree_status_is_ok(status); ++i) {
+      uint64_t wait_value = value;
+      uint64_t signal_value = value + 1;
+      iree_hal_semaphore_list_t waits =
+          value == 0 ? iree_hal_semaphore_list_empty() : one_semaphore(&t->semaphore, &wait_value);
+      status = bench_queue_barrier(b->device, IREE_HAL_QUEUE_AFFINITY_ANY, waits,
+                                   one_semaphore(&t->semaphore, &signal_value));
+      if (iree_status_is_ok(status)) value = signal_value;
+    }
+    if (iree_status_is_ok(status)) status = bench_semaphore_wait(t->semaphore, value);
+    if (iree_status_is_ok(status)) t->edges += block;
+  } while (iree_status_is_ok(status) && !b->smoke && now_seconds() - start < t->seconds);
+  t->finished_at = now_seconds();
+  t->status = status;
+  return NULL;
+}
+
+// Runs |thread_count| chains at once; |out_edges_per_s|: edges completed by all / wall time.
+static iree_status_t run_parallel_chains(bench_t* b, int thread_count, double* out_edges_per_s) {
+  enum { MAX_THREADS = 4 };
+  chain_thread_t threads[MAX_THREADS];
+  pthread_t handles[MAX_THREADS];
+  memset(threads, 0, sizeof(threads));
+  pthread_barrier_t start_barrier;
+  pthread_barrier_init(&start_barrier, NULL, (unsigned)thread_count + 1);
+  iree_status_t status = iree_ok_status();
+  int created = 0;
+  for (int i = 0; i < thread_count && iree_status_is_ok(status); ++i) {
+    threads[i].b = b;
+    threads[i].start_barrier = &start_barrier;
+    threads[i].seconds = 1.0;
+    status = bench_semaphore_create(b->device, &threads[i].semaphore);
+  }
+  for (; created < thread_count && iree_status_is_ok(status); ++created) {
+    if (pthread_create(&handles[created], NULL, chain_thread_main, &threads[created]) != 0) {
+      status = iree_make_status(IREE_STATUS_INTERNAL, "pthread_create failed");
+      break;
+    }
+  }
+  if (created == thread_count) {
+    pthread_barrier_wait(&start_barrier);
+  } else {
+    // Threads that started wait at the barrier for ones that never will: nothing to join.
+    // (Only on pthread_create failure; leak them rather than hang.)
+    for (int i = 0; i < thread_count; ++i) iree_hal_semaphore_release(threads[i].semaphore);
+    return status;
+  }
+  double start = now_seconds();
+  long edges = 0;
+  double finished = start;
+  for (int i = 0; i < created; ++i) {
+    pthread_join(handles[i], NULL);
+    if (iree_status_is_ok(status)) {
+      status = threads[i].status;
+    } else {
+      iree_status_ignore(threads[i].status);
+    }
+    edges += threads[i].edges;
+    if (threads[i].finished_at > finished) finished = threads[i].finished_at;
+  }
+  pthread_barrier_destroy(&start_barrier);
+  for (int i = 0; i < thread_count; ++i) iree_hal_semaphore_release(threads[i].semaphore);
+  *out_edges_per_s = edges / (finished - start);
+  return status;
+}
+
+static iree_status_t scenario_scale_threads(bench_t* b) {
+  static const int kThreadCounts[3] = {1, 2, 4};
+  double edges_per_s[3] = {0};
+  for (int i = 0; i < 3; ++i) {
+    char metric[64];
+    snprintf(metric, sizeof(metric), "threads_%d_edges_per_s", kThreadCounts[i]);
+    iree_status_t status = run_parallel_chains(b, kThreadCounts[i], &edges_per_s[i]);
+    if (!iree_status_is_ok(status)) {
+      const char* metrics[2] = {metric, "threads_4_over_1"};
+      const char* units[2] = {"edges/s", "x"};
+      return scale_failed(b, status, metric, metrics, units, 2);
+    }
+    report("s8_scale", b->mode, metric, edges_per_s[i], "edges/s");
+  }
+  report("s8_scale", b->mode, "threads_4_over_1", edges_per_s[2] / edges_per_s[0], "x");
+  return iree_ok_status();
+}
+
+// 8b. A reusable command buffer of |count| abs dispatches (an execution barrier between each
+// two, as in s3): recording time and memory growth, then the first and the third replay
+// (queue_execute + wait), all per dispatch.
+static iree_status_t measure_reusable(bench_t* b, int count) {
+  char label[16];
+  count_label(count, label, sizeof(label));
+  static const char* kSuffixes[6] = {
+      "record_per_dispatch",        "record_rss_per_dispatch",   "record_heap_per_dispatch",
+      "replay_rss_per_dispatch",    "replay_first_per_dispatch", "replay_third_per_dispatch"};
+  static const char* kUnits[6] = {"ns", "bytes", "bytes", "bytes", "ns", "ns"};
+  char metrics[6][64];
+  const char* metric_names[6];
+  for (int i = 0; i < 6; ++i) {
+    snprintf(metrics[i], sizeof(metrics[i]), "reusable_%s_%s", label, kSuffixes[i]);
+    metric_names[i] = metrics[i];
+  }
+
+  iree_hal_semaphore_t* semaphore = NULL;
+  BENCH_RETURN_IF_ERROR(bench_semaphore_create(b->device, &semaphore));
+  malloc_trim(0);
+  double rss_before = resident_bytes(), heap_before = heap_bytes();
+  double start = now_seconds();
+  iree_hal_command_buffer_t* command_buffer = NULL;
+  iree_status_t status =
+      record_commands(b, count, false, IREE_HAL_COMMAND_BUFFER_MODE_DEFAULT, &command_buffer);
+  double recorded = now_seconds();
+  double rss_recorded = resident_bytes(), heap_recorded = heap_bytes();
+  double replay_seconds[3] = {0};
+  double rss_replayed = rss_recorded;
+  uint64_t value = 0;
+  for (int r = 0; r < 3 && iree_status_is_ok(status); ++r) {
+    uint64_t signal_value = ++value;
+    double replay_start = now_seconds();
+    status = bench_queue_execute(b->device, one_semaphore(&semaphore, &signal_value),
+                                 command_buffer);
+    if (iree_status_is_ok(status)) status = bench_semaphore_wait(semaphore, signal_value);
+    replay_seconds[r] = now_seconds() - replay_start;
+    if (r == 0) rss_replayed = resident_bytes();
+  }
+  iree_hal_command_buffer_release(command_buffer);
+  iree_hal_semaphore_release(semaphore);
+  if (!iree_status_is_ok(status)) {
+    return scale_failed(b, status, metrics[0], metric_names, kUnits, 6);
+  }
+  const double values[6] = {
+      (recorded - start) * 1e9 / count,         (rss_recorded - rss_before) / count,
+      (heap_recorded - heap_before) / count,    (rss_replayed - rss_recorded) / count,
+      replay_seconds[0] * 1e9 / count,          replay_seconds[2] * 1e9 / count,
+  };
+  for (int i = 0; i < 6; ++i) report("s8_scale", b->mode, metrics[i], values[i], kUnits[i]);
+  return iree_ok_status();
+}
+
+static iree_status_t scenario_scale_reusable(bench_t* b) {
+  BENCH_RETURN_IF_ERROR(measure_reusable(b, b->smoke ? 100 : 10000));
+  return measure_reusable(b, b->smoke ? 1000 : 100000);
+}
+
+// 8c. |count| live semaphores, each with a pending queue_barrier waiting on it (value 1) that
+// signals it onward (value 2): memory per semaphore + waiter, then the host signals all of
+// them to 1 and waits for each to reach 2 (wake cost per waiter).
+static iree_status_t measure_semaphores(bench_t* b, int count) {
+  char label[16];
+  count_label(count, label, sizeof(label));
+  static const char* kSuffixes[4] = {"rss_per_waiter", "heap_per_waiter", "submit_per_waiter",
+                                     "wake_per_waiter"};
+  static const char* kUnits[4] = {"bytes", "bytes", "us", "us"};
+  char metrics[4][64];
+  const char* metric_names[4];
+  for (int i = 0; i < 4; ++i) {
+    snprintf(metrics[i], sizeof(metrics[i]), "semaphores_%s_%s", label, kSuffixes[i]);
+    metric_names[i] = metrics[i];
+  }
+  iree_hal_semaphore_t** semaphores = NULL;
+  BENCH_RETURN_IF_ERROR(iree_allocator_malloc(b->host_allocator, count * sizeof(*semaphores),
+                                              (void**)&semaphores));
+  memset(semaphores, 0, count * sizeof(*semaphores));
+  const int repetitions = b->smoke ? 1 : 3;
+  double totals[4] = {0};
+  iree_status_t status = iree_ok_status();
+  for (int r = 0; r < repetitions && iree_status_is_ok(status); ++r) {
+    malloc_trim(0);
+    double rss_before = resident_bytes(), heap_before = heap_bytes();
+    double start = now_seconds();
+    int live = 0;
+    for (; live < count && iree_status_is_ok(status); ++live) {
+      status = bench_semaphore_create(b->device, &semaphores[live]);
+      if (!iree_status_is_ok(status)) break;
+      uint64_t wait_value = 1, signal_value = 2;
+      status = bench_queue_barrier(b->device, IREE_HAL_QUEUE_AFFINITY_ANY,
+                                   one_semaphore(&semaphores[live], &wait_value),
+                                   one_semaphore(&semaphores[live], &signal_value));
+      if (!iree_status_is_ok(status)) {
+        ++live;  // created: released below
+        break;
+      }
+    }
+    double submitted = now_seconds();
+    double rss_after = resident_bytes(), heap_after = heap_bytes();
+    // Signal every created semaphore (also after a failure, so that nothing stays pending).
+    double signal_start = now_seconds();
+    for (int i = 0; i < live; ++i) {
+      iree_status_t signal_status = bench_semaphore_signal(semaphores[i], 1);
+      if (iree_status_is_ok(status)) {
+        status = signal_status;
+      } else {
+        iree_status_ignore(signal_status);
+      }
+    }
+    for (int i = 0; i < live && iree_status_is_ok(status); ++i) {
+      status = bench_semaphore_wait(semaphores[i], 2);
+    }
+    double released = now_seconds();
+    for (int i = 0; i < live; ++i) {
+      iree_hal_semaphore_release(semaphores[i]);
+      semaphores[i] = NULL;
+    }
+    totals[0] += (rss_after - rss_before) / count;
+    totals[1] += (heap_after - heap_before) / count;
+    totals[2] += (submitted - start) * 1e6 / count;
+    totals[3] += (released - signal_start) * 1e6 / count;
+  }
+  iree_allocator_free(b->host_allocator, semaphores);
+  if (!iree_status_is_ok(status)) {
+    return scale_failed(b, status, metrics[0], metric_names, kUnits, 4);
+  }
+  for (int i = 0; i < 4; ++i) {
+    report("s8_scale", b->mode, metrics[i], totals[i] / repetitions, kUnits[i]);
+  }
+  return iree_ok_status();
+}
+
+static iree_status_t scenario_scale_semaphores(bench_t* b) {
+  BENCH_RETURN_IF_ERROR(measure_semaphores(b, b->smoke ? 10 : 1000));
+  return measure_semaphores(b, b->smoke ? 100 : 10000);
+}
+
 typedef struct scenario_t {
   const char* name;
   iree_status_t (*run)(bench_t* b);
@@ -650,6 +939,9 @@ static const scenario_t kScenarios[] = {
     {"s4_alloca", scenario_alloca},
     {"s5_blocked_wait", scenario_blocked_wait},
     {"s6_creation", scenario_creation},
+    {"s8_scale threads", scenario_scale_threads},
+    {"s8_scale reusable", scenario_scale_reusable},
+    {"s8_scale semaphores", scenario_scale_semaphores},
 };
 
 // Reads --hip_use_streams from the command line (the driver's own flag) to label the lines.
