@@ -638,6 +638,28 @@ static iree_status_t scenario_creation(bench_t* b) {
   return iree_ok_status();
 }
 
+static iree_status_t load_device_resources(bench_t* b);
+static void release_device_resources(bench_t* b);
+
+// |fresh|: |b| on a new default device with its own kernel and buffers, so that what a
+// measurement allocates does not come out of pools earlier scenarios left filled (IREE's C
+// driver keeps the arena blocks of every queue operation it ever had in flight).
+static iree_status_t open_fresh_device(const bench_t* b, bench_t* fresh) {
+  *fresh = *b;
+  fresh->device = NULL;
+  fresh->cache = NULL;
+  fresh->executable = NULL;
+  fresh->input = fresh->output = fresh->fill_target = NULL;
+  iree_hal_driver_t* driver = NULL;
+  BENCH_RETURN_IF_ERROR(create_driver(b->host_allocator, &driver));
+  iree_status_t status =
+      bench_create_device(driver, iree_string_view_empty(), b->host_allocator, &fresh->device);
+  iree_hal_driver_release(driver);
+  if (iree_status_is_ok(status)) status = load_device_resources(fresh);
+  if (!iree_status_is_ok(status)) release_device_resources(fresh);
+  return status;
+}
+
 // 8. Scale: submitting threads, long reusable command buffers, many pending waits.
 //
 // Where IREE's C driver fails a case, its rows are "n/a" (the reason on stderr) and the run
@@ -671,6 +693,12 @@ static double resident_bytes(void) {
 static double heap_bytes(void) {
   struct mallinfo2 info = mallinfo2();
   return (double)info.uordblks + (double)info.hblkhd;
+}
+
+// Growth from |before| to |after| per item; a shrink (memory other threads freed meanwhile)
+// counts as no growth, so that the value stays a non-negative number.
+static double growth_per(double before, double after, int count) {
+  return after > before ? (after - before) / count : 0.0;
 }
 
 // "100k", "10k", "1k", "100": the count in a metric name.
@@ -833,8 +861,8 @@ static iree_status_t measure_reusable(bench_t* b, int count) {
     return scale_failed(b, status, metrics[0], metric_names, kUnits, 6);
   }
   const double values[6] = {
-      (recorded - start) * 1e9 / count,         (rss_recorded - rss_before) / count,
-      (heap_recorded - heap_before) / count,    (rss_replayed - rss_recorded) / count,
+      (recorded - start) * 1e9 / count,         growth_per(rss_before, rss_recorded, count),
+      growth_per(heap_before, heap_recorded, count),    growth_per(rss_recorded, rss_replayed, count),
       replay_seconds[0] * 1e9 / count,          replay_seconds[2] * 1e9 / count,
   };
   for (int i = 0; i < 6; ++i) report("s8_scale", b->mode, metrics[i], values[i], kUnits[i]);
@@ -842,8 +870,15 @@ static iree_status_t measure_reusable(bench_t* b, int count) {
 }
 
 static iree_status_t scenario_scale_reusable(bench_t* b) {
-  BENCH_RETURN_IF_ERROR(measure_reusable(b, b->smoke ? 100 : 10000));
-  return measure_reusable(b, b->smoke ? 1000 : 100000);
+  const int counts[2] = {b->smoke ? 100 : 10000, b->smoke ? 1000 : 100000};
+  for (int i = 0; i < 2; ++i) {
+    bench_t fresh;
+    BENCH_RETURN_IF_ERROR(open_fresh_device(b, &fresh));
+    iree_status_t status = measure_reusable(&fresh, counts[i]);
+    release_device_resources(&fresh);
+    BENCH_RETURN_IF_ERROR(status);
+  }
+  return iree_ok_status();
 }
 
 // 8c. |count| live semaphores, each with a pending queue_barrier waiting on it (value 1) that
@@ -905,8 +940,8 @@ static iree_status_t measure_semaphores(bench_t* b, int count) {
       iree_hal_semaphore_release(semaphores[i]);
       semaphores[i] = NULL;
     }
-    totals[0] += (rss_after - rss_before) / count;
-    totals[1] += (heap_after - heap_before) / count;
+    totals[0] += growth_per(rss_before, rss_after, count);
+    totals[1] += growth_per(heap_before, heap_after, count);
     totals[2] += (submitted - start) * 1e6 / count;
     totals[3] += (released - signal_start) * 1e6 / count;
   }
@@ -921,8 +956,15 @@ static iree_status_t measure_semaphores(bench_t* b, int count) {
 }
 
 static iree_status_t scenario_scale_semaphores(bench_t* b) {
-  BENCH_RETURN_IF_ERROR(measure_semaphores(b, b->smoke ? 10 : 1000));
-  return measure_semaphores(b, b->smoke ? 100 : 10000);
+  const int counts[2] = {b->smoke ? 10 : 1000, b->smoke ? 100 : 10000};
+  for (int i = 0; i < 2; ++i) {
+    bench_t fresh;
+    BENCH_RETURN_IF_ERROR(open_fresh_device(b, &fresh));
+    iree_status_t status = measure_semaphores(&fresh, counts[i]);
+    release_device_resources(&fresh);
+    BENCH_RETURN_IF_ERROR(status);
+  }
+  return iree_ok_status();
 }
 
 typedef struct scenario_t {
@@ -968,6 +1010,11 @@ static iree_status_t set_up(bench_t* b, const char* executable_path) {
   report("s6_creation", b->mode, "first_driver_and_device_create", (now_seconds() - start) * 1e3, "ms");
 
   BENCH_RETURN_IF_ERROR(read_file(executable_path, b->host_allocator, &b->executable_data));
+  return load_device_resources(b);
+}
+
+// The executable cache, the abs kernel and the buffers on |b->device|.
+static iree_status_t load_device_resources(bench_t* b) {
   BENCH_RETURN_IF_ERROR(bench_executable_cache_create(b->device, &b->cache));
   BENCH_RETURN_IF_ERROR(load_executable(b, &b->executable));
   BENCH_RETURN_IF_ERROR(allocate_device_buffer(b, 2 * sizeof(float), &b->input));
@@ -980,14 +1027,18 @@ static iree_status_t set_up(bench_t* b, const char* executable_path) {
                                       iree_make_timeout_ms(10000));
 }
 
-static void tear_down(bench_t* b) {
+static void release_device_resources(bench_t* b) {
   iree_hal_buffer_release(b->fill_target);
   iree_hal_buffer_release(b->output);
   iree_hal_buffer_release(b->input);
   iree_hal_executable_release(b->executable);
   iree_hal_executable_cache_release(b->cache);
-  if (b->executable_data.data) iree_allocator_free(b->host_allocator, b->executable_data.data);
   iree_hal_device_release(b->device);
+}
+
+static void tear_down(bench_t* b) {
+  release_device_resources(b);
+  if (b->executable_data.data) iree_allocator_free(b->host_allocator, b->executable_data.data);
 }
 
 int main(int argc, char** argv) {
