@@ -41,6 +41,12 @@
 //! too) issue them as RCCL groups on the queue's stream; graph-mode command buffers split
 //! their commands at collectives into segments, HIP graphs for the other commands and the
 //! collectives issued as in stream mode between the graph launches, on the same stream.
+//!
+//! RCCL reports a collective that could not finish (a peer that went away or never came)
+//! asynchronously, and the stream goes on past it: the queue's completion callback asks
+//! each channel of an executed command buffer (`asynchronous_failure`,
+//! `ncclCommGetAsyncError`) and fails the submission's semaphores with RCCL's error instead
+//! of signalling them.
 
 use crate::abi::*;
 use crate::device::HipDevice;
