@@ -115,6 +115,8 @@ pub struct HipCommandBuffer {
     recording: AtomicBool,
     /// Where commands go as they are recorded, for inline command buffers.
     inline: Option<InlineTarget>,
+    /// See `CommandBufferSpec::graph_target`.
+    graph_target: Option<(Gpu, usize)>,
 }
 
 /// The queue stream an inline command buffer issues onto as it records.
@@ -138,6 +140,9 @@ pub struct CommandBufferSpec {
     /// The queue stream to record onto when the device allows inline execution (used only
     /// if the mode asks for it).
     pub inline_target: Option<InlineTarget>,
+    /// The GPU (and its index) of the command buffer's queue affinity: a reusable GRAPH
+    /// command buffer without binding slots builds its graphs for it at `end`.
+    pub graph_target: Option<(Gpu, usize)>,
 }
 
 impl HipCommandBuffer {
@@ -187,6 +192,7 @@ impl HipCommandBuffer {
             recorder: Mutex::new(Recorder { phase: Phase::Initial, list: CommandList::take(), issued: false, submitted: false, graphs: Default::default(), inline_pending: None }),
             recording: AtomicBool::new(false),
             inline: if spec.mode & IREE_HAL_COMMAND_BUFFER_MODE_ALLOW_INLINE_EXECUTION != 0 { spec.inline_target } else { None },
+            graph_target: spec.graph_target,
         });
         Ok(crate::hal_object::into_raw(command_buffer))
     }
@@ -301,7 +307,29 @@ impl HipCommandBuffer {
         }
         recorder.phase = Phase::Executable;
         self.recording.store(false, Ordering::Release);
+        self.prebuild_graphs(&mut recorder);
         Ok(())
+    }
+
+    /// A reusable GRAPH command buffer that names no binding slot is launched as the same
+    /// graphs every time: they are built now (as IREE's C driver builds its graph while
+    /// recording) rather than by the first submission. A build that fails here is left to
+    /// that submission, which reports it.
+    fn prebuild_graphs(&self, recorder: &mut Recorder) {
+        let reusable = self.header().mode & IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT == 0;
+        let Some((gpu, gpu_index)) = &self.graph_target else { return };
+        if self.execution_mode != IREE_HAL_HIP_COMMAND_BUFFER_MODE_GRAPH || !reusable || self.binding_count() > 0 {
+            return;
+        }
+        let Recorder { list, graphs, .. } = recorder;
+        let commands = list.commands();
+        let has_indirect = commands.iter().any(|c| matches!(c, Command::Dispatch(d) if matches!(d.workgroups, Workgroups::Indirect(_))));
+        if has_indirect || waits_outside(commands) || graphs.has_collectives(list) {
+            return;
+        }
+        if let Ok(current) = gpu.make_current() {
+            let _ = graphs.prebuild(&current, *gpu_index, list);
+        }
     }
 
     /// Records one command under one lock of the recorder: checks the command buffer is

@@ -399,6 +399,7 @@ crate::hal_thunks! {
             execution_mode: device.params.command_buffer_mode,
             device_allocator: device.device_allocator.lock().as_ref().map_or(core::ptr::null_mut(), |allocator| allocator.as_ptr()),
             inline_target: if device.params.allow_inline_execution { device.inline_target(queue_affinity).ok() } else { None },
+            graph_target: device.inline_target(queue_affinity).ok().map(|target| (target.gpu, target.gpu_index)),
         };
         out_command_buffer.set(crate::command_buffer::HipCommandBuffer::create(device.hip.clone(), spec)?);
         Ok(())

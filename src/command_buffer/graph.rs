@@ -207,6 +207,26 @@ impl GraphCache {
         Ok(())
     }
 
+    /// Builds the graphs `launch` would build for an empty binding table on GPU
+    /// `gpu_index`, unless they are built already.
+    pub(crate) fn prebuild(&mut self, current: &Current<'_>, gpu_index: usize, list: &CommandList) -> Result<()> {
+        let GraphCache { graphs, segments } = self;
+        let segments = segments.get_or_insert_with(|| self::segments(list.commands()));
+        let key = GraphKey::new(gpu_index, &[]);
+        if graphs.iter().any(|graph| graph.key == key) {
+            return Ok(());
+        }
+        let mut built = Vec::with_capacity(1);
+        for segment in segments.iter() {
+            if let Segment::Graph(range) = segment {
+                let (exec, arguments) = build(current, gpu_index, list, range.clone(), &[])?;
+                built.push(BuiltGraph { exec, _arguments: arguments });
+            }
+        }
+        graphs.push(InstantiatedGraph { key, graphs: built });
+        Ok(())
+    }
+
     /// Whether the list has collectives (known after the first launch; recomputed before).
     pub(crate) fn has_collectives(&self, list: &CommandList) -> bool {
         match &self.segments {

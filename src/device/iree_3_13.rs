@@ -192,6 +192,7 @@ crate::hal_thunks! {
             execution_mode: device.params.command_buffer_mode,
             device_allocator: device.device_allocator.lock().as_ref().map_or(core::ptr::null_mut(), |allocator| allocator.as_ptr()),
             inline_target: None,
+            graph_target: None,
         };
         let (issue, keep_alive) =
             crate::command_buffer::prepare_single_dispatch(device.hip.clone(), spec, executable, function, config, constants, bindings, flags)?;
