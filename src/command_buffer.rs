@@ -239,9 +239,7 @@ impl HipCommandBuffer {
             return Ok(());
         }
         let current = gpu.make_current()?;
-        let commands = recorder.list.commands();
-        let has_indirect = commands.iter().any(|c| matches!(c, Command::Dispatch(d) if matches!(d.workgroups, Workgroups::Indirect(_))));
-        if self.execution_mode == IREE_HAL_HIP_COMMAND_BUFFER_MODE_GRAPH && !has_indirect && !waits_outside(commands) {
+        if self.runs_as_graphs(recorder.list.commands()) {
             let Recorder { list, graphs, .. } = &mut *recorder;
             if graphs.has_collectives(list) {
                 check_collective_gpus(list, gpu)?;
@@ -255,14 +253,9 @@ impl HipCommandBuffer {
 
     /// Checks made when the command buffer is submitted to a queue with `binding_table`:
     /// it is ended, a one-shot one is submitted once, and every slot reference resolves.
-    /// The channels of the recorded collectives (none for most command buffers).
-    pub(crate) fn channels(&self) -> Vec<Retained<HipChannel>> {
-        self.recorder.lock().list.resources().channels().to_vec()
-    }
-
-    /// Returns whether issuing may block (a collective on a channel whose communicator may
-    /// still be being made), so that the queue's worker issues it.
-    pub fn check_submission(&self, binding_table: &[Binding<'_>]) -> Result<bool> {
+    /// Returns the channels of the recorded collectives (none for most command buffers),
+    /// which the execution asks for RCCL's asynchronous errors once the stream passed it.
+    pub fn check_submission(&self, binding_table: &[Binding<'_>]) -> Result<Vec<Retained<HipChannel>>> {
         let mut recorder = self.recorder.lock();
         if recorder.phase != Phase::Executable {
             return Err(crate::status!(FailedPrecondition, "queue_execute: command buffer was not ended (phase {:?})", recorder.phase));
@@ -278,7 +271,7 @@ impl HipCommandBuffer {
             }
         }
         recorder.submitted = true;
-        Ok(recorder.list.resources().has_deferred_channel())
+        Ok(recorder.list.resources().channels().to_vec())
     }
 
     //===------------------------------------------------------------------===//
@@ -318,18 +311,21 @@ impl HipCommandBuffer {
     fn prebuild_graphs(&self, recorder: &mut Recorder) {
         let reusable = self.header().mode & IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT == 0;
         let Some((gpu, gpu_index)) = &self.graph_target else { return };
-        if self.execution_mode != IREE_HAL_HIP_COMMAND_BUFFER_MODE_GRAPH || !reusable || self.binding_count() > 0 {
-            return;
-        }
         let Recorder { list, graphs, .. } = recorder;
-        let commands = list.commands();
-        let has_indirect = commands.iter().any(|c| matches!(c, Command::Dispatch(d) if matches!(d.workgroups, Workgroups::Indirect(_))));
-        if has_indirect || waits_outside(commands) || graphs.has_collectives(list) {
+        if !reusable || self.binding_count() > 0 || !self.runs_as_graphs(list.commands()) || graphs.has_collectives(list) {
             return;
         }
         if let Ok(current) = gpu.make_current() {
             let _ = graphs.prebuild(&current, *gpu_index, list);
         }
+    }
+
+    /// Whether `commands` are issued as HIP graphs: GRAPH mode, unless an indirect dispatch
+    /// (its workgroup count read when issued) or a wait on an event signalled outside the
+    /// command buffer needs the stream path.
+    fn runs_as_graphs(&self, commands: &[Command]) -> bool {
+        let has_indirect = commands.iter().any(|c| matches!(c, Command::Dispatch(d) if matches!(d.workgroups, Workgroups::Indirect(_))));
+        self.execution_mode == IREE_HAL_HIP_COMMAND_BUFFER_MODE_GRAPH && !has_indirect && !waits_outside(commands)
     }
 
     /// Records one command under one lock of the recorder: checks the command buffer is

@@ -544,12 +544,8 @@ fn exclusive_gpus() -> std::sync::MutexGuard<'static, ()> {
 fn two_ranks_run_every_kind_type_and_reduction() {
     let _gpus = exclusive_gpus();
     for mode in MODES {
-        two_ranks_run_every_kind_type_and_reduction_in(mode);
+        ranks_run_every_kind_type_and_reduction_in(mode, 2);
     }
-}
-
-fn two_ranks_run_every_kind_type_and_reduction_in(mode: &'static str) {
-    ranks_run_every_kind_type_and_reduction_in(mode, 2);
 }
 
 fn ranks_run_every_kind_type_and_reduction_in(mode: &'static str, count: i32) {

@@ -43,12 +43,13 @@ pub fn prepare_execution(command_buffer: Option<Borrowed<'_, iree_hal_command_bu
         return Ok(PreparedExecution { issue: Box::new(|_| Ok(())), keep_alive: Vec::new(), issue_blocks: false });
     };
     let ours: &HipCommandBuffer = command_buffer.ours("command_buffer")?;
-    let issue_blocks = ours.check_submission(binding_table)?;
+    let channels = ours.check_submission(binding_table)?;
+    // A collective on a channel whose communicator may still be being made waits for it.
+    let issue_blocks = channels.iter().any(|channel| channel.is_deferred());
     let table = binding_table
         .iter()
         .map(|binding| TableEntry { buffer: binding.buffer.map(|buffer| buffer.retain()), offset: binding.offset, length: binding.length })
         .collect();
-    let channels = ours.channels();
     let execution = Arc::new(Execution { command_buffer: Some(Retained::from_ours(ours)), binding_table: table, channels });
     let for_issue = execution.clone();
     let issue: IssueFn = Box::new(move |queue: &StreamContext| {

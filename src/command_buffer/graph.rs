@@ -173,13 +173,7 @@ impl GraphCache {
         let index = match graphs.iter().position(|graph| graph.key == key) {
             Some(index) => index,
             None => {
-                let mut built = Vec::with_capacity(1);
-                for segment in segments.iter() {
-                    if let Segment::Graph(range) = segment {
-                        let (exec, arguments) = build(current, gpu_index, list, range.clone(), binding_table)?;
-                        built.push(BuiltGraph { exec, _arguments: arguments });
-                    }
-                }
+                let built = build_segments(current, gpu_index, list, segments, binding_table)?;
                 if graphs.len() == GRAPH_CACHE_CAPACITY {
                     // The oldest graphs may still run on this stream: let them finish first.
                     hip_call!(hip, hipStreamSynchronize(stream))?;
@@ -216,13 +210,7 @@ impl GraphCache {
         if graphs.iter().any(|graph| graph.key == key) {
             return Ok(());
         }
-        let mut built = Vec::with_capacity(1);
-        for segment in segments.iter() {
-            if let Segment::Graph(range) = segment {
-                let (exec, arguments) = build(current, gpu_index, list, range.clone(), &[])?;
-                built.push(BuiltGraph { exec, _arguments: arguments });
-            }
-        }
+        let built = build_segments(current, gpu_index, list, segments, &[])?;
         graphs.push(InstantiatedGraph { key, graphs: built });
         Ok(())
     }
@@ -240,6 +228,18 @@ impl GraphCache {
         self.graphs.clear();
         self.segments = None;
     }
+}
+
+/// Builds and instantiates one graph per graph segment of `list`, for `binding_table`.
+fn build_segments(current: &Current<'_>, gpu_index: usize, list: &CommandList, segments: &[Segment], binding_table: &[Binding<'_>]) -> Result<Vec<BuiltGraph>> {
+    let mut built = Vec::with_capacity(1);
+    for segment in segments {
+        if let Segment::Graph(range) = segment {
+            let (exec, arguments) = build(current, gpu_index, list, range.clone(), binding_table)?;
+            built.push(BuiltGraph { exec, _arguments: arguments });
+        }
+    }
+    Ok(built)
 }
 
 /// Tracks barrier dependencies while nodes are added.

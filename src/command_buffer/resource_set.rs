@@ -105,11 +105,6 @@ impl ResourceSet {
         &self.channels
     }
 
-    /// Whether a held channel's communicator may still be being made (see `HipChannel`).
-    pub(crate) fn has_deferred_channel(&self) -> bool {
-        self.channels.iter().any(|channel| channel.is_deferred())
-    }
-
     /// A channel the set holds.
     pub(crate) fn channel(&self, held: HeldChannel) -> &HipChannel {
         &self.channels[held.0 as usize]
