@@ -1,5 +1,6 @@
 // Extensions of the software HIP runtime (libamdhip64.so built from software-hip).
-// They let tests check per-device memory accounting; real HIP runtimes do not have them,
+// They let tests check per-device memory accounting and benchmarks the kernels' own time
+// (benches/programs.py); real HIP runtimes do not have them,
 // so look them up with dlsym and treat their absence as "not the software device".
 #ifndef SOFTWARE_HIP_H_
 #define SOFTWARE_HIP_H_
@@ -21,6 +22,9 @@ typedef struct softhip_memory_usage_t {
 int softhip_device_memory_usage(int device, softhip_memory_usage_t* usage);
 int softhip_set_device_memory_limit(int device, uint64_t limit_bytes);
 int softhip_host_pinned_bytes(uint64_t* bytes);
+// Kernels run so far in this process (stream launches and graph kernel nodes) and their
+// summed wall time on the device; a kernel is counted before its stream moves on.
+int softhip_kernel_totals(uint64_t* launches, uint64_t* nanoseconds);
 
 #ifdef __cplusplus
 }  // extern "C"

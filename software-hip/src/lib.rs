@@ -23,6 +23,7 @@ pub mod launch;
 pub mod memory;
 pub mod module;
 pub mod pool;
+pub mod profile;
 pub mod rccl;
 pub mod runtime;
 pub mod stream;

@@ -432,7 +432,10 @@ impl Function {
             dynamic_shared_bytes: dims.dynamic_shared_bytes,
             args: &pointers,
         };
-        grid.run(threads.unwrap_or_else(|| grid.default_workers()))
+        let started = std::time::Instant::now();
+        let result = grid.run(threads.unwrap_or_else(|| grid.default_workers()));
+        crate::profile::record_kernel(started.elapsed());
+        result
     }
 }
 

@@ -178,3 +178,71 @@ fn module_globals_are_found_by_name() {
     hip_ok!(hipModuleUnload(module));
     assert_eq!(hip_code!(hipModuleGetGlobal(&mut address, &mut size, module, name)), hipErrorInvalidHandle, "unloaded module");
 }
+
+const PROFILE_CHILD_ENV: &str = "SOFTWARE_HIP_TEST_PROFILE_CHILD";
+
+/// `softhip_kernel_totals`, in a process of its own so that no other test's kernels count:
+/// two stream launches and one graph kernel node are three launches, counted by the time
+/// the stream is synchronized, with a time on the device within the host's window.
+#[test]
+fn kernel_totals_count_stream_and_graph_kernels() {
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "kernel_totals_child", "--nocapture", "--test-threads=1"])
+        .env(PROFILE_CHILD_ENV, "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}{}", String::from_utf8_lossy(&output.stderr));
+    assert!(stdout.contains("kernel totals checked"), "the child ran: {stdout}");
+}
+
+/// The child of `kernel_totals_count_stream_and_graph_kernels`; nothing otherwise.
+#[test]
+fn kernel_totals_child() {
+    if std::env::var_os(PROFILE_CHILD_ENV).is_none() {
+        return;
+    }
+    let image = test_code_object();
+    init();
+    let totals = || {
+        let (mut launches, mut nanoseconds) = (u64::MAX, u64::MAX);
+        hip_ok!(softhip_kernel_totals(&mut launches, &mut nanoseconds));
+        (launches, nanoseconds)
+    };
+    assert_eq!(hip_code!(softhip_kernel_totals(std::ptr::null_mut(), std::ptr::null_mut())), hipErrorInvalidValue);
+    assert_eq!(totals(), (0, 0), "nothing ran yet");
+    let mut module = std::ptr::null_mut();
+    hip_ok!(hipModuleLoadData(&mut module, image.as_ptr().cast()));
+    let write_ids = function(module, "write_ids");
+    let output = device_malloc(2 * 4 * 8 * 4);
+    let stream = create_stream(hipStreamNonBlocking);
+    let mut argument = output;
+    let mut params = [(&mut argument as *mut *mut c_void).cast::<c_void>()];
+    let started = std::time::Instant::now();
+    for _ in 0..2 {
+        hip_ok!(hipModuleLaunchKernel(write_ids, 2, 1, 1, 4, 1, 1, 0, stream, params.as_mut_ptr(), std::ptr::null_mut()));
+    }
+    let mut graph = std::ptr::null_mut();
+    hip_ok!(hipGraphCreate(&mut graph, 0));
+    let node_params = hipKernelNodeParams {
+        blockDim: dim3 { x: 4, y: 1, z: 1 },
+        extra: std::ptr::null_mut(),
+        func: write_ids,
+        gridDim: dim3 { x: 2, y: 1, z: 1 },
+        kernelParams: params.as_mut_ptr(),
+        sharedMemBytes: 0,
+    };
+    let mut node = std::ptr::null_mut();
+    hip_ok!(hipGraphAddKernelNode(&mut node, graph, std::ptr::null(), 0, &node_params));
+    let mut exec = std::ptr::null_mut();
+    hip_ok!(hipGraphInstantiate(&mut exec, graph, std::ptr::null_mut(), std::ptr::null_mut(), 0));
+    hip_ok!(hipGraphLaunch(exec, stream));
+    hip_ok!(hipStreamSynchronize(stream));
+    let window_ns = started.elapsed().as_nanos() as u64;
+    let (launches, nanoseconds) = totals();
+    assert_eq!(launches, 3);
+    assert!(nanoseconds > 0 && nanoseconds < window_ns, "{nanoseconds} ns of kernels in a {window_ns} ns window");
+    hip_ok!(hipGraphExecDestroy(exec));
+    hip_ok!(hipGraphDestroy(graph));
+    println!("kernel totals checked");
+}

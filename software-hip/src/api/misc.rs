@@ -97,3 +97,13 @@ hip_export!(
         write_out(bytes, crate::memory::host_pinned_bytes())
     }
 );
+
+hip_export!(
+    /// Extension: kernels run so far in this process (stream launches and graph kernel
+    /// nodes) and their summed wall time on the device, in nanoseconds (`profile.rs`).
+    uninit fn softhip_kernel_totals(launches: *mut u64, nanoseconds: *mut u64) {
+        let (count, total_ns) = crate::profile::kernel_totals();
+        write_out(launches, count)?;
+        write_out(nanoseconds, total_ns)
+    }
+);

@@ -1,0 +1,214 @@
+#!/usr/bin/env python3
+"""Scenario 7: programs compiled by IREE's compiler, run by iree-benchmark-module with IREE's
+C HIP driver and with ours, on the software HIP device.
+
+usage: programs.py prepare WORK_DIR [--only NAME,...]
+       programs.py run WORK_DIR --tools DIR --driver c|rs --streams true|false [--only NAME,...]
+
+`prepare` compiles each program of PROGRAMS for gfx942 (tools/softhip-iree-compile), writes
+its inputs (seeded random .npy files) into WORK_DIR and builds benches/invoke_profile.c there.
+`run` benchmarks each with the iree-benchmark-module of DIR (IREE v3.3.0's shared-library
+build, iree-harness/preload/build_shared_iree.sh): `--driver c` runs it as built (IREE's C
+HIP driver), `--driver rs` with our library in LD_PRELOAD, so both drivers run in the same
+binary built from the same sources. invoke_profile.c, preloaded in both, samples the main
+thread (which submits everything) at each iree_vm_invoke from the second on: its CPU time,
+the clock and the software device's kernel totals (softhip_kernel_totals). Over those whole
+iterations (`--benchmark_min_time`, S7_MIN_TIME, default 0.5s), leaving out loading and
+device creation:
+
+  wall_per_call           wall time per call, ms
+  submit_cpu_per_call     CPU of the submitting (main) thread per call, µs
+  submit_cpu_per_dispatch the same per kernel launch (n/a for programs without kernels), µs
+  driver_share            share of the wall time the device spent outside kernels, %
+                          (what is left for the driver, the VM and the host waits)
+
+Lines go to stdout as `s7_programs<TAB>mode<TAB><program> <metric><TAB>value<TAB>unit`
+(benches/bench.sh collects them with the other scenarios). Exit status 1 when a run failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+SOFTHIP_COMPILE = os.path.join(REPO, "tools", "softhip-iree-compile", "softhip-iree-compile")
+LIB_DIR = os.environ.get("IREE_HAL_HIP_RS_LIB_DIR", os.path.join(REPO, "target", "release"))
+DISPATCH_PROGRAMS = os.path.join(REPO, "iree-harness", "dispatch-programs")
+
+# name -> (source, function, input specs as SHAPExTYPE, or "stripes" for the classifier's images)
+PROGRAMS = {
+    "stripes_classifier": ("examples/stripes_classifier.mlir", "classify", "stripes"),
+    "transformer_block": ("iree-harness/dispatch-programs/transformer_block.mlir", "block",
+                          ["32x64xf32", "64x64xf32", "64x64xf32", "64x64xf32", "64x64xf32",
+                           "64x128xf32", "128x64xf32"]),
+    "attention": ("iree-harness/dispatch-programs/attention.mlir", "attention_f32",
+                  ["2x64x32xf32"] * 3),
+    "cnn": ("iree-harness/dispatch-programs/cnn.mlir", "cnn",
+            ["2x16x16x4xf32", "3x3x4x8xf32", "8xf32", "3x3x8x16xf32", "576x10xf32", "10xf32"]),
+    "mlp": ("iree-harness/dispatch-programs/mlp.mlir", "mlp",
+            ["16x128xf32", "128x128xf32", "128xf32", "128x64xf32", "64xf32"]),
+    "matmul": ("iree-harness/dispatch-programs/matmul_f32.mlir", "mm", ["128x64xf32", "64x96xf32"]),
+    "layernorm": ("iree-harness/dispatch-programs/layernorm.mlir", "layernorm",
+                  ["64x256xf32", "256xf32", "256xf32"]),
+    "softmax": ("iree-harness/dispatch-programs/softmax.mlir", "softmax_named", ["64x128xf32"]),
+    "conv": ("iree-harness/dispatch-programs/conv.mlir", "conv_nhwc_pad_stride",
+             ["2x16x16x8xf32", "3x3x8x16xf32"]),
+    # 7 MiB in and out, copies only (no kernels): host staging and large transfers.
+    "large_copies": ("iree-harness/programs/large.mlir", "large", ["512x1024xi32", "300x1024xi32"]),
+}
+
+# iree-benchmark-module's --benchmark_min_time per program, driver and mode.
+MIN_TIME = os.environ.get("S7_MIN_TIME", "0.5s")
+
+
+def load_dispatch_run_py():
+    spec = importlib.util.spec_from_file_location("dispatch_run", os.path.join(DISPATCH_PROGRAMS, "run.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def selected(only):
+    names = list(PROGRAMS)
+    if only:
+        wanted = only.split(",")
+        unknown = [n for n in wanted if n not in PROGRAMS]
+        if unknown:
+            sys.exit(f"programs.py: unknown program(s) {', '.join(unknown)} (known: {', '.join(PROGRAMS)})")
+        names = [n for n in names if n in wanted]
+    return names
+
+
+def stripes_images(numpy):
+    """The classifier's four 8x8 images: horizontal, vertical, vertical, horizontal stripes."""
+    rows = numpy.arange(8).reshape(8, 1) % 2
+    columns = numpy.arange(8).reshape(1, 8) % 2
+    horizontal = numpy.broadcast_to(rows, (8, 8))
+    vertical = numpy.broadcast_to(columns, (8, 8))
+    return numpy.stack([horizontal, vertical, vertical, horizontal]).reshape(4, 8, 8, 1).astype(numpy.float32)
+
+
+def prepare(work, names):
+    run_py = load_dispatch_run_py()
+    numpy = run_py.numpy
+    os.makedirs(work, exist_ok=True)
+    build_invoke_profile(work)
+    for name in names:
+        source, function, specs = PROGRAMS[name]
+        module = os.path.join(work, f"{name}.hip.vmfb")
+        result = subprocess.run([SOFTHIP_COMPILE, "--iree-hal-target-device=hip", "--iree-hip-target=gfx942",
+                                 os.path.join(REPO, source), "-o", module], capture_output=True, text=True)
+        if result.returncode != 0:
+            sys.exit(f"programs.py: compiling {source} failed:\n{result.stderr[-2000:]}")
+        rng = numpy.random.default_rng(sum(map(ord, name)))
+        arrays = [stripes_images(numpy)] if specs == "stripes" else [run_py.random_input(s, rng)[0] for s in specs]
+        inputs = []
+        for index, array in enumerate(arrays):
+            path = os.path.join(work, f"{name}.in{index}.npy")
+            numpy.save(path, array)
+            inputs.append(f"--input=@{path}")
+        with open(os.path.join(work, f"{name}.json"), "w") as f:
+            json.dump({"module": module, "function": function, "inputs": inputs}, f)
+        print(f"{name}: compiled", file=sys.stderr, flush=True)
+
+
+def build_invoke_profile(work):
+    """benches/invoke_profile.c as a shared library in WORK_DIR, against IREE's headers."""
+    iree = subprocess.run([os.path.join(REPO, "tools", "iree-source", "locate.sh")], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    library = os.path.join(work, "libinvoke_profile.so")
+    subprocess.run([os.environ.get("CC", "cc"), "-shared", "-fPIC", "-O2", "-I", os.path.join(iree, "runtime", "src"),
+                    os.path.join(HERE, "invoke_profile.c"), "-o", library, "-ldl"], check=True)
+    return library
+
+
+def read_profile(path):
+    values = {}
+    with open(path) as f:
+        for line in f:
+            key, _, value = line.partition(" ")
+            values[key] = int(value)
+    return values
+
+
+def measure(work, tools, driver, streams, program):
+    """The scenario's metrics for one program: name -> (value or None, unit)."""
+    with tempfile.NamedTemporaryFile(prefix="s7-profile-", suffix=".txt", delete=False) as f:
+        profile = f.name
+    preload = [os.path.join(work, "libinvoke_profile.so")]
+    if driver == "rs":
+        preload.append(os.path.join(LIB_DIR, "libiree_hal_hip_rs.so"))
+    env = {**os.environ, "IREE_HIP_DYLIB_PATH": LIB_DIR, "S7_INVOKE_PROFILE": profile,
+           "LD_PRELOAD": " ".join(preload)}
+    command = [os.path.join(tools, "iree-benchmark-module"), "--device=hip", f"--hip_use_streams={streams}",
+               f"--module={program['module']}", f"--function={program['function']}", *program["inputs"],
+               f"--benchmark_min_time={MIN_TIME}"]
+    try:
+        result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
+        if result.returncode != 0:
+            raise RuntimeError(f"exit {result.returncode}: {result.stderr[-1500:]}")
+        values = read_profile(profile)
+    finally:
+        os.unlink(profile)
+    calls = values.get("iterations", 0)
+    if calls < 3 or "kernel_ns" not in values:
+        raise RuntimeError(f"too few iterations or no kernel totals from the software device: {values}")
+    launches = values["kernel_launches"]
+    if launches % calls:
+        raise RuntimeError(f"{launches} kernel launches in {calls} calls: not a whole number per call")
+    wall_per_call = values["wall_ns"] / calls
+    cpu_per_call = values["thread_cpu_ns"] / calls
+    return {
+        "wall_per_call": (wall_per_call / 1e6, "ms"),
+        "submit_cpu_per_call": (cpu_per_call / 1e3, "us"),
+        "submit_cpu_per_dispatch": (cpu_per_call / (launches / calls) / 1e3 if launches else None, "us"),
+        "driver_share": (100 * (1 - values["kernel_ns"] / values["wall_ns"]), "%"),
+    }
+
+
+def run(work, names, tools, driver, streams):
+    mode = "stream" if streams == "true" else "graph"
+    failed = False
+    for name in names:
+        with open(os.path.join(work, f"{name}.json")) as f:
+            program = json.load(f)
+        try:
+            metrics = measure(work, tools, driver, streams, program)
+        except (RuntimeError, subprocess.TimeoutExpired, ValueError, OSError) as error:
+            print(f"programs.py: {name} ({driver}, {mode}): {error}", file=sys.stderr)
+            failed = True
+            metrics = {m: ("error", u) for m, u in [("wall_per_call", "ms"), ("submit_cpu_per_call", "us"),
+                                                     ("submit_cpu_per_dispatch", "us"), ("driver_share", "%")]}
+        for metric, (value, unit) in metrics.items():
+            text = "n/a" if value is None else value if isinstance(value, str) else f"{value:.4g}"
+            print(f"s7_programs\t{mode}\t{name} {metric}\t{text}\t{unit}", flush=True)
+    return 1 if failed else 0
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("action", choices=["prepare", "run"])
+    parser.add_argument("work_dir")
+    parser.add_argument("--only")
+    parser.add_argument("--tools")
+    parser.add_argument("--driver", choices=["c", "rs"])
+    parser.add_argument("--streams", choices=["true", "false"])
+    options = parser.parse_args(argv)
+    names = selected(options.only)
+    if options.action == "prepare":
+        prepare(options.work_dir, names)
+        return 0
+    if not (options.tools and options.driver and options.streams):
+        parser.error("run needs --tools, --driver and --streams")
+    return run(options.work_dir, names, options.tools, options.driver, options.streams)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
