@@ -14,6 +14,11 @@
 #                                       <repo>/build/iree-313-cts), so IREE 3.13's runtime is
 #                                       built once for both
 #
+# Scenario 7 (IREE v3.3.0 only; BENCH_PROGRAMS=0 skips it): benches/programs.py runs compiled
+# programs through IREE's shared-library iree-benchmark-module with each driver, built by
+# iree-harness/preload/build_shared_iree.sh into IREE_SHARED_BUILD (default <repo>/build/iree-shared,
+# the tree the preload tests use) when its tools are missing.
+#
 # Raw lines (scenario, mode, metric, value, unit) are kept in $BUILD_DIR/bench-results/.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -31,6 +36,7 @@ case "${IREE_VERSION:-3.3.0}" in
     cmake --build "$build_dir" --target hal_benchmark_c hal_benchmark_rs hip_floor -- -j"$jobs"
     executable=$build_dir/cts-testdata/rocm_command_buffer_dispatch_test.bin
     kernel_object=$build_dir/cts-testdata/command_buffer_dispatch_test.so
+    programs=${BENCH_PROGRAMS:-1}
     ;;
   3.13 | 3.13.0)
     iree_label="IREE 3.13: "
@@ -43,6 +49,7 @@ case "${IREE_VERSION:-3.3.0}" in
       iree-harness/iree-3.13/cts/build.sh -DIREE_313_BENCH=ON
     executable=$testdata_dir/command_buffer_dispatch_test.bin
     kernel_object=$testdata_dir/command_buffer_dispatch_test.so
+    programs=0  # scenario 7 runs IREE v3.3.0's tools
     ;;
   *)
     echo "bench.sh: unknown IREE_VERSION '$IREE_VERSION' (3.3.0, the default, or 3.13)" >&2
@@ -54,6 +61,16 @@ lib_dir=$(pwd)/target/release
 export IREE_HIP_DYLIB_PATH=$lib_dir
 results=$build_dir/bench-results/$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$results"
+
+if [[ $programs != 0 ]]; then
+  .ci/install >/dev/null  # .venv (numpy, IREE's compiler) and softhip-iree-compile
+  shared_tools=${IREE_SHARED_BUILD:-build/iree-shared}/tools
+  if [[ ! -x $shared_tools/iree-benchmark-module ]]; then
+    IREE_PRELOAD_JOBS=$jobs iree-harness/preload/build_shared_iree.sh "$(dirname "$shared_tools")"
+  fi
+  programs_dir=$build_dir/s7-programs
+  .venv/bin/python benches/programs.py prepare "$programs_dir"
+fi
 
 run() {  # run NAME COMMAND...: appends "driver<TAB>line" for each output line
   local name=$1
@@ -69,6 +86,10 @@ for ((round = 1; round <= rounds; ++round)); do
     if ((round % 2)); then order="c rs"; else order="rs c"; fi
     for driver in $order; do
       run "$driver" "$build_dir/benches/hal_benchmark_$driver" --hip_use_streams=$streams "$executable"
+      if [[ $programs != 0 ]]; then
+        run "$driver" .venv/bin/python benches/programs.py run "$programs_dir" --tools "$shared_tools" \
+          --driver "$driver" --streams $streams
+      fi
     done
   done
   run floor "$build_dir/benches/hip_floor" "$lib_dir/libamdhip64.so" "$kernel_object"

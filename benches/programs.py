@@ -4,6 +4,8 @@ C HIP driver and with ours, on the software HIP device.
 
 usage: programs.py prepare WORK_DIR [--only NAME,...]
        programs.py run WORK_DIR --tools DIR --driver c|rs --streams true|false [--only NAME,...]
+       programs.py smoke WORK_DIR --tools DIR      (CTest bench-smoke: two programs, both
+                                                   drivers and modes, short runs, checked)
 
 `prepare` compiles each program of PROGRAMS for gfx942 (tools/softhip-iree-compile), writes
 its inputs (seeded random .npy files) into WORK_DIR and builds benches/invoke_profile.c there.
@@ -192,9 +194,39 @@ def run(work, names, tools, driver, streams):
     return 1 if failed else 0
 
 
+def smoke(work, tools):
+    """Every metric of two programs (one with kernels, one without) is a plausible number,
+    with both drivers in both modes."""
+    global MIN_TIME
+    MIN_TIME = "0.05s"
+    names = ["mlp", "large_copies"]
+    prepare(work, names)
+    problems = []
+    for driver in ("c", "rs"):
+        for streams in ("true", "false"):
+            for name in names:
+                with open(os.path.join(work, f"{name}.json")) as f:
+                    program = json.load(f)
+                try:
+                    metrics = measure(work, tools, driver, streams, program)
+                except (RuntimeError, subprocess.TimeoutExpired, ValueError, OSError) as error:
+                    problems.append(f"{name} ({driver}, streams={streams}): {error}")
+                    continue
+                print(name, driver, streams, {k: v for k, (v, _) in metrics.items()}, flush=True)
+                wall, cpu = metrics["wall_per_call"][0], metrics["submit_cpu_per_call"][0]
+                per_dispatch, share = metrics["submit_cpu_per_dispatch"][0], metrics["driver_share"][0]
+                if not (wall > 0 and 0 < cpu < wall * 1e3 and 0 <= share <= 100):
+                    problems.append(f"{name} ({driver}, streams={streams}): implausible {metrics}")
+                if (per_dispatch is None) != (name == "large_copies"):
+                    problems.append(f"{name} ({driver}, streams={streams}): kernels counted wrong: {metrics}")
+    for problem in problems:
+        print("FAIL:", problem, file=sys.stderr)
+    return 1 if problems else 0
+
+
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("action", choices=["prepare", "run"])
+    parser.add_argument("action", choices=["prepare", "run", "smoke"])
     parser.add_argument("work_dir")
     parser.add_argument("--only")
     parser.add_argument("--tools")
@@ -205,6 +237,10 @@ def main(argv):
     if options.action == "prepare":
         prepare(options.work_dir, names)
         return 0
+    if options.action == "smoke":
+        if not options.tools:
+            parser.error("smoke needs --tools")
+        return smoke(options.work_dir, options.tools)
     if not (options.tools and options.driver and options.streams):
         parser.error("run needs --tools, --driver and --streams")
     return run(options.work_dir, names, options.tools, options.driver, options.streams)
