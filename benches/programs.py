@@ -140,8 +140,17 @@ def read_profile(path):
     return values
 
 
-def measure(work, tools, driver, streams, program):
-    """The scenario's metrics for one program: name -> (value or None, unit)."""
+# What a failed measurement raises.
+MEASURE_ERRORS = (RuntimeError, subprocess.TimeoutExpired, ValueError, OSError)
+METRIC_UNITS = {"wall_per_call": "ms", "submit_cpu_per_call": "us", "submit_cpu_per_dispatch": "us",
+                "driver_share": "%"}
+
+
+def measure(work, tools, driver, streams, name):
+    """The scenario's metrics for program `name` (prepared in `work`): metric -> (value or
+    None, unit)."""
+    with open(os.path.join(work, f"{name}.json")) as f:
+        program = json.load(f)
     with tempfile.NamedTemporaryFile(prefix="s7-profile-", suffix=".txt", delete=False) as f:
         profile = f.name
     preload = [os.path.join(work, "libinvoke_profile.so")]
@@ -167,27 +176,25 @@ def measure(work, tools, driver, streams, program):
         raise RuntimeError(f"{launches} kernel launches in {calls} calls: not a whole number per call")
     wall_per_call = values["wall_ns"] / calls
     cpu_per_call = values["thread_cpu_ns"] / calls
-    return {
-        "wall_per_call": (wall_per_call / 1e6, "ms"),
-        "submit_cpu_per_call": (cpu_per_call / 1e3, "us"),
-        "submit_cpu_per_dispatch": (cpu_per_call / (launches / calls) / 1e3 if launches else None, "us"),
-        "driver_share": (100 * (1 - values["kernel_ns"] / values["wall_ns"]), "%"),
+    values = {
+        "wall_per_call": wall_per_call / 1e6,
+        "submit_cpu_per_call": cpu_per_call / 1e3,
+        "submit_cpu_per_dispatch": cpu_per_call / (launches / calls) / 1e3 if launches else None,
+        "driver_share": 100 * (1 - values["kernel_ns"] / values["wall_ns"]),
     }
+    return {metric: (values[metric], unit) for metric, unit in METRIC_UNITS.items()}
 
 
 def run(work, names, tools, driver, streams):
     mode = "stream" if streams == "true" else "graph"
     failed = False
     for name in names:
-        with open(os.path.join(work, f"{name}.json")) as f:
-            program = json.load(f)
         try:
-            metrics = measure(work, tools, driver, streams, program)
-        except (RuntimeError, subprocess.TimeoutExpired, ValueError, OSError) as error:
+            metrics = measure(work, tools, driver, streams, name)
+        except MEASURE_ERRORS as error:
             print(f"programs.py: {name} ({driver}, {mode}): {error}", file=sys.stderr)
             failed = True
-            metrics = {m: ("error", u) for m, u in [("wall_per_call", "ms"), ("submit_cpu_per_call", "us"),
-                                                     ("submit_cpu_per_dispatch", "us"), ("driver_share", "%")]}
+            metrics = {metric: ("error", unit) for metric, unit in METRIC_UNITS.items()}
         for metric, (value, unit) in metrics.items():
             text = "n/a" if value is None else value if isinstance(value, str) else f"{value:.4g}"
             print(f"s7_programs\t{mode}\t{name} {metric}\t{text}\t{unit}", flush=True)
@@ -205,11 +212,9 @@ def smoke(work, tools):
     for driver in ("c", "rs"):
         for streams in ("true", "false"):
             for name in names:
-                with open(os.path.join(work, f"{name}.json")) as f:
-                    program = json.load(f)
                 try:
-                    metrics = measure(work, tools, driver, streams, program)
-                except (RuntimeError, subprocess.TimeoutExpired, ValueError, OSError) as error:
+                    metrics = measure(work, tools, driver, streams, name)
+                except MEASURE_ERRORS as error:
                     problems.append(f"{name} ({driver}, streams={streams}): {error}")
                     continue
                 print(name, driver, streams, {k: v for k, (v, _) in metrics.items()}, flush=True)

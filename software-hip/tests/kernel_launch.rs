@@ -41,6 +41,18 @@ fn function(module: hipModule_t, name: &str) -> hipFunction_t {
     function
 }
 
+/// A kernel node running `write_ids` on 2 blocks of 4 threads.
+fn write_ids_node(write_ids: hipFunction_t, params: &mut [*mut c_void; 1]) -> hipKernelNodeParams {
+    hipKernelNodeParams {
+        blockDim: dim3 { x: 4, y: 1, z: 1 },
+        extra: std::ptr::null_mut(),
+        func: write_ids,
+        gridDim: dim3 { x: 2, y: 1, z: 1 },
+        kernelParams: params.as_mut_ptr(),
+        sharedMemBytes: 0,
+    }
+}
+
 #[test]
 fn kernels_run_on_streams_and_in_graphs_and_failures_stick() {
     let image = test_code_object();
@@ -83,14 +95,7 @@ fn kernels_run_on_streams_and_in_graphs_and_failures_stick() {
         hip_ok!(hipGraphAddMemsetNode(&mut fill_node, graph, std::ptr::null(), 0, &fill));
         let mut node_argument = output;
         let mut node_params = [(&mut node_argument as *mut *mut c_void).cast::<c_void>()];
-        let kernel = hipKernelNodeParams {
-            blockDim: dim3 { x: 4, y: 1, z: 1 },
-            extra: std::ptr::null_mut(),
-            func: write_ids,
-            gridDim: dim3 { x: 2, y: 1, z: 1 },
-            kernelParams: node_params.as_mut_ptr(),
-            sharedMemBytes: 0,
-        };
+        let kernel = write_ids_node(write_ids, &mut node_params);
         let mut kernel_node = std::ptr::null_mut();
         hip_ok!(hipGraphAddKernelNode(&mut kernel_node, graph, &fill_node, 1, &kernel));
         let mut exec = std::ptr::null_mut();
@@ -224,14 +229,7 @@ fn kernel_totals_child() {
     }
     let mut graph = std::ptr::null_mut();
     hip_ok!(hipGraphCreate(&mut graph, 0));
-    let node_params = hipKernelNodeParams {
-        blockDim: dim3 { x: 4, y: 1, z: 1 },
-        extra: std::ptr::null_mut(),
-        func: write_ids,
-        gridDim: dim3 { x: 2, y: 1, z: 1 },
-        kernelParams: params.as_mut_ptr(),
-        sharedMemBytes: 0,
-    };
+    let node_params = write_ids_node(write_ids, &mut params);
     let mut node = std::ptr::null_mut();
     hip_ok!(hipGraphAddKernelNode(&mut node, graph, std::ptr::null(), 0, &node_params));
     let mut exec = std::ptr::null_mut();
