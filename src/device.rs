@@ -183,7 +183,7 @@ impl HipDevice {
         issue: crate::queue::IssueFn,
         keep_alive: Vec<Box<dyn crate::queue::Held>>,
     ) -> Result<()> {
-        self.submit_operation(name, queue_affinity, waits, signals, issue, keep_alive, false)
+        self.submit_operation(name, queue_affinity, waits, signals, issue, keep_alive, crate::queue::IssueKind::Stream)
     }
 
     /// `queue_execute` of a prepared command buffer.
@@ -194,8 +194,8 @@ impl HipDevice {
         signals: SemaphoreListView<'_>,
         prepared: crate::command_buffer::PreparedExecution,
     ) -> Result<()> {
-        let crate::command_buffer::PreparedExecution { issue, keep_alive, issue_blocks } = prepared;
-        self.submit_operation("queue_execute", queue_affinity, waits, signals, issue, keep_alive, issue_blocks)
+        let crate::command_buffer::PreparedExecution { issue, keep_alive, kind } = prepared;
+        self.submit_operation("queue_execute", queue_affinity, waits, signals, issue, keep_alive, kind)
     }
 
     /// As `submit`, for an issue step that may block until its stream drained (file
@@ -209,11 +209,11 @@ impl HipDevice {
         signals: SemaphoreListView<'_>,
         issue: crate::queue::IssueFn,
         keep_alive: Vec<Box<dyn crate::queue::Held>>,
-        issue_blocks: bool,
+        kind: crate::queue::IssueKind,
     ) -> Result<()> {
         let queue = self.queue_for(queue_affinity)?;
         let (waits, signals) = (crate::semaphore::retain_list(waits)?, crate::semaphore::retain_list(signals)?);
-        queue.submit(Operation { name, waits, signals, issue, keep_alive, issue_blocks });
+        queue.submit(Operation { name, waits, signals, issue, keep_alive, kind });
         Ok(())
     }
 
@@ -236,11 +236,14 @@ impl HipDevice {
             let stats = crate::allocator::shared_statistics(&allocator).unwrap_or_default();
             let crate::memory_pools::PreparedAlloca { buffer, issue, keep_alive } =
                 pools.prepare_alloca(gpu_index, hal_object::as_raw(self), queue_affinity, &params, allocation_size, stats)?;
-            self.submit("queue_alloca", queue_affinity, wait_semaphore_list, signal_semaphore_list, issue, keep_alive)?;
+            // hipMallocFromPoolAsync hands the memory out at once.
+            let immediate = crate::queue::IssueKind::Immediate;
+            self.submit_operation("queue_alloca", queue_affinity, wait_semaphore_list, signal_semaphore_list, issue, keep_alive, immediate)?;
             return Ok(buffer.into_raw_header());
         }
         let buffer = allocator.allocate_buffer(&with_default_buffer_params(params), allocation_size)?;
-        self.submit("queue_alloca", queue_affinity, wait_semaphore_list, signal_semaphore_list, Box::new(|_| Ok(())), Vec::new())?;
+        let (nothing, immediate) = (Box::new(|_: &crate::queue::StreamContext<'_>| Ok(())), crate::queue::IssueKind::Immediate);
+        self.submit_operation("queue_alloca", queue_affinity, wait_semaphore_list, signal_semaphore_list, nothing, Vec::new(), immediate)?;
         Ok(buffer.into_raw())
     }
 
@@ -582,7 +585,7 @@ crate::hal_thunks! {
         _flags: iree_hal_read_flags_t,
     ) -> Status {
         let transfer = crate::file::prepare_read(source_file, source_offset, target_buffer, target_offset, length)?;
-        device.submit_operation("queue_read", queue_affinity, wait_semaphore_list, signal_semaphore_list, transfer.issue, transfer.keep_alive, true)
+        device.submit_operation("queue_read", queue_affinity, wait_semaphore_list, signal_semaphore_list, transfer.issue, transfer.keep_alive, crate::queue::IssueKind::Blocking)
     }
 
     fn device_queue_write(
@@ -598,7 +601,7 @@ crate::hal_thunks! {
         _flags: iree_hal_write_flags_t,
     ) -> Status {
         let transfer = crate::file::prepare_write(source_buffer, source_offset, target_file, target_offset, length)?;
-        device.submit_operation("queue_write", queue_affinity, wait_semaphore_list, signal_semaphore_list, transfer.issue, transfer.keep_alive, true)
+        device.submit_operation("queue_write", queue_affinity, wait_semaphore_list, signal_semaphore_list, transfer.issue, transfer.keep_alive, crate::queue::IssueKind::Blocking)
     }
 
     #[cfg(not(feature = "iree-3-13"))]

@@ -652,3 +652,43 @@ fn signals_keep_queue_order_when_only_some_operations_wait_for_their_release() {
     release_buffer(other);
     release_semaphores(&[done]);
 }
+
+fn value(semaphore: *mut iree_hal_semaphore_t) -> u64 {
+    unsafe { Semaphore::from_raw(semaphore) }.unwrap().query().unwrap()
+}
+
+/// On a queue with nothing in flight, queue_alloca is complete as it is issued (HIP hands
+/// pool memory out at once): memory and signal are there when the call returns, with no
+/// completion callback. Behind work still on the stream its signal keeps queue order: it is
+/// never seen before the signal of a copy submitted ahead of it.
+#[test]
+fn alloca_completes_at_once_on_an_idle_queue_and_in_queue_order_behind_work() {
+    let f = Fixture::new(&[]);
+    let done = f.semaphore();
+    let buffer = f.alloca(&[], &[(done, 1)], 256);
+    assert_eq!(value(done), 1, "signalled before queue_alloca returned");
+    assert!(!hip_buffer(buffer).device_pointer().is_null());
+    f.dealloca(&[(done, 1)], &[(done, 2)], buffer);
+    assert!(f.wait(done, 2, 5000).is_none());
+    release_buffer(buffer);
+
+    let size = 8 << 20;
+    let (from, to) = (f.buffer(HOST, size), f.buffer(IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL, size));
+    let (copied, allocated) = (f.semaphore(), f.semaphore());
+    for round in 1..=50u64 {
+        f.copy(&[], &[(copied, round)], from, to, size >> (round % 8));
+        let buffer = f.alloca(&[], &[(allocated, round)], 256);
+        // Whenever the allocation's signal is visible, so is the copy's (checked in this
+        // order: the copy's value only grows).
+        if value(allocated) >= round {
+            assert!(value(copied) >= round, "round {round}: the alloca signalled before the copy ahead of it");
+        }
+        assert!(f.wait(allocated, round, 5000).is_none());
+        f.dealloca(&[(allocated, round), (copied, round)], &[], buffer);
+        release_buffer(buffer);
+    }
+    assert!(f.wait(copied, 50, 5000).is_none());
+    release_buffer(from);
+    release_buffer(to);
+    release_semaphores(&[done, copied, allocated]);
+}

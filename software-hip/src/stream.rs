@@ -13,6 +13,23 @@ use std::sync::Arc;
 
 const WORKER_STACK_BYTES: usize = 8 << 20;
 
+/// `SOFTWARE_HIP_STREAM_IDLE_POLL_US`: how long an idle stream worker keeps looking for new
+/// work (yielding its CPU) before it sleeps (default 200 µs, 0 to sleep at once). Work
+/// submitted to a sleeping worker costs the submitting thread a wake-up: a futex wake that
+/// brings another CPU out of idle, tens of microseconds on a virtual machine, where starting
+/// work on a GPU is a doorbell write. A host that submits, waits and submits again (a
+/// program's calls, one after another) finds the worker still polling.
+pub const IDLE_POLL_ENV: &str = "SOFTWARE_HIP_STREAM_IDLE_POLL_US";
+const DEFAULT_IDLE_POLL_US: u64 = 200;
+
+fn idle_poll() -> std::time::Duration {
+    static POLL: std::sync::OnceLock<std::time::Duration> = std::sync::OnceLock::new();
+    *POLL.get_or_init(|| {
+        let micros = std::env::var(IDLE_POLL_ENV).ok().and_then(|v| v.trim().parse().ok()).unwrap_or(DEFAULT_IDLE_POLL_US);
+        std::time::Duration::from_micros(micros)
+    })
+}
+
 thread_local! {
     /// The queue whose worker is the current thread (0 on other threads).
     static CURRENT_WORKER_QUEUE: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
@@ -65,6 +82,8 @@ pub struct StreamQueue {
     state: Mutex<QueueState>,
     work_ready: Condvar,
     progress: Condvar,
+    /// `state.pending.len()`, readable without the lock (polled by the idle worker).
+    pending: AtomicU64,
 }
 
 impl StreamQueue {
@@ -73,6 +92,7 @@ impl StreamQueue {
             state: Mutex::new(QueueState { pending: VecDeque::new(), submitted: 0, completed: 0, closing: false }),
             work_ready: Condvar::new(),
             progress: Condvar::new(),
+            pending: AtomicU64::new(0),
         });
         let worker_queue = queue.clone();
         std::thread::Builder::new()
@@ -89,31 +109,56 @@ impl StreamQueue {
 
     fn run_worker(&self) {
         CURRENT_WORKER_QUEUE.with(|current| current.set(self as *const StreamQueue as usize));
+        let mut finished_one = false;
         loop {
             let work = {
                 let mut state = self.state.lock();
+                // The item just run is counted under the same lock that takes the next one:
+                // one lock a item, which submitters contend with less.
+                if finished_one {
+                    state.completed += 1;
+                    self.progress.notify_all();
+                }
+                let mut polled = false;
                 loop {
                     if let Some(work) = state.pending.pop_front() {
+                        self.pending.store(state.pending.len() as u64, Ordering::Relaxed);
                         break work;
                     }
                     if state.closing {
                         return;
+                    }
+                    // Looked at again under the lock after the poll: work submitted as the
+                    // poll gave up found no sleeping worker to notify.
+                    if !polled {
+                        polled = true;
+                        self.poll_for_work(&mut state);
+                        continue;
                     }
                     self.work_ready.wait(&mut state);
                 }
             };
             // A panicking item must not kill the worker: later items and waiters depend on it.
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work));
-            let mut state = self.state.lock();
-            state.completed += 1;
-            self.progress.notify_all();
+            finished_one = true;
         }
+    }
+
+    /// With the queue empty: looks for new work for up to `idle_poll()`, without the lock.
+    fn poll_for_work(&self, state: &mut parking_lot::MutexGuard<'_, QueueState>) {
+        let deadline = std::time::Instant::now() + idle_poll();
+        parking_lot::MutexGuard::unlocked(state, || {
+            while self.pending.load(Ordering::Relaxed) == 0 && std::time::Instant::now() < deadline {
+                std::thread::yield_now();
+            }
+        })
     }
 
     /// Appends work and returns its sequence number.
     pub fn submit(&self, work: Work) -> u64 {
         let mut state = self.state.lock();
         state.pending.push_back(work);
+        self.pending.store(state.pending.len() as u64, Ordering::Relaxed);
         state.submitted += 1;
         self.work_ready.notify_one();
         state.submitted
@@ -160,6 +205,8 @@ impl StreamQueue {
     fn close(&self) {
         let mut state = self.state.lock();
         state.closing = true;
+        // Ends a poll at once; the worker then sees `closing` under the lock.
+        self.pending.store(u64::MAX, Ordering::Relaxed);
         self.work_ready.notify_all();
     }
 }

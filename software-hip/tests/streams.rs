@@ -262,3 +262,26 @@ fn per_thread_streams_are_distinct_per_thread_and_ordered() {
     hip_ok!(hipStreamSynchronize(per_thread));
     assert!(gate.has_passed());
 }
+
+/// An idle stream worker polls for new work (`SOFTWARE_HIP_STREAM_IDLE_POLL_US`, 200 µs by
+/// default) before it sleeps. Work submitted at any moment around the end of that poll runs:
+/// 400 submissions spaced 0 to 400 µs after the stream went idle, each synchronized (a
+/// submission lost between the poll and the sleep would hang; the watchdog fails instead).
+#[test]
+fn work_submitted_around_the_end_of_the_idle_poll_runs() {
+    init();
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let stream = create_stream(hipStreamNonBlocking);
+        let counter = Box::new(AtomicUsize::new(0));
+        for i in 0..400u64 {
+            std::thread::sleep(Duration::from_micros((i % 41) * 10));
+            hip_ok!(hipLaunchHostFunc(stream, Some(count_up), as_user_data(&*counter)));
+            hip_ok!(hipStreamSynchronize(stream));
+        }
+        hip_ok!(hipStreamDestroy(stream));
+        let _ = done.send(counter.load(Ordering::SeqCst));
+    });
+    let count = finished.recv_timeout(Duration::from_secs(60)).expect("a submission was never run");
+    assert_eq!(count, 400);
+}

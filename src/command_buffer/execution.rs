@@ -7,7 +7,7 @@ use crate::buffer::RetainedBuffer;
 use crate::hal_object::{Binding, Borrowed, Retained};
 use super::HipCommandBuffer;
 use crate::abi::*;
-use crate::queue::{Held, IssueFn, StreamContext};
+use crate::queue::{Held, IssueFn, IssueKind, StreamContext};
 use crate::channel::HipChannel;
 use crate::status::{Result, Status};
 use std::sync::Arc;
@@ -40,12 +40,12 @@ impl TableEntry {
 /// A NULL command buffer is a barrier: nothing to issue.
 pub fn prepare_execution(command_buffer: Option<Borrowed<'_, iree_hal_command_buffer_t>>, binding_table: &[Binding<'_>]) -> Result<PreparedExecution> {
     let Some(command_buffer) = command_buffer else {
-        return Ok(PreparedExecution { issue: Box::new(|_| Ok(())), keep_alive: Vec::new(), issue_blocks: false });
+        return Ok(PreparedExecution { issue: Box::new(|_| Ok(())), keep_alive: Vec::new(), kind: IssueKind::Stream });
     };
     let ours: &HipCommandBuffer = command_buffer.ours("command_buffer")?;
     let channels = ours.check_submission(binding_table)?;
     // A collective on a channel whose communicator may still be being made waits for it.
-    let issue_blocks = channels.iter().any(|channel| channel.is_deferred());
+    let kind = if channels.iter().any(|channel| channel.is_deferred()) { IssueKind::Blocking } else { IssueKind::Stream };
     let table = binding_table
         .iter()
         .map(|binding| TableEntry { buffer: binding.buffer.map(|buffer| buffer.retain()), offset: binding.offset, length: binding.length })
@@ -60,15 +60,15 @@ pub fn prepare_execution(command_buffer: Option<Borrowed<'_, iree_hal_command_bu
         let table: Vec<Binding<'_>> = for_issue.binding_table.iter().map(TableEntry::binding).collect();
         command_buffer.issue(queue.hip, queue.gpu, queue.gpu_index, queue.stream, &table)
     });
-    Ok(PreparedExecution { issue, keep_alive: vec![Box::new(execution)], issue_blocks })
+    Ok(PreparedExecution { issue, keep_alive: vec![Box::new(execution)], kind })
 }
 
 /// What `queue_execute` submits for a command buffer.
 pub struct PreparedExecution {
     pub issue: IssueFn,
     pub keep_alive: Vec<Box<dyn Held>>,
-    /// Issuing may wait (for a communicator being made): the submitting thread never runs it.
-    pub issue_blocks: bool,
+    /// `Blocking` when issuing may wait for a communicator being made.
+    pub kind: IssueKind,
 }
 
 /// Shared with the issue step only until it ran; by completion this is the one holder.

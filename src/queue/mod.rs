@@ -66,6 +66,9 @@ pub struct QueueEpochs {
     issued: AtomicU64,
     /// Every operation up to this epoch has finished on the stream.
     completed: AtomicU64,
+    /// The completion callbacks up to this epoch have run to their end: their signals
+    /// were made, or handed to the worker (`QueueShared::deferred_completions`).
+    delivered: AtomicU64,
 }
 
 impl QueueEpochs {
@@ -84,9 +87,24 @@ pub struct Operation {
     pub issue: IssueFn,
     /// Objects the operation uses (buffers, command buffers...), dropped once it finished.
     pub keep_alive: Vec<Box<dyn Held>>,
-    /// The issue step may block until the stream drained (file transfers through a staging
-    /// buffer), so it never runs on the submitting thread.
-    pub issue_blocks: bool,
+    pub kind: IssueKind,
+}
+
+/// What an operation's issue step puts on the stream, which decides where it may be issued
+/// and how it completes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IssueKind {
+    /// Work on the stream; signalled by the completion callback behind it.
+    Stream,
+    /// As `Stream`, but issuing may block (until a file transfer's staging drained the
+    /// stream, or a collective's communicator is made), so it never runs on the submitting
+    /// thread.
+    Blocking,
+    /// Nothing the stream has to run: an allocation HIP hands out at once. Issued onto a
+    /// stream with nothing of ours in flight, it is complete as issued and signals at once,
+    /// without a completion callback (which would cost the submitting thread a stream
+    /// wake-up for no device work).
+    Immediate,
 }
 
 /// At most this many ready operations are issued behind one completion callback.
@@ -103,7 +121,7 @@ pub struct ReadyOperation {
     keep_alive: Vec<Box<dyn Held>>,
     progress: Option<Arc<SignalProgress>>,
     device_waits: Vec<DeviceWait>,
-    issue_blocks: bool,
+    kind: IssueKind,
 }
 
 impl ReadyOperation {
@@ -172,6 +190,8 @@ pub struct QueueShared {
     /// completion callbacks (which HIP runs one at a time, in stream order) add to it.
     deferred_completions: AtomicUsize,
     epochs: Arc<QueueEpochs>,
+    /// The stream is the queue's own (not a caller's, whose work we cannot see).
+    owns_stream: bool,
 }
 
 
@@ -241,6 +261,18 @@ impl QueueShared {
     /// Queues a ready operation behind the others (never issues it here: this runs in
     /// timepoints and host callbacks too).
     fn push(&self, ready: ReadyOperation, released: &mut Vec<Arc<PendingOperation>>) {
+        self.push_and_wake(ready, false, released)
+    }
+
+    /// `push`, leaving a sleeping worker asleep while a completion callback of this queue is
+    /// still to come: that callback wakes it (`wake_worker_for_ready`), on the stream's
+    /// thread instead of the submitter's (a wake-up costs tens of microseconds where the
+    /// worker's CPU is idle).
+    fn push_behind_callback(&self, ready: ReadyOperation, released: &mut Vec<Arc<PendingOperation>>) {
+        self.push_and_wake(ready, true, released)
+    }
+
+    fn push_and_wake(&self, ready: ReadyOperation, unless_callback_pending: bool, released: &mut Vec<Arc<PendingOperation>>) {
         let progress = ready.progress.clone();
         let rejected = {
             let mut fifo = self.fifo.lock();
@@ -248,7 +280,10 @@ impl QueueShared {
                 Some(ready)
             } else {
                 fifo.ready.push_back(ready);
-                if fifo.worker_waiting && !fifo.issuing {
+                // Read under the lock that `wake_worker_for_ready` takes after moving
+                // `delivered`: either that callback finds this operation, or this sees it done.
+                let callback_pending = unless_callback_pending && self.callback_pending();
+                if fifo.worker_waiting && !fifo.issuing && !callback_pending {
                     self.worker_wake.notify_one();
                 }
                 None
@@ -270,7 +305,7 @@ impl QueueShared {
     /// Issues `ready` on this thread when nothing is queued or being issued before it,
     /// otherwise queues it for the worker. Only for threads that may call HIP.
     fn issue_or_push(self: &Arc<Self>, ready: ReadyOperation, released: &mut Vec<Arc<PendingOperation>>) {
-        let claimed = !ready.issue_blocks && {
+        let claimed = ready.kind != IssueKind::Blocking && {
             let mut fifo = self.fifo.lock();
             let idle = !fifo.stopping && !fifo.issuing && fifo.ready.is_empty();
             fifo.issuing |= idle;
@@ -349,8 +384,10 @@ impl QueueShared {
         let mut stream = StreamContext { hip: &self.hip, gpu: &self.gpu, gpu_index: self.gpu_index, stream: self.stream.raw(), epoch: 0 };
         let mut issued = Vec::with_capacity(batch.size_hint().0);
         let mut progresses = Vec::new();
+        let mut complete_at_once = self.nothing_in_flight();
         for ready in batch {
-            let ReadyOperation { name, signals, issue, keep_alive, progress, device_waits, .. } = ready;
+            let ReadyOperation { name, signals, issue, keep_alive, progress, device_waits, kind, .. } = ready;
+            complete_at_once &= kind == IssueKind::Immediate && device_waits.is_empty();
             stream.epoch = self.epochs.issued.load(Ordering::Relaxed) + 1;
             match order_and_issue(&stream, name, &device_waits, issue) {
                 Ok(()) => {
@@ -373,7 +410,19 @@ impl QueueShared {
             return;
         }
         let completion = Box::new(BatchCompletion { operations: issued, queue: self.clone(), last_epoch: self.epochs.issued.load(Ordering::Relaxed) });
+        if complete_at_once {
+            self.mark_issued(&context, progresses, released);
+            drop(context);
+            // What the callback would do on the stream, here: nothing of ours is ahead of
+            // these operations there, and they put nothing on it.
+            complete_batch(completion);
+            return;
+        }
         if let Err((status, completion)) = crate::hip::host_func::launch(&self.hip, self.stream.raw(), completion, complete_batch) {
+            // No callback will come for these: operations queued behind them wake the
+            // worker themselves (and the issuing claim's release wakes it for those queued
+            // already).
+            self.epochs.delivered.fetch_max(completion.last_epoch, Ordering::Release);
             for operation in completion.operations {
                 fail_signals(&operation.signals, status.duplicate().annotate(&format!("while issuing {}", operation.name)));
                 if let Some(progress) = operation.progress {
@@ -384,6 +433,29 @@ impl QueueShared {
         }
         self.mark_issued(&context, progresses, released);
         drop(context);
+    }
+
+    /// Whether a completion callback of this queue has still to run to its end.
+    fn callback_pending(&self) -> bool {
+        self.epochs.delivered.load(Ordering::Acquire) < self.epochs.issued.load(Ordering::Acquire)
+    }
+
+    /// Run by each completion callback at its end: wakes the worker for operations queued
+    /// behind it (`push_behind_callback`).
+    fn wake_worker_for_ready(&self) {
+        let fifo = self.fifo.lock();
+        if fifo.worker_waiting && !fifo.issuing && !fifo.ready.is_empty() {
+            self.worker_wake.notify_one();
+        }
+    }
+
+    /// Whether everything issued onto the stream has finished and its completion callback
+    /// has signalled (or handed its signals to the worker, which has made them), so an
+    /// operation issued now is next in line.
+    fn nothing_in_flight(&self) -> bool {
+        self.owns_stream
+            && self.epochs.delivered.load(Ordering::Acquire) >= self.epochs.issued.load(Ordering::Relaxed)
+            && self.deferred_completions.load(Ordering::Acquire) == 0
     }
 
     /// Tells the progress of every operation just issued, with an event behind them when
@@ -557,6 +629,8 @@ fn complete_batch(completion: Box<BatchCompletion>) {
             }
         }
         hand_to_queues(released);
+        queue.epochs.delivered.fetch_max(last_epoch, Ordering::Release);
+        queue.wake_worker_for_ready();
     }
 }
 
@@ -591,6 +665,7 @@ impl Queue {
             records_events: AtomicBool::new(false),
             deferred_completions: AtomicUsize::new(0),
             epochs: Arc::default(),
+            owns_stream: external.is_none(),
         });
         let worker_shared = shared.clone();
         let worker = std::thread::Builder::new().name(format!("iree-hip-queue-{gpu_index}")).spawn(move || run_worker(&worker_shared));
@@ -604,7 +679,7 @@ impl Queue {
     /// Submits an operation; returns at once (having issued it, when it had nothing to wait
     /// for and the queue was idle).
     pub fn submit(&self, operation: Operation) {
-        let Operation { name, waits, signals, issue, keep_alive, issue_blocks } = operation;
+        let Operation { name, waits, signals, issue, keep_alive, kind } = operation;
         let shared = &self.shared;
         let progress = (!signals.is_empty()).then(|| SignalProgress::new(shared.clone()));
         let register_signals = |progress: &Option<Arc<SignalProgress>>| {
@@ -616,7 +691,7 @@ impl Queue {
         };
         if waits.is_empty() {
             register_signals(&progress);
-            let ready = ReadyOperation { name, signals, issue, keep_alive, progress, device_waits: Vec::new(), issue_blocks };
+            let ready = ReadyOperation { name, signals, issue, keep_alive, progress, device_waits: Vec::new(), kind };
             let mut released = Vec::new();
             shared.issue_or_push(ready, &mut released);
             issue_released(released);
@@ -638,7 +713,7 @@ impl Queue {
         // waits for itself.
         register_signals(&progress);
         let nothing_to_wait_for = device_waits.is_empty() && host_waits.is_empty();
-        let ready = ReadyOperation { name, signals, issue, keep_alive, progress, device_waits, issue_blocks };
+        let ready = ReadyOperation { name, signals, issue, keep_alive, progress, device_waits, kind };
         if pending.is_none() && host_waits.is_empty() {
             // Every wait is reached or already ordered behind queued work.
             let mut released = Vec::new();
@@ -647,8 +722,9 @@ impl Queue {
             } else {
                 // Ordered behind queued work: it joins the worker's next batch (measured
                 // cheaper for bursts of dependent submissions than issuing each here with
-                // a completion callback of its own).
-                shared.push(ready, &mut released);
+                // a completion callback of its own). A sleeping worker is woken by the
+                // completion callback still to come rather than by this thread.
+                shared.push_behind_callback(ready, &mut released);
             }
             issue_released(released);
             return;
