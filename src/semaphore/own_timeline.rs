@@ -26,12 +26,28 @@ use crate::hal_object::thunk::OwnedStatus;
 use crate::hal_object::{Ours, Out};
 use crate::iree_core::host_allocator::HostAllocator;
 use crate::status::{Result, Status};
-use core::sync::atomic::Ordering;
+use core::sync::atomic::{AtomicU32, Ordering};
 use parking_lot::{Condvar, Mutex};
 use std::sync::PoisonError;
 use std::collections::{BTreeMap, VecDeque};
+
+/// How long a host wait for a value one of our queues will signal looks again before it
+/// sleeps (`Semaphore::wait`).
+const SIGNAL_POLL: Duration = Duration::from_micros(30);
+
+/// Host waits in a row (process-wide) whose poll ran out and that slept anyway: work that
+/// long gains nothing from the poll, so past `POLL_MISSES_TO_PAUSE` only every
+/// `POLL_RETRY_EVERY`th wait polls, to notice when work gets short again.
+static POLL_MISSES: AtomicU32 = AtomicU32::new(0);
+const POLL_MISSES_TO_PAUSE: u32 = 2;
+const POLL_RETRY_EVERY: u32 = 16;
+
+fn poll_worth_trying() -> bool {
+    let misses = POLL_MISSES.load(Ordering::Relaxed);
+    misses < POLL_MISSES_TO_PAUSE || misses % POLL_RETRY_EVERY == 0
+}
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Names a registered timepoint so that it can be cancelled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -239,9 +255,15 @@ impl Semaphore {
     }
 
     /// Blocks until the value reaches `value`, the semaphore fails (ABORTED carrying the
-    /// failure) or the deadline passes (DEADLINE_EXCEEDED).
+    /// failure) or the deadline passes (DEADLINE_EXCEEDED). When one of our queue operations
+    /// will signal the value (work on a GPU), it first looks again for `SIGNAL_POLL`
+    /// (yielding) before sleeping: short GPU work then completes without a wake-up on this
+    /// thread, which costs tens of microseconds out of an idle CPU. A wait on a value only
+    /// the host will signal sleeps at once, and so do most waits while the recent ones
+    /// polled in vain (`poll_worth_trying`: long GPU work).
     pub fn wait(&self, value: u64, deadline: Deadline) -> Result<()> {
         let mut state = self.state.lock();
+        let mut poll_until = None;
         loop {
             if let Some(failure) = &state.failure {
                 return Err(aborted_by(failure));
@@ -255,6 +277,22 @@ impl Semaphore {
                     "semaphore did not reach value {value} before the deadline (current value {})",
                     state.value
                 ));
+            }
+            let queued = state.queued_signals.back().is_some_and(|(last, _)| *last >= value);
+            let poll = *poll_until.get_or_insert_with(|| (queued && poll_worth_trying()).then(|| Instant::now() + SIGNAL_POLL));
+            if let Some(until) = poll {
+                if Instant::now() < until {
+                    drop(state);
+                    std::thread::yield_now();
+                    state = self.state.lock();
+                    if state.value >= value {
+                        POLL_MISSES.store(0, Ordering::Relaxed);
+                    }
+                    continue;
+                }
+                // Ran out: sleep from here on.
+                POLL_MISSES.fetch_add(1, Ordering::Relaxed);
+                poll_until = Some(None);
             }
             state.blocked_waiters += 1;
             state.lowest_blocked_wait = state.lowest_blocked_wait.min(value);
