@@ -114,7 +114,7 @@ impl StreamQueue {
             let work = {
                 let mut state = self.state.lock();
                 // The item just run is counted under the same lock that takes the next one:
-                // one lock a item, which submitters contend with less.
+                // one lock per item, which submitters contend with less.
                 if finished_one {
                     state.completed += 1;
                     self.progress.notify_all();
