@@ -401,14 +401,6 @@ fn inline_execution_when_allowed() {
     assert!(!inline_fill_lands_before_submission(&deferred, 0x66), "without the device's permission the fill waits for submission");
 }
 
-/// CPU time (user + system) the calling thread has used so far.
-fn thread_cpu_time() -> Duration {
-    let mut usage: libc::rusage = unsafe { core::mem::zeroed() };
-    assert_eq!(unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) }, 0);
-    let micros = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
-    Duration::from_micros(micros(usage.ru_utime) + micros(usage.ru_stime))
-}
-
 /// A host wait for a value a queue operation will signal looks again for a moment before it
 /// sleeps (short GPU work then needs no wake-up), and only for a moment: waiting 150 ms for
 /// an operation held back by a host gate costs well under 5 % of a core, every time.

@@ -667,17 +667,6 @@ fn multi_waits_race_signallers_without_lost_wakeups() {
     assert_eq!(alloc.live(), 0);
 }
 
-/// CPU time (user + system) the calling thread has used so far.
-fn thread_cpu_time() -> Duration {
-    let mut usage: libc::rusage = unsafe { core::mem::zeroed() };
-    assert_eq!(
-        unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) },
-        0
-    );
-    let micros = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
-    Duration::from_micros(micros(usage.ru_utime) + micros(usage.ru_stime))
-}
-
 #[test]
 fn a_blocked_wait_uses_almost_no_cpu() {
     let alloc = allocator();

@@ -30,6 +30,8 @@ use core::sync::atomic::{AtomicU32, Ordering};
 use parking_lot::{Condvar, Mutex};
 use std::sync::PoisonError;
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// How long a host wait for a value one of our queues will signal looks again before it
 /// sleeps (`Semaphore::wait`).
@@ -46,8 +48,6 @@ fn poll_worth_trying() -> bool {
     let misses = POLL_MISSES.load(Ordering::Relaxed);
     misses < POLL_MISSES_TO_PAUSE || misses % POLL_RETRY_EVERY == 0
 }
-use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 /// Names a registered timepoint so that it can be cancelled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -278,8 +278,10 @@ impl Semaphore {
                     state.value
                 ));
             }
-            let queued = state.queued_signals.back().is_some_and(|(last, _)| *last >= value);
-            let poll = *poll_until.get_or_insert_with(|| (queued && poll_worth_trying()).then(|| Instant::now() + SIGNAL_POLL));
+            let poll = *poll_until.get_or_insert_with(|| {
+                let queued = state.queued_signals.back().is_some_and(|(last, _)| *last >= value);
+                (queued && poll_worth_trying()).then(|| Instant::now() + SIGNAL_POLL)
+            });
             if let Some(until) = poll {
                 if Instant::now() < until {
                     drop(state);

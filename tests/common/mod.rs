@@ -360,3 +360,11 @@ pub fn on_ranks<T: Send + 'static>(count: i32, rank_body: impl Fn(i32) -> T + Se
     }
     results.into_iter().map(|result| result.expect("every rank answered")).collect()
 }
+
+/// CPU time (user + system) the calling thread has used so far.
+pub fn thread_cpu_time() -> std::time::Duration {
+    let mut usage: libc::rusage = unsafe { core::mem::zeroed() };
+    assert_eq!(unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) }, 0);
+    let micros = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
+    std::time::Duration::from_micros(micros(usage.ru_utime) + micros(usage.ru_stime))
+}
