@@ -70,29 +70,45 @@ pub enum StreamKind {
 
 struct QueueState {
     pending: VecDeque<Work>,
-    /// Number of items ever submitted; the sequence number of the newest one.
-    submitted: u64,
-    /// Number of items finished; they finish in order.
-    completed: u64,
+    /// The worker sleeps on `work_ready` (set and cleared under the lock).
+    worker_sleeping: bool,
     closing: bool,
 }
 
 /// The ordered work queue and its worker thread.
+///
+/// Submitting never waits for the worker: the worker takes everything pending in one
+/// short lock and runs it without the lock, counting each item done with an atomic, and
+/// takes the lock again only to sleep or to wake threads waiting for an item. A submitter
+/// wakes the worker only when it sleeps, after releasing the lock. (A worker that held the
+/// lock for every item made submitters block on it while it was woken, on a busy machine
+/// two thread switches per enqueue; a GPU's queue takes a doorbell write.)
 pub struct StreamQueue {
     state: Mutex<QueueState>,
     work_ready: Condvar,
     progress: Condvar,
     /// `state.pending.len()`, readable without the lock (polled by the idle worker).
     pending: AtomicU64,
+    /// Number of items ever submitted; the sequence number of the newest one (written
+    /// under the lock, so sequence numbers follow queue order).
+    submitted: AtomicU64,
+    /// Number of items finished; they finish in order.
+    completed: AtomicU64,
+    /// Threads blocked in `wait_for` (changed under the lock): the worker notifies
+    /// `progress` only while there are some.
+    progress_waiters: AtomicU64,
 }
 
 impl StreamQueue {
     fn start(thread_name: String, null_coupled_device: Option<usize>) -> Arc<Self> {
         let queue = Arc::new(StreamQueue {
-            state: Mutex::new(QueueState { pending: VecDeque::new(), submitted: 0, completed: 0, closing: false }),
+            state: Mutex::new(QueueState { pending: VecDeque::new(), worker_sleeping: false, closing: false }),
             work_ready: Condvar::new(),
             progress: Condvar::new(),
             pending: AtomicU64::new(0),
+            submitted: AtomicU64::new(0),
+            completed: AtomicU64::new(0),
+            progress_waiters: AtomicU64::new(0),
         });
         let worker_queue = queue.clone();
         std::thread::Builder::new()
@@ -109,21 +125,16 @@ impl StreamQueue {
 
     fn run_worker(&self) {
         CURRENT_WORKER_QUEUE.with(|current| current.set(self as *const StreamQueue as usize));
-        let mut finished_one = false;
+        let mut batch = VecDeque::new();
         loop {
-            let work = {
+            {
                 let mut state = self.state.lock();
-                // The item just run is counted under the same lock that takes the next one:
-                // one lock per item, which submitters contend with less.
-                if finished_one {
-                    state.completed += 1;
-                    self.progress.notify_all();
-                }
                 let mut polled = false;
                 loop {
-                    if let Some(work) = state.pending.pop_front() {
-                        self.pending.store(state.pending.len() as u64, Ordering::Relaxed);
-                        break work;
+                    if !state.pending.is_empty() {
+                        core::mem::swap(&mut batch, &mut state.pending);
+                        self.pending.store(0, Ordering::Relaxed);
+                        break;
                     }
                     if state.closing {
                         return;
@@ -135,12 +146,27 @@ impl StreamQueue {
                         self.poll_for_work(&mut state);
                         continue;
                     }
+                    state.worker_sleeping = true;
                     self.work_ready.wait(&mut state);
+                    state.worker_sleeping = false;
                 }
-            };
-            // A panicking item must not kill the worker: later items and waiters depend on it.
-            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work));
-            finished_one = true;
+            }
+            while let Some(work) = batch.pop_front() {
+                // A panicking item must not kill the worker: later items and waiters depend on it.
+                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work));
+                self.finish_one();
+            }
+        }
+    }
+
+    /// Counts the item just run as done and wakes the threads waiting for one.
+    fn finish_one(&self) {
+        // SeqCst with `wait_for`'s registration: either the waiter sees this count before it
+        // sleeps, or this sees the waiter and notifies under the lock it sleeps with.
+        self.completed.fetch_add(1, Ordering::SeqCst);
+        if self.progress_waiters.load(Ordering::SeqCst) > 0 {
+            let _state = self.state.lock();
+            self.progress.notify_all();
         }
     }
 
@@ -156,25 +182,33 @@ impl StreamQueue {
 
     /// Appends work and returns its sequence number.
     pub fn submit(&self, work: Work) -> u64 {
-        let mut state = self.state.lock();
-        state.pending.push_back(work);
-        self.pending.store(state.pending.len() as u64, Ordering::Relaxed);
-        state.submitted += 1;
-        self.work_ready.notify_one();
-        state.submitted
+        let (sequence, wake) = {
+            let mut state = self.state.lock();
+            state.pending.push_back(work);
+            self.pending.store(state.pending.len() as u64, Ordering::Relaxed);
+            let sequence = self.submitted.load(Ordering::Relaxed) + 1;
+            self.submitted.store(sequence, Ordering::Release);
+            (sequence, state.worker_sleeping)
+        };
+        // After the lock is released, so the woken worker does not block on it. A worker
+        // seen sleeping under the lock is already waiting on the condition variable.
+        if wake {
+            self.work_ready.notify_one();
+        }
+        sequence
     }
 
     pub fn submitted(&self) -> u64 {
-        self.state.lock().submitted
+        self.submitted.load(Ordering::Acquire)
     }
 
     pub fn is_complete(&self, sequence: u64) -> bool {
-        self.state.lock().completed >= sequence
+        self.completed.load(Ordering::Acquire) >= sequence
     }
 
     pub fn is_idle(&self) -> bool {
-        let state = self.state.lock();
-        state.completed == state.submitted
+        let submitted = self.submitted.load(Ordering::Acquire);
+        self.completed.load(Ordering::Acquire) >= submitted
     }
 
     /// Blocks (on a condition variable, not spinning) until item `sequence` has run.
@@ -182,13 +216,15 @@ impl StreamQueue {
     /// Called from this queue's own worker (a host callback synchronizing its own stream,
     /// or calling hipFree), waiting could never end; it returns at once instead of hanging.
     pub fn wait_for(&self, sequence: u64) {
-        if self.is_current_worker() {
+        if self.is_current_worker() || self.is_complete(sequence) {
             return;
         }
         let mut state = self.state.lock();
-        while state.completed < sequence {
+        self.progress_waiters.fetch_add(1, Ordering::SeqCst);
+        while self.completed.load(Ordering::SeqCst) < sequence {
             self.progress.wait(&mut state);
         }
+        self.progress_waiters.fetch_sub(1, Ordering::SeqCst);
     }
 
     /// Whether the current thread is this queue's worker (running one of its items).

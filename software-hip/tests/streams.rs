@@ -285,3 +285,40 @@ fn work_submitted_around_the_end_of_the_idle_poll_runs() {
     let count = finished.recv_timeout(Duration::from_secs(60)).expect("a submission was never run");
     assert_eq!(count, 400);
 }
+
+/// The stream's worker takes all pending work at once and counts each item done without
+/// its lock; threads synchronizing the stream sleep until their items ran. Four threads
+/// each submit 300 callbacks to one stream, synchronizing after each: every synchronize
+/// returns only after the thread's own callback ran (never before: a count published too
+/// early), and never hangs (a wake-up lost between a waiter's check and its sleep; the
+/// watchdog fails instead). Two of the threads also synchronize while a callback is slow.
+#[test]
+fn concurrent_submitters_and_synchronizers_see_every_item_done() {
+    init();
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let stream = create_stream(hipStreamNonBlocking) as usize;
+        let threads: Vec<_> = (0..4)
+            .map(|t| {
+                std::thread::spawn(move || {
+                    let stream = stream as hipStream_t;
+                    let counter = Box::new(AtomicUsize::new(0));
+                    for i in 0..300usize {
+                        if t < 2 && i % 50 == 0 {
+                            hip_ok!(hipLaunchHostFunc(stream, Some(sleep_millis), 2 as *mut c_void));
+                        }
+                        hip_ok!(hipLaunchHostFunc(stream, Some(count_up), as_user_data(&*counter)));
+                        hip_ok!(hipStreamSynchronize(stream));
+                        assert_eq!(counter.load(Ordering::SeqCst), i + 1, "synchronize returned before the thread's callback ran");
+                    }
+                })
+            })
+            .collect();
+        for thread in threads {
+            thread.join().expect("a submitting thread failed");
+        }
+        hip_ok!(hipStreamDestroy(stream as hipStream_t));
+        let _ = done.send(());
+    });
+    finished.recv_timeout(Duration::from_secs(60)).expect("a synchronize never returned (lost wake-up) or a thread failed");
+}
