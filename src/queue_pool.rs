@@ -33,7 +33,7 @@ use crate::hip::gpu::Gpu;
 use crate::hip::HipSymbols;
 use crate::iree_3_13::pool::{self, Acquired, Axis, CallerPool, EpochSource, Notification, Reservation};
 use crate::queue::{QueueEpochs, StreamContext};
-use crate::semaphore::SemaphoreRef;
+use crate::semaphore::SemaphoreValues;
 use crate::status::{Result, Status};
 use parking_lot::{Condvar, Mutex};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -411,8 +411,8 @@ struct PendingAlloca {
     alignment: u64,
     allow_wait_frontier: bool,
     buffer: Retained<HipBuffer>,
-    waits: Vec<(SemaphoreRef, u64)>,
-    signals: Vec<(SemaphoreRef, u64)>,
+    waits: SemaphoreValues,
+    signals: SemaphoreValues,
     stage: Stage,
 }
 
@@ -420,7 +420,7 @@ enum Progress {
     Done,
     Pending(PendingAlloca),
     /// With the signals to fail, when the failure is not the call's.
-    Failed(Status, Vec<(SemaphoreRef, u64)>),
+    Failed(Status, SemaphoreValues),
 }
 
 impl PendingAlloca {

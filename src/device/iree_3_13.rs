@@ -162,10 +162,7 @@ crate::hal_thunks! {
             return device.submit("queue_host_call", queue_affinity, wait_semaphore_list, signal_semaphore_list, issue, Vec::new());
         }
         let issue: crate::queue::IssueFn = Box::new(move |stream| {
-            crate::hip::host_func::launch(stream.hip, stream.stream, Box::new((call, signals)), |pending| {
-                let (call, signals) = *pending;
-                call.run(&signals);
-            })
+            crate::hip::host_func::launch(stream.hip, stream.stream, (call, signals), |(call, signals)| call.run(&signals))
             .map_err(|(status, _)| status)
         });
         device.submit("queue_host_call", queue_affinity, wait_semaphore_list, hal_object::SemaphoreListView { semaphores: &[], values: &[] }, issue, Vec::new())

@@ -5,15 +5,15 @@ use super::types::hipStream_t;
 use super::HipSymbols;
 use crate::status::Status;
 
-/// What HIP's callback gets back: the value and what to run on it.
+/// What HIP's callback gets back: the value and what to run on it, in one allocation.
 struct Pending<T> {
-    value: Box<T>,
-    run: fn(Box<T>),
+    value: T,
+    run: fn(T),
 }
 
 /// Enqueues `run(value)` on `stream`. If HIP refuses, the value comes back with the failure.
 #[allow(clippy::not_unsafe_ptr_arg_deref)] // the stream is a handle, passed on to HIP
-pub fn launch<T: Send + 'static>(hip: &HipSymbols, stream: hipStream_t, value: Box<T>, run: fn(Box<T>)) -> Result<(), (Status, Box<T>)> {
+pub fn launch<T: Send + 'static>(hip: &HipSymbols, stream: hipStream_t, value: T, run: fn(T)) -> Result<(), (Status, T)> {
     let pending = Box::into_raw(Box::new(Pending { value, run }));
     match crate::hip_call!(hip, hipLaunchHostFunc(stream, Some(trampoline::<T>), pending.cast())) {
         Ok(()) => Ok(()),
@@ -55,6 +55,7 @@ unsafe extern "C" fn trampoline<T: Send + 'static>(user_data: *mut core::ffi::c_
     crate::boundary::value_entry("iree_hal_hip_host_function", (), || {
         // SAFETY: the box `launch` handed to hipLaunchHostFunc, which HIP runs exactly once.
         let pending = unsafe { Box::from_raw(user_data.cast::<Pending<T>>()) };
-        (pending.run)(pending.value)
+        let Pending { value, run } = *pending;
+        run(value)
     })
 }

@@ -158,10 +158,14 @@ fn list_entries<'a>(list: crate::hal_object::SemaphoreListView<'a>) -> impl Iter
     })
 }
 
+/// Semaphores with a value each, as a queue operation waits for or signals them: room for
+/// two without a heap allocation (most operations name one or two), as the submission path
+/// allocates once per such list otherwise.
+pub type SemaphoreValues = smallvec::SmallVec<[(SemaphoreRef, u64); 2]>;
+
 /// Takes a reference to every semaphore of a list (all ours), with its value.
-pub fn retain_list(list: crate::hal_object::SemaphoreListView<'_>) -> Result<Vec<(SemaphoreRef, u64)>> {
-    // One allocation of the final size (collecting Results would grow it step by step).
-    let mut retained = Vec::with_capacity(list.semaphores.len());
+pub fn retain_list(list: crate::hal_object::SemaphoreListView<'_>) -> Result<SemaphoreValues> {
+    let mut retained = SemaphoreValues::with_capacity(list.semaphores.len());
     for entry in list_entries(list) {
         let (semaphore, value) = entry?;
         retained.push((SemaphoreRef::from_ours(semaphore), value));
