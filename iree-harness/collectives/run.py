@@ -397,6 +397,14 @@ def run_case(case, vmfb, ranks, label, work, lib, args):
     return "ok", True, ""
 
 
+def undefined_behaviour(label, want):
+    """Whether README.md's expectation is a crash of IREE's C driver: it reads or writes out of
+    bounds there (a host address as a device pointer, bf16 as 8-byte elements), so whether it
+    crashes, fails otherwise or happens to give the right values depends on memory layout
+    and timing; any outcome is accepted (and printed)."""
+    return label.startswith("c-driver") and want.startswith("fails: crash")
+
+
 STATUS_WORDS = ("UNIMPLEMENTED", "UNAVAILABLE", "INVALID_ARGUMENT", "INTERNAL", "ABORTED",
                 "DEADLINE_EXCEEDED", "FAILED_PRECONDITION", "OUT_OF_RANGE", "RESOURCE_EXHAUSTED",
                 "DATA_LOSS", "UNKNOWN", "PERMISSION_DENIED", "NOT_FOUND")
@@ -534,7 +542,7 @@ def main(argv):
                 if want is None or want == "-":
                     if args.check_readme:
                         unexpected.append(f"{case.function} ({ranks} ranks) [{label}]: {outcome}, not in README.md's table")
-                elif want.startswith("ok") != ok:
+                elif want.startswith("ok") != ok and not undefined_behaviour(label, want):
                     unexpected.append(f"{case.function} ({ranks} ranks) [{label}]: {outcome}, README.md expects {want}")
                 print(f"{case.function} ({ranks} ranks) [{label}]: {outcome}"
                       + (f"\n    {detail.strip()[-1500:]}".replace("\n", "\n    ") if not ok and detail else ""),
