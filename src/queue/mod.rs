@@ -111,10 +111,8 @@ pub enum IssueKind {
 /// An operation's GPU-ordered waits (usually one, kept inline).
 type DeviceWaits = SmallVec<[DeviceWait; 1]>;
 /// The progress of a batch's operations that signal (usually one: a batch of one is the
-/// common case on the submitting thread). The operations themselves stay in a `Vec`: kept
-/// inline, a one-operation batch measured slower (s1 in graph mode, 3.5 to 6 µs).
+/// common case on the submitting thread).
 type Progresses = SmallVec<[Arc<SignalProgress>; 2]>;
-type IssuedOperations = Vec<IssuedOperation>;
 
 /// At most this many ready operations are issued behind one completion callback.
 const MAX_BATCH: usize = 64;
@@ -391,7 +389,7 @@ impl QueueShared {
             }
         };
         let mut stream = StreamContext { hip: &self.hip, gpu: &self.gpu, gpu_index: self.gpu_index, stream: self.stream.raw(), epoch: 0 };
-        let mut issued = IssuedOperations::with_capacity(batch.size_hint().0);
+        let mut issued = Vec::with_capacity(batch.size_hint().0);
         let mut progresses = Progresses::new();
         let mut complete_at_once = self.nothing_in_flight();
         for ready in batch {
@@ -420,7 +418,8 @@ impl QueueShared {
         }
         let completion = BatchCompletion { operations: issued, queue: self.clone(), last_epoch: self.epochs.issued.load(Ordering::Relaxed) };
         if complete_at_once {
-            self.mark_issued(&context, progresses, None, released);
+            let event = self.event_for(&context, &progresses);
+            self.mark_issued(&context, progresses, event, released);
             drop(context);
             // What the callback would do on the stream, here: nothing of ours is ahead of
             // these operations there, and they put nothing on it.
@@ -472,13 +471,12 @@ impl QueueShared {
             && self.deferred_completions.load(Ordering::Acquire) == 0
     }
 
-    /// Tells the progress of every operation just issued, with an event behind them when
-    /// waits on other queues need one. `current` is this queue's GPU context.
+    /// Tells the progress of every operation just issued, with `event` (`event_for`) behind
+    /// them when waits on other queues need one. `current` is this queue's GPU context.
     fn mark_issued(self: &Arc<Self>, current: &Current<'_>, progresses: Progresses, event: Option<Arc<QueueEvent>>, released: &mut Vec<Arc<PendingOperation>>) {
         if progresses.is_empty() {
             return;
         }
-        let event = event.or_else(|| self.event_for(current, &progresses));
         let mut late = Vec::new();
         for progress in progresses {
             if !progress.mark_issued(event.as_ref(), false, released) {
@@ -495,8 +493,12 @@ impl QueueShared {
         }
     }
 
-    /// An event recorded now, when waits on other queues need one behind `progresses`.
+    /// An event recorded now, when waits on other queues need one behind `progresses` (none
+    /// for operations that signal nothing: nobody can wait for them).
     fn event_for(self: &Arc<Self>, current: &Current<'_>, progresses: &[Arc<SignalProgress>]) -> Option<Arc<QueueEvent>> {
+        if progresses.is_empty() {
+            return None;
+        }
         if self.records_events.load(Ordering::Relaxed) || progresses.iter().any(|p| p.wants_event()) {
             self.record_event(current).ok()
         } else {
@@ -623,7 +625,9 @@ fn defer_signals(name: &'static str, signals: SemaphoreValues, progress: Option<
 
 /// Everything one completion callback finishes, in issue order.
 struct BatchCompletion {
-    operations: IssuedOperations,
+    /// A `Vec` even for one operation: kept inline, a one-operation batch measured slower
+    /// (s1 in graph mode, 3.5 to 6 µs).
+    operations: Vec<IssuedOperation>,
     queue: Arc<QueueShared>,
     /// The epoch of the batch's last operation.
     last_epoch: u64,
