@@ -117,6 +117,10 @@ type Progresses = SmallVec<[Arc<SignalProgress>; 2]>;
 /// At most this many ready operations are issued behind one completion callback.
 const MAX_BATCH: usize = 64;
 
+/// How many completion callbacks a queue keeps for reuse: enough for the batches in flight
+/// on a busy stream; more are freed.
+const MAX_SPARE_COMPLETIONS: usize = 16;
+
 /// HIP's `hipEventDisableTiming`: queue events only order work.
 const HIP_EVENT_DISABLE_TIMING: u32 = 0x2;
 
@@ -190,6 +194,8 @@ pub struct QueueShared {
     worker_wake: Condvar,
     /// Events recorded for waits on other queues, back from use.
     free_events: Mutex<FreeEvents>,
+    /// Completion callbacks back from use (`BatchCompletion`), at most `MAX_SPARE_COMPLETIONS`.
+    spare_completions: Mutex<Vec<CompletionCall>>,
     /// Set once a wait on another queue was ordered after this queue: from then on every
     /// batch records an event, so such waits never have to fall back to the host.
     records_events: AtomicBool,
@@ -389,7 +395,9 @@ impl QueueShared {
             }
         };
         let mut stream = StreamContext { hip: &self.hip, gpu: &self.gpu, gpu_index: self.gpu_index, stream: self.stream.raw(), epoch: 0 };
-        let mut issued = Vec::with_capacity(batch.size_hint().0);
+        let mut call = self.spare_completion();
+        let issued = &mut call.value.operations;
+        issued.reserve(batch.size_hint().0);
         let mut progresses = Progresses::new();
         let mut complete_at_once = self.nothing_in_flight();
         for ready in batch {
@@ -414,16 +422,18 @@ impl QueueShared {
             }
         }
         if issued.is_empty() {
+            self.recycle_completion(call);
             return;
         }
-        let completion = BatchCompletion { operations: issued, queue: self.clone(), last_epoch: self.epochs.issued.load(Ordering::Relaxed) };
+        call.value.queue = Some(self.clone());
+        call.value.last_epoch = self.epochs.issued.load(Ordering::Relaxed);
         if complete_at_once {
             let event = self.event_for(&context, &progresses);
             self.mark_issued(&context, progresses, event, released);
             drop(context);
             // What the callback would do on the stream, here: nothing of ours is ahead of
             // these operations there, and they put nothing on it.
-            complete_batch(completion);
+            complete_batch(call);
             return;
         }
         // The event goes before the completion callback: a queue waiting for it then runs
@@ -431,21 +441,42 @@ impl QueueShared {
         // to the host). Its completion finds the value not yet signalled at worst, and
         // follows the signal (`IssuedOperation::complete`).
         let event = self.event_for(&context, &progresses);
-        if let Err((status, completion)) = crate::hip::host_func::launch(&self.hip, self.stream.raw(), completion, complete_batch) {
+        if let Err((status, mut call)) = crate::hip::host_func::launch_call(&self.hip, self.stream.raw(), call) {
             // No callback will come for these: operations queued behind them wake the
             // worker themselves (and the issuing claim's release wakes it for those queued
             // already).
-            self.epochs.delivered.fetch_max(completion.last_epoch, Ordering::Release);
-            for operation in completion.operations {
+            self.epochs.delivered.fetch_max(call.value.last_epoch, Ordering::Release);
+            call.value.queue = None;
+            for operation in call.value.operations.drain(..) {
                 fail_signals(&operation.signals, status.duplicate().annotate(&format!("while issuing {}", operation.name)));
                 if let Some(progress) = operation.progress {
                     progress.finish(released);
                 }
             }
+            self.recycle_completion(call);
             return;
         }
         self.mark_issued(&context, progresses, event, released);
         drop(context);
+    }
+
+    /// An empty completion callback: one back from use, or a new one.
+    fn spare_completion(&self) -> CompletionCall {
+        let spare = self.spare_completions.lock().pop();
+        spare.unwrap_or_else(|| {
+            let empty = BatchCompletion { operations: Vec::new(), queue: None, last_epoch: 0 };
+            crate::hip::host_func::HostCall::new(empty, complete_batch)
+        })
+    }
+
+    /// Keeps a completion callback whose batch is done (emptied, without its queue) for the
+    /// next batch.
+    fn recycle_completion(&self, call: CompletionCall) {
+        debug_assert!(call.value.operations.is_empty() && call.value.queue.is_none());
+        let mut spare = self.spare_completions.lock();
+        if spare.len() < MAX_SPARE_COMPLETIONS {
+            spare.push(call);
+        }
     }
 
     /// Whether a completion callback of this queue has still to run to its end.
@@ -623,39 +654,45 @@ fn defer_signals(name: &'static str, signals: SemaphoreValues, progress: Option<
     }
 }
 
-/// Everything one completion callback finishes, in issue order.
+/// Everything one completion callback finishes, in issue order. The callback's box and the
+/// vector's room go back to the queue when it is done (`QueueShared::spare_completions`).
 struct BatchCompletion {
     /// A `Vec` even for one operation: kept inline, a one-operation batch measured slower
     /// (s1 in graph mode, 3.5 to 6 µs).
     operations: Vec<IssuedOperation>,
-    queue: Arc<QueueShared>,
+    /// `None` while the callback is spare: a spare one holding its queue would keep the
+    /// queue alive for good.
+    queue: Option<Arc<QueueShared>>,
     /// The epoch of the batch's last operation.
     last_epoch: u64,
 }
 
+/// A completion callback as HIP runs it.
+type CompletionCall = Box<crate::hip::host_func::HostCall<BatchCompletion>>;
+
 /// Runs on HIP's callback thread when the stream has passed the batch.
-fn complete_batch(completion: BatchCompletion) {
-    {
-        let BatchCompletion { operations, queue, last_epoch } = completion;
-        // Before any signal: whoever a signal wakes sees the stream's progress.
-        queue.epochs.completed.fetch_max(last_epoch, Ordering::AcqRel);
-        let mut released = Vec::new();
-        // Once one operation waits for the worker to release its objects, the ones after it
-        // do too, so that signals keep stream order.
-        let mut deferring = queue.deferred_completions.load(Ordering::Acquire) > 0;
-        for mut operation in operations {
-            operation.failure = operation.keep_alive.iter().find_map(|held| held.failure_after_completion());
-            if !deferring && release_all_shared(&mut operation.keep_alive) {
-                operation.complete(&mut released);
-            } else {
-                deferring = true;
-                queue.complete_on_worker(operation);
-            }
+fn complete_batch(mut call: CompletionCall) {
+    let Some(queue) = call.value.queue.take() else { return };
+    let last_epoch = call.value.last_epoch;
+    // Before any signal: whoever a signal wakes sees the stream's progress.
+    queue.epochs.completed.fetch_max(last_epoch, Ordering::AcqRel);
+    let mut released = Vec::new();
+    // Once one operation waits for the worker to release its objects, the ones after it
+    // do too, so that signals keep stream order.
+    let mut deferring = queue.deferred_completions.load(Ordering::Acquire) > 0;
+    for mut operation in call.value.operations.drain(..) {
+        operation.failure = operation.keep_alive.iter().find_map(|held| held.failure_after_completion());
+        if !deferring && release_all_shared(&mut operation.keep_alive) {
+            operation.complete(&mut released);
+        } else {
+            deferring = true;
+            queue.complete_on_worker(operation);
         }
-        hand_to_queues(released);
-        queue.epochs.delivered.fetch_max(last_epoch, Ordering::Release);
-        queue.wake_worker_for_ready();
     }
+    queue.recycle_completion(call);
+    hand_to_queues(released);
+    queue.epochs.delivered.fetch_max(last_epoch, Ordering::Release);
+    queue.wake_worker_for_ready();
 }
 
 /// One GPU's queue.
@@ -686,6 +723,7 @@ impl Queue {
             fifo: Mutex::new(Fifo { ready: VecDeque::new(), releases: Vec::new(), completed: VecDeque::new(), issuing: false, worker_waiting: false, stopping: false }),
             worker_wake: Condvar::new(),
             free_events: Mutex::new(FreeEvents { events: Vec::new(), closed: false }),
+            spare_completions: Mutex::new(Vec::new()),
             records_events: AtomicBool::new(false),
             deferred_completions: AtomicUsize::new(0),
             epochs: Arc::default(),
