@@ -47,10 +47,14 @@ struct ProgressState {
     /// Recorded after the operation and its completion callback (when asked for).
     event: Option<Arc<QueueEvent>>,
     /// Same-queue waiters, released once this operation is queued.
-    after_queued: Vec<Arc<PendingOperation>>,
+    after_queued: Waiters,
     /// Other-queue waiters, released once this operation is issued with its event.
-    after_issued: Vec<Arc<PendingOperation>>,
+    after_issued: Waiters,
 }
+
+/// The operations waiting for one stage of another: usually one (the next link of a chain),
+/// kept inline so that registering it allocates nothing.
+type Waiters = smallvec::SmallVec<[Arc<PendingOperation>; 1]>;
 
 /// How a waiting operation is ordered after the operation that signals the value it waits for.
 pub enum WaitOrder {
@@ -70,8 +74,8 @@ impl SignalProgress {
                 stage: Stage::Waiting,
                 wants_event: false,
                 event: None,
-                after_queued: Vec::new(),
-                after_issued: Vec::new(),
+                after_queued: Waiters::new(),
+                after_issued: Waiters::new(),
             }),
         })
     }
@@ -179,7 +183,7 @@ pub struct PendingOperation {
     pub queue: Arc<QueueShared>,
 }
 
-fn release_each(waiters: Vec<Arc<PendingOperation>>, released: &mut Vec<Arc<PendingOperation>>) {
+fn release_each(waiters: Waiters, released: &mut Vec<Arc<PendingOperation>>) {
     for waiter in waiters {
         waiter.release_one(released);
     }
