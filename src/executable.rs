@@ -15,7 +15,7 @@
 //! ignored, as by IREE's C driver: HIP executables declare none.
 
 use crate::abi::*;
-use crate::executable_format::{self, BindingFlags, DeviceLimits, HipExecutableDef};
+use crate::executable_format::{self, BindingFlags, HipExecutableDef};
 use crate::hal_object::thunk::ExecutableParamsRef;
 use crate::hal_object::{self, Address};
 use crate::hip::gpu::Gpu;
@@ -253,7 +253,7 @@ impl HipExecutable {
         let data = executable_format::strip_file_header(data)?;
         let def = executable_format::parse(data)?;
         for (index, gpu) in gpus.iter().enumerate() {
-            let limits = query_limits(&hip, gpu.device())?;
+            let limits = gpu.limits()?;
             executable_format::check_limits(&def, &limits).map_err(|status| status.annotate(&format!("on GPU {index} (HIP device {})", gpu.device())))?;
         }
 
@@ -345,25 +345,6 @@ impl HipExecutable {
     }
 }
 
-/// What `device` allows per block.
-fn query_limits(hip: &HipSymbols, device: hipDevice_t) -> Result<DeviceLimits> {
-    let attribute = |attribute: hipDeviceAttribute_t| -> Result<u32> {
-        let mut value: c_int = 0;
-        hip_call!(hip, hipDeviceGetAttribute(&mut value, attribute, device))?;
-        // A negative answer would be a broken runtime; treat it as "nothing allowed".
-        Ok(u32::try_from(value).unwrap_or(0))
-    };
-    Ok(DeviceLimits {
-        max_block_dims: [
-            attribute(hipDeviceAttributeMaxBlockDimX)?,
-            attribute(hipDeviceAttributeMaxBlockDimY)?,
-            attribute(hipDeviceAttributeMaxBlockDimZ)?,
-        ],
-        max_threads_per_block: attribute(hipDeviceAttributeMaxThreadsPerBlock)?,
-        max_shared_memory_bytes: attribute(hipDeviceAttributeMaxSharedMemoryPerBlock)? as u64,
-    })
-}
-
 /// Names an executable in errors: its kernels, with where the compiler says each comes
 /// from when it recorded that.
 fn describe_executable(def: &HipExecutableDef<'_>) -> String {
@@ -409,7 +390,9 @@ fn describe_code_object(image: &[u8]) -> String {
 /// the verified buffer (flatbuffer strings are terminated), as HIP's loaders expect of data
 /// they size themselves.
 fn load_module(current: &Current<'_>, image: &[u8]) -> Result<Module> {
-    let mut error_log = vec![0u8; JIT_ERROR_LOG_BYTES];
+    // On the stack: a zeroed heap buffer of this size (calloc) was most of the instructions
+    // an executable load spent outside HIP.
+    let mut error_log = [0u8; JIT_ERROR_LOG_BYTES];
     let mut options: [hipJitOption; 2] = [hipJitOptionErrorLogBuffer, hipJitOptionErrorLogBufferSizeBytes];
     // HIP reads the size option's value from the pointer slot itself.
     let mut values: [*mut c_void; 2] = [error_log.as_mut_ptr().cast(), JIT_ERROR_LOG_BYTES as *mut c_void];

@@ -4,7 +4,13 @@
 //! to release its handles in.
 
 use super::handles::{Current, PrimaryContext};
-use super::types::{hipCtx_t, hipDevice_t, hipErrorPeerAccessAlreadyEnabled};
+use super::types::{
+    hipCtx_t, hipDeviceAttributeMaxBlockDimX, hipDeviceAttributeMaxBlockDimY, hipDeviceAttributeMaxBlockDimZ,
+    hipDeviceAttributeMaxSharedMemoryPerBlock, hipDeviceAttributeMaxThreadsPerBlock, hipDeviceAttribute_t, hipDevice_t,
+    hipErrorPeerAccessAlreadyEnabled,
+};
+use crate::executable_format::DeviceLimits;
+use core::ffi::c_int;
 use super::HipSymbols;
 use crate::status::Result;
 use std::sync::Arc;
@@ -12,12 +18,38 @@ use std::sync::Arc;
 #[derive(Clone, Debug)]
 pub struct Gpu {
     context: Arc<PrimaryContext>,
+    /// Asked of HIP once: every executable load checks its exports against them.
+    limits: Arc<std::sync::OnceLock<DeviceLimits>>,
 }
 
 impl Gpu {
     /// The GPU with HIP device ordinal `device`, retaining its primary context.
     pub fn retain(hip: &Arc<HipSymbols>, device: hipDevice_t) -> Result<Gpu> {
-        Ok(Gpu { context: Arc::new(PrimaryContext::retain(hip, device)?) })
+        Ok(Gpu { context: Arc::new(PrimaryContext::retain(hip, device)?), limits: Arc::default() })
+    }
+
+    /// What the GPU allows per block.
+    pub fn limits(&self) -> Result<DeviceLimits> {
+        if let Some(limits) = self.limits.get() {
+            return Ok(*limits);
+        }
+        let hip = self.hip();
+        let attribute = |attribute: hipDeviceAttribute_t| -> Result<u32> {
+            let mut value: c_int = 0;
+            crate::hip_call!(hip, hipDeviceGetAttribute(&mut value, attribute, self.device()))?;
+            // A negative answer would be a broken runtime; treat it as "nothing allowed".
+            Ok(u32::try_from(value).unwrap_or(0))
+        };
+        let limits = DeviceLimits {
+            max_block_dims: [
+                attribute(hipDeviceAttributeMaxBlockDimX)?,
+                attribute(hipDeviceAttributeMaxBlockDimY)?,
+                attribute(hipDeviceAttributeMaxBlockDimZ)?,
+            ],
+            max_threads_per_block: attribute(hipDeviceAttributeMaxThreadsPerBlock)?,
+            max_shared_memory_bytes: attribute(hipDeviceAttributeMaxSharedMemoryPerBlock)? as u64,
+        };
+        Ok(*self.limits.get_or_init(|| limits))
     }
 
     /// The HIP device ordinal.
