@@ -113,6 +113,9 @@ pub struct HipCommandBuffer {
     /// Whether the recorder's phase is `Recording`, readable without the lock (set by
     /// `begin` and cleared by `end`, under the lock): commands that record nothing check it.
     recording: AtomicBool,
+    /// The last command recorded is a collective (set under the recorder's lock, read
+    /// without it by a STREAM command buffer's barriers, which only end collective groups).
+    last_is_collective: AtomicBool,
     /// Where commands go as they are recorded, for inline command buffers.
     inline: Option<InlineTarget>,
     /// See `CommandBufferSpec::graph_target`.
@@ -191,6 +194,7 @@ impl HipCommandBuffer {
             _validation_storage: validation_storage,
             recorder: Mutex::new(Recorder { phase: Phase::Initial, list: CommandList::take(), issued: false, submitted: false, graphs: Default::default(), inline_pending: None }),
             recording: AtomicBool::new(false),
+            last_is_collective: AtomicBool::new(false),
             inline: if spec.mode & IREE_HAL_COMMAND_BUFFER_MODE_ALLOW_INLINE_EXECUTION != 0 { spec.inline_target } else { None },
             graph_target: spec.graph_target,
         });
@@ -355,6 +359,7 @@ impl HipCommandBuffer {
                 self.header().allowed_categories
             ));
         }
+        self.last_is_collective.store(matches!(command, Command::Collective(_)), Ordering::Release);
         list.push(command);
         if let Some(target) = &self.inline {
             // Inline: onto the queue's stream now; kept afterwards for the references it
@@ -370,6 +375,7 @@ impl HipCommandBuffer {
                 .and_then(|_context| stream::issue(&self.hip, target.gpu_index, target.stream.0, list, first..last + 1, &[]));
             if let Err(status) = issued {
                 list.pop();
+                self.last_is_collective.store(matches!(list.commands().last(), Some(Command::Collective(_))), Ordering::Release);
                 return Err(status);
             }
         }
@@ -381,10 +387,11 @@ impl HipCommandBuffer {
     fn execution_barrier(&self) -> Result<()> {
         let what = "execution_barrier";
         if self.execution_mode == IREE_HAL_HIP_COMMAND_BUFFER_MODE_STREAM {
-            // Except that it ends a batch of collectives (one RCCL group), as in IREE.
-            let after_collective = matches!(self.recorder.lock().list.commands().last(), Some(Command::Collective(_)));
-            if !after_collective {
-                return self.ensure_recording(what);
+            // Except that it ends a batch of collectives (one RCCL group), as in IREE. Known
+            // without taking the recorder's lock: a barrier per command is common.
+            self.ensure_recording(what)?;
+            if !self.last_is_collective.load(Ordering::Acquire) {
+                return Ok(());
             }
         }
         self.record(what, 0, |_| Ok(Some(Command::Barrier)))
