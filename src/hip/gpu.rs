@@ -9,10 +9,10 @@ use super::types::{
     hipDeviceAttributeMaxSharedMemoryPerBlock, hipDeviceAttributeMaxThreadsPerBlock, hipDeviceAttribute_t, hipDevice_t,
     hipErrorPeerAccessAlreadyEnabled,
 };
-use crate::executable_format::DeviceLimits;
-use core::ffi::c_int;
 use super::HipSymbols;
+use crate::executable_format::DeviceLimits;
 use crate::status::Result;
+use core::ffi::c_int;
 use std::sync::Arc;
 
 #[derive(Clone, Debug)]
