@@ -106,7 +106,9 @@ pub fn function_attribute(function_handle: usize, attribute: hipFunction_attribu
 /// A kernel launch whose arguments have been captured, ready to run on a stream or in a graph.
 #[derive(Clone)]
 pub struct PreparedLaunch {
-    pub function: Function,
+    /// The kernel's table entry, shared rather than copied: a launch is made per dispatch,
+    /// and a copy of the kernel cost allocations (its name, its parameter layout).
+    entry: Arc<FunctionEntry>,
     pub dims: LaunchDims,
     pub args: Arc<KernelArgs>,
 }
@@ -142,11 +144,11 @@ impl PreparedLaunch {
         entry.function.validate(&dims)?;
         // SAFETY: forwarded caller guarantee.
         let args = unsafe { entry.function.capture_args(kernel_params, extra) }?;
-        Ok(PreparedLaunch { function: entry.function.clone(), dims, args: Arc::new(args) })
+        Ok(PreparedLaunch { entry, dims, args: Arc::new(args) })
     }
 
     pub fn run(&self) -> HipResult<()> {
-        self.function.run(&self.dims, &self.args)
+        self.entry.function.run(&self.dims, &self.args)
     }
 
     /// Queues the kernel; a failure while running becomes the device's sticky error.
