@@ -71,7 +71,7 @@ pub struct Function {
     name: String,
     entry: KernelEntry,
     granularity: Granularity,
-    layout: ParamLayout,
+    layout: Arc<ParamLayout>,
     simt: SimtConfig,
     stats: Arc<simt::SimtCounters>,
 }
@@ -218,7 +218,7 @@ impl Module {
             name: String::from_utf8_lossy(plain).into_owned(),
             entry,
             granularity,
-            layout,
+            layout: Arc::new(layout),
             simt,
             stats: Arc::default(),
         })
@@ -415,7 +415,7 @@ impl Function {
         threads: Option<usize>,
     ) -> Result<(), hipError_t> {
         self.validate(dims)?;
-        if args.layout() != &self.layout {
+        if args.layout() != &*self.layout {
             return Err(hipErrorInvalidValue);
         }
         let pointers = args.pointers();

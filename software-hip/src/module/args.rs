@@ -7,6 +7,7 @@
 use super::abi::ParamDescriptor;
 use crate::types::{hipErrorInvalidValue, hipError_t};
 use core::ffi::c_void;
+use std::sync::Arc;
 
 /// HIP's argument-count limit is in bytes (4 KiB of kernarg space).
 pub const MAX_ARGUMENT_BYTES: usize = 4096;
@@ -69,11 +70,12 @@ struct Chunk([u8; 64]);
 /// An owned copy of one launch's argument values.
 pub struct KernelArgs {
     storage: Vec<Chunk>,
-    layout: ParamLayout,
+    /// The kernel's, shared: a launch is made per dispatch.
+    layout: Arc<ParamLayout>,
 }
 
 impl KernelArgs {
-    fn zeroed(layout: &ParamLayout) -> KernelArgs {
+    fn zeroed(layout: &Arc<ParamLayout>) -> KernelArgs {
         KernelArgs {
             storage: vec![Chunk([0; 64]); layout.used_bytes.div_ceil(64)],
             layout: layout.clone(),
@@ -127,7 +129,7 @@ impl KernelArgs {
     /// Non-null pointers must be valid for the reads described above. Only
     /// NULL pointers and malformed `extra` arrays are detected.
     pub unsafe fn capture(
-        layout: &ParamLayout,
+        layout: &Arc<ParamLayout>,
         kernel_params: *mut *mut c_void,
         extra: *mut *mut c_void,
     ) -> Result<KernelArgs, hipError_t> {
@@ -232,7 +234,7 @@ mod tests {
 
     #[test]
     fn capture_copies_values_in_both_forms() {
-        let layout = ParamLayout::new(&[p(1, 1), p(8, 8), p(4, 4)]).unwrap();
+        let layout = Arc::new(ParamLayout::new(&[p(1, 1), p(8, 8), p(4, 4)]).unwrap());
         let (mut a, mut b, mut c) = (0xabu8, 0x1122_3344_5566_7788u64, 0xdead_beefu32);
         let mut params: [*mut c_void; 3] = [
             (&mut a as *mut u8).cast(),
@@ -282,7 +284,7 @@ mod tests {
 
     #[test]
     fn capture_rejects_missing_or_conflicting_sources() {
-        let layout = ParamLayout::new(&[p(4, 4)]).unwrap();
+        let layout = Arc::new(ParamLayout::new(&[p(4, 4)]).unwrap());
         let null = core::ptr::null_mut();
         let null_value: *mut c_void = core::ptr::null_mut();
         assert_eq!(
@@ -316,7 +318,7 @@ mod tests {
             Some(hipErrorInvalidValue)
         );
         // No parameters: nothing to capture, no source needed.
-        let empty = ParamLayout::new(&[]).unwrap();
+        let empty = Arc::new(ParamLayout::new(&[]).unwrap());
         assert!(unsafe { KernelArgs::capture(&empty, null, null) }.is_ok());
     }
 }
