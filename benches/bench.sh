@@ -136,6 +136,13 @@ for scenario, mode, metric in rows:
         overhead = (ours - floor) / (c - floor)
     unit = units[(scenario, metric)] + (" (more=better)" if units[(scenario, metric)].endswith("/s") else "")
     table.append([scenario, mode, metric, unit, show(c), show(ours), show(ratio), show(floor), show(overhead)])
+# The floor's own variants (no driver row to compare with): what a driver's way of learning
+# that work finished costs on the software device by itself.
+compared = {(scenario, metric) for scenario, _, metric in rows}
+for (driver, scenario, mode, metric) in sorted(values):
+    if driver == "floor" and (scenario, metric) not in compared and metric != "peak_rss":
+        floor = median("floor", scenario, mode, metric)
+        table.append([scenario, "floor only", metric, units[(scenario, metric)], "", "", "", show(floor), ""])
 widths = [max(len(r[i]) for r in table) for i in range(len(header))]
 print(f"{label}medians of {rounds} rounds ({path})")
 for i, r in enumerate(table):

@@ -8,11 +8,20 @@
 // s2_chain       <q>_submit/complete_per_edge: 1,000 hipStreamWaitEvent(previous event) +
 //                hipEventRecord pairs, on one stream, or alternating between a stream on
 //                device 0 and one on device 1; then hipEventSynchronize on the last event.
+//                Two variants of the two-stream chain bound what a driver that signals a
+//                host-visible semaphore after every edge can reach: `_host_callback_`: a
+//                hipLaunchHostFunc after each record (its callback only counts edges; the
+//                end is the callback of the last edge); `_event_thread_`: a second thread
+//                hipEventSynchronize's each event in order and counts it (IREE's C driver
+//                completes work that way), the end is its last count.
 // s3_recording   dispatches/fills_record_execute: 1,000 launches / 1,000 4-byte
 //                hipMemsetD32Async, then hipStreamSynchronize (there is no recording step).
 // s4_alloca      hipMallocAsync + hipFreeAsync + hipStreamSynchronize pairs per second.
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -43,6 +52,7 @@ typedef struct hip_t {
   hip_error_t (*hipMemsetD32Async)(void*, int, size_t, hip_handle_t);
   hip_error_t (*hipModuleLoadData)(hip_handle_t*, const void*);
   hip_error_t (*hipModuleGetFunction)(hip_handle_t*, hip_handle_t, const char*);
+  hip_error_t (*hipLaunchHostFunc)(hip_handle_t, void (*)(void*), void*);
   hip_error_t (*hipModuleLaunchKernel)(hip_handle_t, unsigned, unsigned, unsigned, unsigned,
                                        unsigned, unsigned, unsigned, hip_handle_t, void**, void**);
 } hip_t;
@@ -102,6 +112,7 @@ static hip_t load_hip(const char* path) {
   LOAD(hipModuleLoadData);
   LOAD(hipModuleGetFunction);
   LOAD(hipModuleLaunchKernel);
+  LOAD(hipLaunchHostFunc);
 #undef LOAD
   return hip;
 }
@@ -158,9 +169,47 @@ static void floor_round_trip(const hip_t* hip, kernel_t* kernel, hip_handle_t st
   CHECK_HIP(hip->hipEventDestroy(event));
 }
 
+// How a chain learns that its edges finished (see the header).
+typedef enum { CHAIN_LAST_EVENT, CHAIN_HOST_CALLBACK, CHAIN_EVENT_THREAD } chain_completion_t;
+
+// Edges counted as done, by host callbacks or by the event thread, and when all were.
+typedef struct chain_counter_t {
+  pthread_mutex_t mutex;
+  pthread_cond_t all_done;
+  int done;
+  int length;
+  const hip_t* hip;
+  hip_handle_t* events;
+  atomic_int recorded;  // events the event thread may synchronize (recorded so far)
+} chain_counter_t;
+
+static void count_edge(void* user_data) {
+  chain_counter_t* counter = user_data;
+  pthread_mutex_lock(&counter->mutex);
+  if (++counter->done == counter->length) pthread_cond_signal(&counter->all_done);
+  pthread_mutex_unlock(&counter->mutex);
+}
+
+static void* event_thread_main(void* user_data) {
+  chain_counter_t* counter = user_data;
+  for (int i = 0; i < counter->length; ++i) {
+    while (atomic_load_explicit(&counter->recorded, memory_order_acquire) <= i) sched_yield();
+    CHECK_HIP(counter->hip->hipEventSynchronize(counter->events[i]));
+    count_edge(counter);
+  }
+  return NULL;
+}
+
+// Sleeps (as a driver's semaphore wait does) until every edge was counted.
+static void wait_for_count(chain_counter_t* counter) {
+  pthread_mutex_lock(&counter->mutex);
+  while (counter->done < counter->length) pthread_cond_wait(&counter->all_done, &counter->mutex);
+  pthread_mutex_unlock(&counter->mutex);
+}
+
 // A chain of event records, each behind a wait on the previous one, over |streams|[i % 2].
 static void floor_chain(const hip_t* hip, hip_handle_t streams[2], const int devices[2],
-                        const char* prefix) {
+                        const char* prefix, chain_completion_t completion) {
   const int length = smoke ? 20 : 1000;
   const int repetitions = smoke ? 1 : 5;
   hip_handle_t* events = calloc((size_t)length, sizeof(hip_handle_t));
@@ -170,21 +219,43 @@ static void floor_chain(const hip_t* hip, hip_handle_t streams[2], const int dev
       CHECK_HIP(hip->hipSetDevice(devices[i % 2]));
       CHECK_HIP(hip->hipEventCreateWithFlags(&events[i], HIP_EVENT_DISABLE_TIMING));
     }
+    chain_counter_t counter = {.mutex = PTHREAD_MUTEX_INITIALIZER,
+                               .all_done = PTHREAD_COND_INITIALIZER,
+                               .length = length, .hip = hip, .events = events};
+    pthread_t event_thread;
+    if (completion == CHAIN_EVENT_THREAD &&
+        pthread_create(&event_thread, NULL, event_thread_main, &counter) != 0) {
+      fprintf(stderr, "hip_floor: cannot start the event thread\n");
+      exit(1);
+    }
     double start = now_seconds();
     for (int i = 0; i < length; ++i) {
       if (i > 0) CHECK_HIP(hip->hipStreamWaitEvent(streams[i % 2], events[i - 1], 0));
       CHECK_HIP(hip->hipEventRecord(events[i], streams[i % 2]));
+      if (completion == CHAIN_HOST_CALLBACK) {
+        CHECK_HIP(hip->hipLaunchHostFunc(streams[i % 2], count_edge, &counter));
+      } else if (completion == CHAIN_EVENT_THREAD) {
+        atomic_store_explicit(&counter.recorded, i + 1, memory_order_release);
+      }
     }
     double submitted = now_seconds();
-    CHECK_HIP(hip->hipEventSynchronize(events[length - 1]));
+    if (completion == CHAIN_LAST_EVENT) {
+      CHECK_HIP(hip->hipEventSynchronize(events[length - 1]));
+    } else {
+      wait_for_count(&counter);
+    }
     double completed = now_seconds();
+    if (completion == CHAIN_EVENT_THREAD) pthread_join(event_thread, NULL);
+    // Host callbacks may still be returning: the streams drain before the counter goes.
+    CHECK_HIP(hip->hipStreamSynchronize(streams[0]));
+    CHECK_HIP(hip->hipStreamSynchronize(streams[1]));
     submit_total += submitted - start;
     complete_total += completed - start;
     for (int i = 0; i < length; ++i) CHECK_HIP(hip->hipEventDestroy(events[i]));
   }
   CHECK_HIP(hip->hipSetDevice(0));
   free(events);
-  char metric[64];
+  char metric[80];
   snprintf(metric, sizeof(metric), "%s_submit_per_edge", prefix);
   report("s2_chain", metric, submit_total * 1e6 / (repetitions * length), "us");
   snprintf(metric, sizeof(metric), "%s_complete_per_edge", prefix);
@@ -260,10 +331,12 @@ int main(int argc, char** argv) {
   floor_round_trip(&hip, &kernel, stream);
   hip_handle_t one_stream[2] = {stream, stream};
   const int one_device[2] = {0, 0};
-  floor_chain(&hip, one_stream, one_device, "one_queue");
+  floor_chain(&hip, one_stream, one_device, "one_queue", CHAIN_LAST_EVENT);
   hip_handle_t two_streams[2] = {stream, stream_1};
   const int two_devices[2] = {0, 1};
-  floor_chain(&hip, two_streams, two_devices, "two_queues");
+  floor_chain(&hip, two_streams, two_devices, "two_queues", CHAIN_LAST_EVENT);
+  floor_chain(&hip, two_streams, two_devices, "two_queues_host_callback", CHAIN_HOST_CALLBACK);
+  floor_chain(&hip, two_streams, two_devices, "two_queues_event_thread", CHAIN_EVENT_THREAD);
   floor_commands(&hip, &kernel, stream, false);
   floor_commands(&hip, &kernel, stream, true);
   floor_alloca(&hip, stream, 4096, "alloca_dealloca_4KiB");

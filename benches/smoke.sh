@@ -34,5 +34,6 @@ for mode in true false; do
 done
 out=$("$floor" --smoke "$hip_library" "$kernel_object")
 echo "$out"
-check "floor" 11 "" <<<"$out"
+# s1 1, s2 4 + two chain variants x 2, s3 4, s4 3, peak_rss.
+check "floor" 15 "" <<<"$out"
 echo "bench smoke: OK"
