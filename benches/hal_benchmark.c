@@ -5,7 +5,7 @@
 // (iree-harness/iree-3.13/cts/, option IREE_313_BENCH); the bench_* wrappers below are the
 // only places the two APIs differ.
 //
-// usage: hal_benchmark [--smoke] [--only=PREFIX] [--hip_use_streams=true|false] <abs kernel HIP executable>
+// usage: hal_benchmark [--smoke] [--only=PREFIX[,PREFIX...]] [--hip_use_streams=true|false] <abs kernel HIP executable>
 //
 // Every measurement is one line on stdout, tab separated, for bench.sh to combine:
 //   scenario  mode  metric  value  unit
@@ -41,7 +41,21 @@
 #endif
 
 IREE_FLAG(bool, smoke, false, "Run a few iterations of every scenario (a quick check).");
-IREE_FLAG(string, only, "", "Run only the scenarios whose name starts with this (e.g. s3_recording).");
+IREE_FLAG(string, only, "",
+          "Run only the scenarios whose name starts with this, or with one of these "
+          "comma-separated prefixes (e.g. s3_recording or s4,s5).");
+
+// Whether --only selects scenario |name|.
+static bool scenario_selected(const char* name) {
+  const char* prefix = FLAG_only;
+  do {
+    const char* comma = strchr(prefix, ',');
+    size_t length = comma ? (size_t)(comma - prefix) : strlen(prefix);
+    if (strncmp(name, prefix, length) == 0) return true;
+    prefix = comma ? comma + 1 : NULL;
+  } while (prefix);
+  return false;
+}
 
 // Stops the enclosing function with |expr|'s status when it fails.
 #define BENCH_RETURN_IF_ERROR(expr)             \
@@ -1065,7 +1079,7 @@ int main(int argc, char** argv) {
   }
   int failures = 0;
   for (size_t i = 0; i < sizeof(kScenarios) / sizeof(kScenarios[0]); ++i) {
-    if (strncmp(kScenarios[i].name, FLAG_only, strlen(FLAG_only)) != 0) continue;
+    if (!scenario_selected(kScenarios[i].name)) continue;
     status = kScenarios[i].run(&b);
     if (!iree_status_is_ok(status)) {
       fprintf(stderr, "hal_benchmark: %s failed: ", kScenarios[i].name);
