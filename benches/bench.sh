@@ -140,7 +140,7 @@ for scenario, mode, metric in rows:
 # that work finished costs on the software device by itself.
 compared = {(scenario, metric) for scenario, _, metric in rows}
 for (driver, scenario, mode, metric) in sorted(values):
-    if driver == "floor" and (scenario, metric) not in compared and metric != "peak_rss":
+    if driver == "floor" and (scenario, metric) not in compared:
         floor = median("floor", scenario, mode, metric)
         table.append([scenario, "floor only", metric, units[(scenario, metric)], "", "", "", show(floor), ""])
 widths = [max(len(r[i]) for r in table) for i in range(len(header))]
