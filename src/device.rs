@@ -86,6 +86,9 @@ impl HipDevice {
             queues.push(Queue::create(hip.clone(), gpu.clone(), index, external_stream)?);
         }
         let memory_pools = crate::memory_pools::MemoryPools::create(&hip, &gpus, &request.params)?;
+        if let Some(pools) = &memory_pools {
+            pools.attach_queues(queues.iter().map(Queue::downgrade).collect());
+        }
         let owned = hal_object::into_retained(Box::new(HipDevice {
             resource: hal_object::resource_header::<HipDevice>(),
             host_allocator,

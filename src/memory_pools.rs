@@ -21,7 +21,7 @@ use crate::hip::handles::{Current, MemPool};
 use crate::hip::types::*;
 use crate::hip::HipSymbols;
 use crate::{hip_call, hip_value};
-use crate::queue::{IssueFn, StreamContext};
+use crate::queue::{IssueFn, QueueHandle, StreamContext};
 use crate::status::Result;
 use core::ffi::c_void;
 use std::sync::Arc;
@@ -39,6 +39,9 @@ pub struct MemoryPools {
     hip: Arc<HipSymbols>,
     gpus: Vec<GpuPools>,
     params: iree_hal_hip_memory_pooling_params_t,
+    /// Each GPU's queue (`attach_queues`), where buffers released without queue_dealloca
+    /// give their memory back.
+    queues: std::sync::OnceLock<Vec<QueueHandle>>,
 }
 
 /// Current usage of one pool, as HIP reports it.
@@ -73,7 +76,7 @@ impl MemoryPools {
             }
         }
         // On a failure the pools made so far are destroyed as they drop.
-        let mut pools = MemoryPools { hip: hip.clone(), gpus: Vec::with_capacity(gpus.len()), params: params.memory_pools };
+        let mut pools = MemoryPools { hip: hip.clone(), gpus: Vec::with_capacity(gpus.len()), params: params.memory_pools, queues: std::sync::OnceLock::new() };
         for gpu in gpus {
             let current = gpu.make_current()?;
             let device_local = create_pool(&current, gpu.device(), params.memory_pools.device_local.release_threshold)?;
@@ -82,6 +85,11 @@ impl MemoryPools {
             pools.gpus.push(GpuPools { gpu: gpu.clone(), device_local, other });
         }
         Ok(Some(Arc::new(pools)))
+    }
+
+    /// Tells the pools each GPU's queue (in GPU order), once the device made them.
+    pub fn attach_queues(&self, queues: Vec<QueueHandle>) {
+        let _ = self.queues.set(queues);
     }
 
     /// The pool a buffer of `memory_type` comes from on GPU `gpu_index`.
@@ -165,18 +173,60 @@ impl MemoryPools {
         Ok(PreparedAlloca { buffer, issue, keep_alive: Vec::new() })
     }
 
-    /// Frees the memory of a stream-ordered buffer released without queue_dealloca.
-    /// hipFree waits for work still using it, as for synchronous buffers.
-    fn free_abandoned(&self, gpu_index: usize, device_ptr: *mut c_void) {
+    /// Frees the memory of a stream-ordered buffer released without queue_dealloca. Every
+    /// queue operation that used the buffer held a reference to it until it finished, so
+    /// nothing of ours still uses the memory: it goes back to its pool in the order of the
+    /// queue that allocated it (after the allocation itself, which may still be on that
+    /// stream), with no hipFree, which would wait for all the device's work to finish on the
+    /// releasing thread (IREE's C driver calls hipFree there). Without the queue (the device
+    /// is going away), hipFree.
+    fn free_abandoned(self: &Arc<Self>, gpu_index: usize, device_ptr: *mut c_void) {
         if device_ptr.is_null() {
             return;
         }
+        let abandoned = AbandonedAllocation { pools: self.clone(), gpu_index, device_ptr: Some(crate::hal_object::Address(device_ptr)) };
+        let issue: IssueFn = Box::new(move |q: &StreamContext| abandoned.free_in_stream_order(q));
+        if let Some(queue) = self.queues.get().and_then(|queues| queues.get(gpu_index)) {
+            // Given back unrun when the queue is gone: dropped here, it frees at once.
+            let _ = queue.submit_untracked("the free of a buffer released without queue_dealloca", issue);
+        }
+    }
+
+    /// hipFree of a stream-ordered allocation, which waits for the device's work.
+    fn free_now(&self, gpu_index: usize, device_ptr: *mut c_void) {
         let kind = "stream-ordered allocation";
         if let Some(gpu) = self.gpus.get(gpu_index) {
             match gpu.gpu.make_current() {
                 Ok(_context) => crate::hip::error::record_release(kind, hip_call!(&self.hip, hipFree(device_ptr))),
                 Err(status) => crate::hip::error::record_release_failure(kind, &status),
             }
+        }
+    }
+}
+
+/// The memory of a stream-ordered buffer released without queue_dealloca, on its way back
+/// to its pool: freed in stream order when its queue issues it, at once (hipFree) when it
+/// is dropped unissued or the stream-ordered free failed.
+struct AbandonedAllocation {
+    pools: Arc<MemoryPools>,
+    gpu_index: usize,
+    /// `None` once freed in stream order.
+    device_ptr: Option<crate::hal_object::Address>,
+}
+
+impl AbandonedAllocation {
+    fn free_in_stream_order(mut self, q: &StreamContext) -> Result<()> {
+        let Some(device_ptr) = self.device_ptr else { return Ok(()) };
+        hip_call!(q.hip, hipFreeAsync(device_ptr.get(), q.stream))?;
+        self.device_ptr = None;
+        Ok(())
+    }
+}
+
+impl Drop for AbandonedAllocation {
+    fn drop(&mut self) {
+        if let Some(device_ptr) = self.device_ptr.take() {
+            self.pools.free_now(self.gpu_index, device_ptr.get());
         }
     }
 }

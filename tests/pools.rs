@@ -491,6 +491,30 @@ fn releasing_a_buffer_while_its_alloca_is_in_flight_frees_it_later() {
     release_semaphores(&[gate, done]);
 }
 
+/// A stream-ordered buffer released without queue_dealloca goes back to its pool in its
+/// queue's order: the release does not wait for the device's other work (hipFree would,
+/// until the whole device drained), and the memory is back once that work is done.
+#[test]
+fn releasing_a_buffer_without_dealloca_does_not_wait_for_the_devices_work() {
+    let f = Fixture::new(&[("memory_pools.device_local.release_threshold", "0")]);
+    let (allocated, filled) = (f.semaphore(), f.semaphore());
+    let abandoned = f.alloca(&[], &[(allocated, 1)], KIB64);
+    assert!(f.wait(allocated, 1, 5000).is_none());
+    assert_eq!(f.pool_usage().0, KIB64);
+    // Hundreds of milliseconds of stream work: 32 fills of 64 MiB.
+    let busy = f.buffer(IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL, 64 << 20);
+    const FILLS: u64 = 32;
+    for round in 1..=FILLS {
+        f.fill(&[], &[(filled, round)], busy, round as u32);
+    }
+    release_buffer(abandoned);
+    assert!(value(filled) < FILLS, "releasing the buffer waited for the device's fills");
+    assert!(f.wait(filled, FILLS, 30_000).is_none());
+    eventually("the released buffer's memory went back to the pool", || f.pool_usage() == (0, 0));
+    release_buffer(busy);
+    release_semaphores(&[allocated, filled]);
+}
+
 /// Creates a command buffer on `f`'s device, records `body` into it through IREE's vtable
 /// and ends it.
 fn recorded_command_buffer(

@@ -41,7 +41,7 @@ pub use progress::SignalProgress;
 use smallvec::SmallVec;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 /// What an operation does on the stream once its waits are satisfied.
 pub type IssueFn = Box<dyn FnOnce(&StreamContext) -> Result<()> + Send>;
@@ -333,6 +333,47 @@ impl QueueShared {
         } else {
             self.push(ready, released);
         }
+    }
+
+    /// Puts `issue` (stream work with nothing to wait for, nothing to signal and nothing to
+    /// hold: nobody ever waits for it) onto the stream in queue order: here, outside the
+    /// operations' bookkeeping (no epoch, no completion callback), when nobody else is
+    /// issuing; otherwise as an operation the worker issues behind what is queued, which it
+    /// does before it stops. Refused (given back unrun) once the queue is stopping, so that it
+    /// is never cancelled: the caller decides what happens instead.
+    fn submit_untracked(self: &Arc<Self>, name: &'static str, issue: IssueFn) -> core::result::Result<(), IssueFn> {
+        {
+            let mut fifo = self.fifo.lock();
+            if fifo.stopping {
+                return Err(issue);
+            }
+            if fifo.issuing || !fifo.ready.is_empty() {
+                let ready = ReadyOperation {
+                    name,
+                    signals: SemaphoreValues::new(),
+                    issue,
+                    keep_alive: Vec::new(),
+                    progress: None,
+                    device_waits: DeviceWaits::new(),
+                    // Nothing signals: completing it as issued tells nobody anything early.
+                    kind: IssueKind::Immediate,
+                };
+                fifo.ready.push_back(ready);
+                if fifo.worker_waiting && !fifo.issuing {
+                    self.worker_wake.notify_one();
+                }
+                return Ok(());
+            }
+            fifo.issuing = true;
+        }
+        let _claim = IssuingClaim(self);
+        let result = self.gpu.make_current().and_then(|_context| {
+            let epoch = self.epochs.issued.load(Ordering::Relaxed);
+            let stream = StreamContext { hip: &self.hip, gpu: &self.gpu, gpu_index: self.gpu_index, stream: self.stream.raw(), epoch };
+            issue(&stream)
+        });
+        record_release(name, result);
+        Ok(())
     }
 
     /// Gives the issuing claim back. The worker waits for it both to issue what is ready and,
@@ -823,6 +864,11 @@ impl Queue {
         }
     }
 
+    /// A handle that submits to this queue while it exists, without keeping it alive.
+    pub fn downgrade(&self) -> QueueHandle {
+        QueueHandle(Arc::downgrade(&self.shared))
+    }
+
     /// How far the queue got.
     pub fn epochs(&self) -> &Arc<QueueEpochs> {
         &self.shared.epochs
@@ -851,6 +897,21 @@ impl Queue {
         }
         if let Some(worker) = self.worker.take() {
             let _ = worker.join();
+        }
+    }
+}
+
+/// A queue as seen by objects that may outlive it (stream-ordered buffers).
+pub struct QueueHandle(Weak<QueueShared>);
+
+impl QueueHandle {
+    /// From a thread that may call HIP: puts `issue` (stream work nobody waits for, holding
+    /// nothing) onto this queue's stream in queue order, unless the queue is gone or
+    /// stopping, when it is given back unrun.
+    pub fn submit_untracked(&self, name: &'static str, issue: IssueFn) -> core::result::Result<(), IssueFn> {
+        match self.0.upgrade() {
+            Some(shared) => shared.submit_untracked(name, issue),
+            None => Err(issue),
         }
     }
 }
