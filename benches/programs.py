@@ -6,6 +6,10 @@ usage: programs.py prepare WORK_DIR [--only NAME,...]
        programs.py run WORK_DIR --tools DIR --driver c|rs --streams true|false [--only NAME,...]
        programs.py smoke WORK_DIR --tools DIR      (CTest bench-smoke: two programs, both
                                                    drivers and modes, short runs, checked)
+       programs.py instructions WORK_DIR --tools DIR [--streams true|false] [--only NAME,...]
+                                                  [--calls SHORT,LONG]
+       programs.py instructions-smoke WORK_DIR --tools DIR   (CTest: `instructions` of one
+                                                   program, short runs, checked)
 
 `prepare` compiles each program of PROGRAMS for gfx942 (tools/softhip-iree-compile), writes
 its inputs (seeded random .npy files) into WORK_DIR and builds benches/invoke_profile.c there.
@@ -26,6 +30,26 @@ device creation:
 
 Lines go to stdout as `s7_programs<TAB>mode<TAB><program> <metric><TAB>value<TAB>unit`
 (benches/bench.sh collects them with the other scenarios). Exit status 1 when a run failed.
+
+`instructions` counts, instead of timing, what the submitting thread executes per call: each
+program runs under callgrind (valgrind) with each driver for SHORT and then LONG calls
+(default 3,8), and the difference of the two runs' counts, over the difference of their
+calls, is one call in the steady state (loading, device creation and the first call cancel
+out). benches/callgrind_costs.py charges each instruction to the shared object that asked for
+it (a C library or HIP library call to its caller), and the objects fall in three groups:
+the driver (ours; IREE's C driver and the HAL utilities it links), IREE's base library, and
+the runtime (everything else: the VM, the HAL module and API, the tool). Deterministic where
+the CPU time is not, and it bounds what any driver can reach: the runtime's part stays.
+
+  c_submit_instr_per_call / rs_submit_instr_per_call   the submitting thread, per call
+  c_driver_instr_per_call / rs_driver_instr_per_call   of which in the driver
+  c_base_instr_per_call / rs_base_instr_per_call       in IREE's base library (allocator,
+                             locks and waits: the runtime's and IREE's C driver's alike)
+  runtime_instr_per_call     in the rest of IREE's runtime (the lower of the two runs)
+  dispatches_per_call        kernel launches per call
+  rs_over_c                  ours / IREE's C driver, the whole thread
+  runtime_over_c             runtime_instr_per_call / c_submit_instr_per_call: more than a
+                             driver that executed nothing on this thread would reach
 """
 
 from __future__ import annotations
@@ -149,18 +173,9 @@ METRIC_UNITS = {"wall_per_call": "ms", "submit_cpu_per_call": "us", "submit_cpu_
 def measure(work, tools, driver, streams, name):
     """The scenario's metrics for program `name` (prepared in `work`): metric -> (value or
     None, unit)."""
-    with open(os.path.join(work, f"{name}.json")) as f:
-        program = json.load(f)
     with tempfile.NamedTemporaryFile(prefix="s7-profile-", suffix=".txt", delete=False) as f:
         profile = f.name
-    preload = [os.path.join(work, "libinvoke_profile.so")]
-    if driver == "rs":
-        preload.append(os.path.join(LIB_DIR, "libiree_hal_hip_rs.so"))
-    env = {**os.environ, "IREE_HIP_DYLIB_PATH": LIB_DIR, "S7_INVOKE_PROFILE": profile,
-           "LD_PRELOAD": " ".join(preload)}
-    command = [os.path.join(tools, "iree-benchmark-module"), "--device=hip", f"--hip_use_streams={streams}",
-               f"--module={program['module']}", f"--function={program['function']}", *program["inputs"],
-               f"--benchmark_min_time={MIN_TIME}"]
+    command, env = program_command(work, tools, driver, streams, name, MIN_TIME, profile)
     try:
         result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
         if result.returncode != 0:
@@ -183,6 +198,116 @@ def measure(work, tools, driver, streams, name):
         "driver_share": 100 * (1 - values["kernel_ns"] / values["wall_ns"]),
     }
     return {metric: (values[metric], unit) for metric, unit in METRIC_UNITS.items()}
+
+
+def program_command(work, tools, driver, streams, name, min_time, profile):
+    """iree-benchmark-module's command line and environment for program `name`."""
+    with open(os.path.join(work, f"{name}.json")) as f:
+        program = json.load(f)
+    preload = [os.path.join(work, "libinvoke_profile.so")]
+    if driver == "rs":
+        preload.append(os.path.join(LIB_DIR, "libiree_hal_hip_rs.so"))
+    env = {**os.environ, "IREE_HIP_DYLIB_PATH": LIB_DIR, "S7_INVOKE_PROFILE": profile,
+           "LD_PRELOAD": " ".join(preload)}
+    command = [os.path.join(tools, "iree-benchmark-module"), "--device=hip", f"--hip_use_streams={streams}",
+               f"--module={program['module']}", f"--function={program['function']}", *program["inputs"],
+               f"--benchmark_min_time={min_time}"]
+    return command, env
+
+
+def object_group(driver, path):
+    """"driver" (of the run: `c` or `rs`), "base" (IREE's base library: allocator, locks,
+    waits, used by the runtime and by IREE's C driver alike) or "runtime" (the rest)."""
+    name = os.path.basename(path)
+    if name.startswith("libiree_hal_hip_rs" if driver == "rs" else ("libiree_hal_drivers_hip", "libiree_hal_utils_")):
+        return "driver"
+    return "base" if name.startswith("libiree_base_") else "runtime"
+
+
+def callgrind_counts(work, tools, driver, streams, name, calls):
+    """({group: instructions} of the submitting thread, profile values) over a run of
+    `calls` calls under callgrind."""
+    import callgrind_costs
+    with tempfile.TemporaryDirectory(prefix="s7-callgrind-") as scratch:
+        profile = os.path.join(scratch, "profile.txt")
+        command, env = program_command(work, tools, driver, streams, name, f"{calls}x", profile)
+        valgrind = ["valgrind", "--tool=callgrind", "--separate-threads=yes",
+                    f"--callgrind-out-file={os.path.join(scratch, 'callgrind.out')}"]
+        result = subprocess.run(valgrind + command, capture_output=True, text=True, env=env, timeout=1800)
+        if result.returncode != 0:
+            raise RuntimeError(f"exit {result.returncode}: {result.stderr[-1500:]}")
+        # Thread 1 is the main thread, which runs the VM and submits everything.
+        costs = callgrind_costs.read(os.path.join(scratch, "callgrind.out-01"))
+        values = read_profile(profile)
+    groups = {"driver": 0, "base": 0, "runtime": 0}
+    for obj, cost in costs.items():
+        groups[object_group(driver, obj)] += cost
+    return groups, values
+
+
+def instruction_counts(work, tools, streams, name, calls):
+    """Per call in the steady state, for each driver ("c", "rs"): {group: instructions} of
+    the submitting thread (`object_group`), and the kernel launches per call."""
+    short, long = calls
+    per_call = {}
+    dispatches = None
+    for driver in ("c", "rs"):
+        first, first_values = callgrind_counts(work, tools, driver, streams, name, short)
+        second, second_values = callgrind_counts(work, tools, driver, streams, name, long)
+        measured = second_values["iterations"] - first_values["iterations"]
+        if measured <= 0:
+            raise RuntimeError(f"{driver}: {long} calls ran no more iterations than {short}")
+        per_call[driver] = {group: (second[group] - first[group]) / measured for group in second}
+        dispatches = second_values["kernel_launches"] / second_values["iterations"]
+    return per_call, dispatches
+
+
+def instructions(work, names, tools, streams, calls):
+    mode = "stream" if streams == "true" else "graph"
+    failed = False
+    for name in names:
+        try:
+            per_call, dispatches = instruction_counts(work, tools, streams, name, calls)
+        except MEASURE_ERRORS as error:
+            print(f"programs.py: {name} ({mode}): {error}", file=sys.stderr)
+            failed = True
+            continue
+        c, rs = per_call["c"], per_call["rs"]
+        runtime = min(c["runtime"], rs["runtime"])
+        c_total, rs_total = sum(c.values()), sum(rs.values())
+        rows = [("c_submit_instr_per_call", c_total, "instr"), ("rs_submit_instr_per_call", rs_total, "instr"),
+                ("c_driver_instr_per_call", c["driver"], "instr"), ("rs_driver_instr_per_call", rs["driver"], "instr"),
+                ("c_base_instr_per_call", c["base"], "instr"), ("rs_base_instr_per_call", rs["base"], "instr"),
+                ("runtime_instr_per_call", runtime, "instr"), ("dispatches_per_call", dispatches, "count"),
+                ("rs_over_c", rs_total / c_total, "x"), ("runtime_over_c", runtime / c_total, "x")]
+        for metric, value, unit in rows:
+            print(f"s7_instructions\t{mode}\t{name} {metric}\t{value:.4g}\t{unit}", flush=True)
+    return 1 if failed else 0
+
+
+def instructions_smoke(work, tools):
+    """One program through `instructions` (short runs): the counts are plausible, and the
+    runtime's part is the same code whichever driver runs below it, so the two runs must
+    agree on it (a check of how instructions are charged)."""
+    name = "mlp"
+    prepare(work, [name])
+    try:
+        per_call, dispatches = instruction_counts(work, tools, "true", name, (3, 6))
+    except MEASURE_ERRORS as error:
+        print(f"FAIL: {name}: {error}", file=sys.stderr)
+        return 1
+    print(name, per_call, dispatches, flush=True)
+    c, rs = per_call["c"], per_call["rs"]
+    problems = []
+    if dispatches != 2:
+        problems.append(f"{dispatches} kernel launches per call (mlp has 2)")
+    if not (c["driver"] > 0 and rs["driver"] > 0 and c["runtime"] > 10_000 and rs["runtime"] > 10_000):
+        problems.append(f"implausible counts {per_call}")
+    elif abs(c["runtime"] - rs["runtime"]) > 0.1 * max(c["runtime"], rs["runtime"]):
+        problems.append(f"the runtime's instructions differ by driver: C {c['runtime']:.0f}, ours {rs['runtime']:.0f}")
+    for problem in problems:
+        print("FAIL:", problem, file=sys.stderr)
+    return 1 if problems else 0
 
 
 def run(work, names, tools, driver, streams):
@@ -231,12 +356,13 @@ def smoke(work, tools):
 
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("action", choices=["prepare", "run", "smoke"])
+    parser.add_argument("action", choices=["prepare", "run", "smoke", "instructions", "instructions-smoke"])
     parser.add_argument("work_dir")
     parser.add_argument("--only")
     parser.add_argument("--tools")
     parser.add_argument("--driver", choices=["c", "rs"])
     parser.add_argument("--streams", choices=["true", "false"])
+    parser.add_argument("--calls", default="3,8", help="instructions: the short and the long run's calls")
     options = parser.parse_args(argv)
     names = selected(options.only)
     if options.action == "prepare":
@@ -246,6 +372,20 @@ def main(argv):
         if not options.tools:
             parser.error("smoke needs --tools")
         return smoke(options.work_dir, options.tools)
+    if options.action == "instructions-smoke":
+        if not options.tools:
+            parser.error("instructions-smoke needs --tools")
+        return instructions_smoke(options.work_dir, options.tools)
+    if options.action == "instructions":
+        if not options.tools:
+            parser.error("instructions needs --tools")
+        try:
+            short, long = (int(n) for n in options.calls.split(","))
+        except ValueError:
+            parser.error("--calls takes two counts, SHORT,LONG")
+        if not 0 < short < long:
+            parser.error("--calls: SHORT must be at least 1 and less than LONG")
+        return instructions(options.work_dir, names, options.tools, options.streams or "true", (short, long))
     if not (options.tools and options.driver and options.streams):
         parser.error("run needs --tools, --driver and --streams")
     return run(options.work_dir, names, options.tools, options.driver, options.streams)
