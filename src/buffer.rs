@@ -194,6 +194,17 @@ impl HipBuffer {
         self.device_ptr.swap(core::ptr::null_mut(), Ordering::AcqRel)
     }
 
+    /// Whether the buffer's memory went back already (its queue_dealloca issued the free), so
+    /// that tearing it down calls no HIP: the release hook of a stream-ordered buffer only
+    /// frees a pointer still held, and a `Borrowed` one has none.
+    pub fn memory_given_back(&self) -> bool {
+        match self.memory {
+            BufferMemory::StreamOrdered => self.device_ptr.load(Ordering::Acquire).is_null(),
+            BufferMemory::Borrowed => self.borrowed.lock().is_none(),
+            BufferMemory::Device | BufferMemory::Host | BufferMemory::External => false,
+        }
+    }
+
     /// Gives a `Borrowed` buffer its memory: `pointer` is where `memory` starts. Published
     /// before the queue_alloca's signals, as `publish_device_pointer`.
     pub fn attach_borrowed(&self, pointer: *mut c_void, memory: Box<dyn BorrowedMemory>) {

@@ -156,6 +156,11 @@ impl HipDevice {
         Ok(self.rccl.get_or_init(|| loaded).clone())
     }
 
+    /// How many operations so far its queues' workers had to complete (`Queue::completed_on_worker`).
+    pub fn completed_on_worker(&self) -> u64 {
+        self.queues.iter().map(Queue::completed_on_worker).sum()
+    }
+
     /// The stream-ordered allocation pools, when queue allocations use them.
     pub fn memory_pools(&self) -> Option<&Arc<crate::memory_pools::MemoryPools>> {
         self.memory_pools.as_ref()
@@ -494,7 +499,7 @@ crate::hal_thunks! {
         buffer: Live<iree_hal_buffer_t>,
     ) -> Status {
         let issue = crate::memory_pools::prepare_dealloca(buffer).unwrap_or_else(|| Box::new(|_| Ok(())));
-        device.submit("queue_dealloca", queue_affinity, wait_semaphore_list, signal_semaphore_list, issue, vec![buffer.retain().held()])
+        device.submit("queue_dealloca", queue_affinity, wait_semaphore_list, signal_semaphore_list, issue, vec![crate::memory_pools::dealloca_hold(buffer)])
     }
 
     fn device_queue_fill(

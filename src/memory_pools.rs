@@ -21,7 +21,7 @@ use crate::hip::handles::{Current, MemPool};
 use crate::hip::types::*;
 use crate::hip::HipSymbols;
 use crate::{hip_call, hip_value};
-use crate::queue::{IssueFn, QueueHandle, StreamContext};
+use crate::queue::{Held, IssueFn, QueueHandle, StreamContext};
 use crate::status::Result;
 use core::ffi::c_void;
 use std::sync::Arc;
@@ -259,6 +259,32 @@ pub fn prepare_dealloca(buffer: Borrowed<'_, iree_hal_buffer_t>) -> Option<Issue
         }
         hip_call!(q.hip, hipFreeAsync(device_ptr, q.stream))
     }))
+}
+
+/// What queue_dealloca keeps of `buffer` until it completes. The buffer itself is usually
+/// the caller's last reference by then, and letting go of a last reference must wait for the
+/// queue's worker (its teardown may call HIP, which a completion callback must not). One of
+/// ours whose memory the dealloca gave back tears down without HIP, so its completion
+/// callback lets go of it and signals at once, saving a wake-up of the worker per dealloca.
+pub fn dealloca_hold(buffer: Borrowed<'_, iree_hal_buffer_t>) -> Box<dyn Held> {
+    match buffer.downcast::<HipBuffer>() {
+        Some(ours) => Box::new(DeallocatedBuffer(Some(Retained::from_ours(ours)))),
+        None => buffer.retain().held(),
+    }
+}
+
+/// A buffer of ours held by its queue_dealloca (`dealloca_hold`).
+struct DeallocatedBuffer(Option<Retained<HipBuffer>>);
+
+impl Held for DeallocatedBuffer {
+    fn release_shared(&mut self) -> bool {
+        match self.0.take() {
+            None => true,
+            // Whoever drops it last (here, or a holder still using it) calls no HIP.
+            Some(buffer) if buffer.memory_given_back() => true,
+            Some(buffer) => buffer.release_if_shared().map_err(|last| self.0 = Some(last)).is_ok(),
+        }
+    }
 }
 
 /// A pool on `device`, whose context is `current`; a failure after creating it destroys it.

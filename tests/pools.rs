@@ -677,6 +677,41 @@ fn signals_keep_queue_order_when_only_some_operations_wait_for_their_release() {
     release_semaphores(&[done]);
 }
 
+static RELEASED_ON_WORKER: AtomicUsize = AtomicUsize::new(0);
+
+// queue_dealloca usually holds the last reference to its buffer (IREE's VM lets go of its
+// own at once). A last release may call HIP, which a completion callback must not, so it
+// waits for the queue's worker; a stream-ordered buffer whose memory the dealloca gave back
+// tears down without HIP, so the callback lets go of it and signals without waking the
+// worker. An imported buffer held last by a copy still goes through the worker.
+#[test]
+fn a_dealloca_holding_the_last_reference_completes_without_the_worker() {
+    let f = Fixture::new(&[]);
+    let done = f.semaphore();
+    let before = f.hip_device().completed_on_worker();
+    for round in 1..=20u64 {
+        let value = 3 * round;
+        let buffer = f.alloca(&[(done, value - 3)], &[(done, value - 2)], 4096);
+        f.fill(&[(done, value - 2)], &[(done, value - 1)], buffer, 0x0101_0101 * round as u32);
+        f.dealloca(&[(done, value - 1)], &[(done, value)], buffer);
+        release_buffer(buffer); // the dealloca holds the last reference now
+        assert!(f.wait(done, value, 5000).is_none(), "round {round}");
+        assert_eq!(f.pool_usage().0, 0, "round {round}: the memory went back before the signal");
+    }
+    assert_eq!(f.hip_device().completed_on_worker(), before, "a dealloca's completion waited for the worker");
+
+    let device_buffer = f.buffer(IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL, 4096);
+    let mut host_memory = vec![0u8; 4096];
+    let host = import_counted(&f, &mut host_memory, &RELEASED_ON_WORKER);
+    f.copy(&[], &[(done, 61)], device_buffer, host, 4096);
+    release_buffer(host); // the copy holds the last reference: its release runs the import's callback
+    assert!(f.wait(done, 61, 5000).is_none());
+    assert_eq!(RELEASED_ON_WORKER.load(Ordering::SeqCst), 1);
+    assert_eq!(f.hip_device().completed_on_worker(), before + 1, "the copy's completion went through the worker");
+    release_buffer(device_buffer);
+    release_semaphores(&[done]);
+}
+
 fn value(semaphore: *mut iree_hal_semaphore_t) -> u64 {
     unsafe { Semaphore::from_raw(semaphore) }.unwrap().query().unwrap()
 }

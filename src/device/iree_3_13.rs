@@ -128,7 +128,7 @@ crate::hal_thunks! {
     ) -> Status {
         check_flags("queue_dealloca", flags, KNOWN_DEALLOCA_FLAGS)?;
         let issue = crate::memory_pools::prepare_dealloca(buffer).unwrap_or_else(|| Box::new(|_| Ok(())));
-        device.submit("queue_dealloca", queue_affinity, wait_semaphore_list, signal_semaphore_list, issue, vec![buffer.retain().held()])
+        device.submit("queue_dealloca", queue_affinity, wait_semaphore_list, signal_semaphore_list, issue, vec![crate::memory_pools::dealloca_hold(buffer)])
     }
 
     /// The call runs on the queue's stream once the waits and the work queued before it are

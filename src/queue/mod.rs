@@ -202,6 +202,9 @@ pub struct QueueShared {
     /// Operations in `Fifo::completed` not yet signalled by the worker. Only the queue's
     /// completion callbacks (which HIP runs one at a time, in stream order) add to it.
     deferred_completions: AtomicUsize,
+    /// How many operations so far were handed to the worker to complete (a diagnostic: each
+    /// is a wake-up of the worker between the stream and the signal).
+    completed_on_worker: AtomicU64,
     epochs: Arc<QueueEpochs>,
     /// The stream is the queue's own (not a caller's, whose work we cannot see).
     owns_stream: bool,
@@ -403,6 +406,7 @@ impl QueueShared {
     /// signals (completion callbacks may not release what could call HIP).
     fn complete_on_worker(&self, operation: IssuedOperation) {
         self.deferred_completions.fetch_add(1, Ordering::AcqRel);
+        self.completed_on_worker.fetch_add(1, Ordering::Relaxed);
         let mut fifo = self.fifo.lock();
         fifo.completed.push_back(operation);
         if fifo.worker_waiting {
@@ -767,6 +771,7 @@ impl Queue {
             spare_completions: Mutex::new(Vec::new()),
             records_events: AtomicBool::new(false),
             deferred_completions: AtomicUsize::new(0),
+            completed_on_worker: AtomicU64::new(0),
             epochs: Arc::default(),
             owns_stream: external.is_none(),
         });
@@ -867,6 +872,12 @@ impl Queue {
     /// A handle that submits to this queue while it exists, without keeping it alive.
     pub fn downgrade(&self) -> QueueHandle {
         QueueHandle(Arc::downgrade(&self.shared))
+    }
+
+    /// How many operations so far the worker completed because their completion callback
+    /// could not (they held the last reference to something whose teardown may call HIP).
+    pub fn completed_on_worker(&self) -> u64 {
+        self.shared.completed_on_worker.load(Ordering::Relaxed)
     }
 
     /// How far the queue got.
