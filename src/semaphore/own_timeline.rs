@@ -37,16 +37,26 @@ use std::time::{Duration, Instant};
 /// sleeps (`Semaphore::wait`).
 const SIGNAL_POLL: Duration = Duration::from_micros(30);
 
-/// Host waits in a row (process-wide) whose poll ran out and that slept anyway: work that
-/// long gains nothing from the poll, so past `POLL_MISSES_TO_PAUSE` only every
-/// `POLL_RETRY_EVERY`th wait polls, to notice when work gets short again.
+/// Host waits in a row (process-wide) that slept anyway, their poll having run out or been
+/// skipped: work that long gains nothing from the poll, so past `POLL_MISSES_TO_PAUSE` only
+/// every `POLL_RETRY_EVERY`th wait polls, to notice when work gets short again. A poll that
+/// sees its value resets the count.
 static POLL_MISSES: AtomicU32 = AtomicU32::new(0);
 const POLL_MISSES_TO_PAUSE: u32 = 2;
 const POLL_RETRY_EVERY: u32 = 16;
 
 fn poll_worth_trying() -> bool {
-    let misses = POLL_MISSES.load(Ordering::Relaxed);
-    misses < POLL_MISSES_TO_PAUSE || misses % POLL_RETRY_EVERY == 0
+    poll_worth_trying_after(&POLL_MISSES)
+}
+
+fn poll_worth_trying_after(misses: &AtomicU32) -> bool {
+    let count = misses.load(Ordering::Relaxed);
+    if count < POLL_MISSES_TO_PAUSE || count.is_multiple_of(POLL_RETRY_EVERY) {
+        return true;
+    }
+    // A skipped poll counts as a miss, or a paused poll would never be retried.
+    misses.fetch_add(1, Ordering::Relaxed);
+    false
 }
 
 /// Names a registered timepoint so that it can be cancelled.
@@ -608,5 +618,25 @@ crate::hal_thunks! {
 
     fn semaphore_wait(semaphore: Ours<Semaphore>, value: u64, timeout: iree_timeout_t) -> Status {
         semaphore.wait(value, Deadline::from_timeout(timeout)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Polls pause after two misses and come back every `POLL_RETRY_EVERY`th wait, whatever
+    /// the count was when they paused; a poll that sees its value starts over.
+    #[test]
+    fn a_paused_poll_is_retried_every_sixteenth_wait() {
+        for paused_at in [2, 3, 5, 15, 17, 31] {
+            let misses = AtomicU32::new(paused_at);
+            let polls: Vec<bool> = (0..2 * POLL_RETRY_EVERY).map(|_| poll_worth_trying_after(&misses)).collect();
+            let tried = polls.iter().filter(|&&poll| poll).count();
+            assert!(tried >= 1, "paused at {paused_at}: no wait polled again in {} waits", polls.len());
+            assert!(!polls[0], "paused at {paused_at}: polled right away");
+        }
+        let misses = AtomicU32::new(1);
+        assert!(poll_worth_trying_after(&misses), "one miss does not pause");
     }
 }
