@@ -194,12 +194,18 @@ impl HipBuffer {
         self.device_ptr.swap(core::ptr::null_mut(), Ordering::AcqRel)
     }
 
-    /// Whether the buffer's memory went back already (its queue_dealloca issued the free), so
-    /// that tearing it down calls no HIP: the release hook of a stream-ordered buffer only
-    /// frees a pointer still held, and a `Borrowed` one has none.
+    /// Takes the release hook out, to be dropped by the caller (queue_dealloca's issue step,
+    /// once it freed the memory the hook would otherwise free).
+    pub fn take_release_hook(&self) -> Option<ReleaseHook> {
+        self.release_hook.lock().take()
+    }
+
+    /// Whether the buffer's memory went back already, so that tearing it down calls no HIP: a
+    /// stream-ordered buffer's queue_dealloca freed it and dropped the release hook
+    /// (`take_release_hook`), a `Borrowed` one's gave its borrowed memory back.
     pub fn memory_given_back(&self) -> bool {
         match self.memory {
-            BufferMemory::StreamOrdered => self.device_ptr.load(Ordering::Acquire).is_null(),
+            BufferMemory::StreamOrdered => self.device_ptr.load(Ordering::Acquire).is_null() && self.release_hook.lock().is_none(),
             BufferMemory::Borrowed => self.borrowed.lock().is_none(),
             BufferMemory::Device | BufferMemory::Host | BufferMemory::External => false,
         }

@@ -254,10 +254,15 @@ pub fn prepare_dealloca(buffer: Borrowed<'_, iree_hal_buffer_t>) -> Option<Issue
     Some(Box::new(move |q: &StreamContext| {
         let device_ptr = target.take_device_pointer();
         if device_ptr.is_null() {
-            // Never allocated (its alloca failed) or already deallocated.
+            // Never allocated (its alloca failed or is not issued yet) or already deallocated.
             return Ok(());
         }
-        hip_call!(q.hip, hipFreeAsync(device_ptr, q.stream))
+        hip_call!(q.hip, hipFreeAsync(device_ptr, q.stream))?;
+        // The release hook only frees a pointer still held, and its pools may be another
+        // device's, whose last reference it could be: dropped here, where HIP may be called,
+        // so that the buffer's teardown calls none (`HipBuffer::memory_given_back`).
+        drop(target.take_release_hook());
+        Ok(())
     }))
 }
 
@@ -278,11 +283,16 @@ struct DeallocatedBuffer(Option<Retained<HipBuffer>>);
 
 impl Held for DeallocatedBuffer {
     fn release_shared(&mut self) -> bool {
-        match self.0.take() {
-            None => true,
-            // Whoever drops it last (here, or a holder still using it) calls no HIP.
-            Some(buffer) if buffer.memory_given_back() => true,
-            Some(buffer) => buffer.release_if_shared().map_err(|last| self.0 = Some(last)).is_ok(),
+        let Some(buffer) = self.0.take() else { return true };
+        match buffer.release_if_shared() {
+            Ok(()) => true,
+            // The last reference: nobody else can give the buffer memory any more, so what
+            // `memory_given_back` says stays true through the teardown.
+            Err(last) if last.memory_given_back() => true,
+            Err(last) => {
+                self.0 = Some(last);
+                false
+            }
         }
     }
 }

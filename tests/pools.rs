@@ -703,12 +703,39 @@ fn a_dealloca_holding_the_last_reference_completes_without_the_worker() {
     let device_buffer = f.buffer(IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL, 4096);
     let mut host_memory = vec![0u8; 4096];
     let host = import_counted(&f, &mut host_memory, &RELEASED_ON_WORKER);
-    f.copy(&[], &[(done, 61)], device_buffer, host, 4096);
+    // Held back until its buffer is released, so that the copy holds the last reference
+    // whenever its completion comes.
+    let gate = f.semaphore();
+    f.copy(&[(gate, 1)], &[(done, 61)], device_buffer, host, 4096);
     release_buffer(host); // the copy holds the last reference: its release runs the import's callback
+    signal(gate, 1);
     assert!(f.wait(done, 61, 5000).is_none());
     assert_eq!(RELEASED_ON_WORKER.load(Ordering::SeqCst), 1);
     assert_eq!(f.hip_device().completed_on_worker(), before + 1, "the copy's completion went through the worker");
     release_buffer(device_buffer);
+    release_semaphores(&[done, gate]);
+}
+
+// A buffer can be deallocated on a device other than the one that allocated it, after that
+// one is gone: its pools then live only in the buffer's release hook. The dealloca drops the
+// hook where it frees the memory, so that the completion callback letting go of the buffer
+// tears no pools down (HIP calls inside a host function, which HIP forbids).
+#[test]
+fn a_dealloca_after_the_allocating_device_is_gone_calls_no_hip_in_a_host_function() {
+    let f = Fixture::new(&[]);
+    let other = device_at(f.driver, "0", &[], ALLOCATOR.as_iree());
+    let done = f.semaphore();
+    let params = iree_hal_buffer_params_t { usage: USAGE, access: IREE_HAL_MEMORY_ACCESS_ALL, type_: IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL, queue_affinity: 0, min_alignment: 0 };
+    let mut signals = Lists::new(&[(done, 1)]);
+    let mut buffer = core::ptr::null_mut();
+    assert_ok(unsafe { (f.vtable().queue_alloca.unwrap())(other, 0, Lists::new(&[]).list(), signals.list(), 0, params, 4096, &mut buffer) });
+    assert!(f.wait(done, 1, 5000).is_none());
+    unsafe { iree_hal_hip_rs::hal_object::resource::release(other) };
+    let before = iree_hal_hip_rs::hip::host_func::hip_calls_in_host_functions();
+    f.dealloca(&[(done, 1)], &[(done, 2)], buffer);
+    release_buffer(buffer); // the dealloca holds the last reference, and with it the pools
+    assert!(f.wait(done, 2, 5000).is_none());
+    assert_eq!(iree_hal_hip_rs::hip::host_func::hip_calls_in_host_functions(), before, "HIP called inside a host function");
     release_semaphores(&[done]);
 }
 

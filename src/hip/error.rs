@@ -58,6 +58,7 @@ impl HipSymbols {
     /// Turns the result of the HIP call `call` into a status.
     #[inline]
     pub fn check(&self, error: hipError_t, call: &str, location: SourceLocation) -> crate::status::Result<()> {
+        super::host_func::note_hip_call();
         if error == super::types::hipSuccess {
             return Ok(());
         }

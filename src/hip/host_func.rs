@@ -49,6 +49,24 @@ pub fn in_host_function() -> bool {
     IN_HOST_FUNCTION.with(core::cell::Cell::get)
 }
 
+/// HIP calls made inside our host functions, process wide: always a bug (HIP forbids them,
+/// and a real GPU's runtime may deadlock on one), counted where the software device lets
+/// them through so that tests can tell.
+static HIP_CALLS_IN_HOST_FUNCTIONS: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+
+/// How many HIP calls our host functions made so far (`HipSymbols::check` counts them).
+pub fn hip_calls_in_host_functions() -> u64 {
+    HIP_CALLS_IN_HOST_FUNCTIONS.load(core::sync::atomic::Ordering::Relaxed)
+}
+
+/// Counts a HIP call made on this thread if it is inside one of our host functions.
+#[inline]
+pub fn note_hip_call() {
+    if in_host_function() {
+        HIP_CALLS_IN_HOST_FUNCTIONS.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
+    }
+}
+
 /// Marks the thread as inside a host function while it lives.
 struct InsideHostFunction;
 
