@@ -498,8 +498,8 @@ crate::hal_thunks! {
         signal_semaphore_list: SemaphoreList,
         buffer: Live<iree_hal_buffer_t>,
     ) -> Status {
-        let issue = crate::memory_pools::prepare_dealloca(buffer).unwrap_or_else(|| Box::new(|_| Ok(())));
-        device.submit("queue_dealloca", queue_affinity, wait_semaphore_list, signal_semaphore_list, issue, vec![crate::memory_pools::dealloca_hold(buffer)])
+        let (issue, keep_alive) = crate::memory_pools::dealloca_operation(buffer);
+        device.submit("queue_dealloca", queue_affinity, wait_semaphore_list, signal_semaphore_list, issue, keep_alive)
     }
 
     fn device_queue_fill(

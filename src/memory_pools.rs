@@ -235,7 +235,7 @@ impl Drop for AbandonedAllocation {
 /// `Some` frees a stream-ordered allocation on the queue's stream once the waits are over;
 /// `None` means the buffer is not stream-ordered and the dealloca is only a barrier.
 ///
-pub fn prepare_dealloca(buffer: Borrowed<'_, iree_hal_buffer_t>) -> Option<IssueFn> {
+fn prepare_dealloca(buffer: Borrowed<'_, iree_hal_buffer_t>) -> Option<IssueFn> {
     let ours: &HipBuffer = buffer.allocated_buffer().ok()?.downcast()?;
     if ours.memory() == BufferMemory::Borrowed {
         let target = Retained::from_ours(ours);
@@ -266,12 +266,19 @@ pub fn prepare_dealloca(buffer: Borrowed<'_, iree_hal_buffer_t>) -> Option<Issue
     }))
 }
 
+/// queue_dealloca's issue step and what it keeps alive, for `buffer` of any origin: the
+/// memory freed in stream order (`prepare_dealloca`), or nothing to issue but a barrier.
+pub fn dealloca_operation(buffer: Borrowed<'_, iree_hal_buffer_t>) -> (IssueFn, Vec<Box<dyn Held>>) {
+    let issue = prepare_dealloca(buffer.clone()).unwrap_or_else(|| Box::new(|_| Ok(())));
+    (issue, vec![dealloca_hold(buffer)])
+}
+
 /// What queue_dealloca keeps of `buffer` until it completes. The buffer itself is usually
 /// the caller's last reference by then, and letting go of a last reference must wait for the
 /// queue's worker (its teardown may call HIP, which a completion callback must not). One of
 /// ours whose memory the dealloca gave back tears down without HIP, so its completion
 /// callback lets go of it and signals at once, saving a wake-up of the worker per dealloca.
-pub fn dealloca_hold(buffer: Borrowed<'_, iree_hal_buffer_t>) -> Box<dyn Held> {
+fn dealloca_hold(buffer: Borrowed<'_, iree_hal_buffer_t>) -> Box<dyn Held> {
     match buffer.downcast::<HipBuffer>() {
         Some(ours) => Box::new(DeallocatedBuffer(Some(Retained::from_ours(ours)))),
         None => buffer.retain().held(),

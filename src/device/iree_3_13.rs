@@ -127,8 +127,8 @@ crate::hal_thunks! {
         flags: iree_hal_dealloca_flags_t,
     ) -> Status {
         check_flags("queue_dealloca", flags, KNOWN_DEALLOCA_FLAGS)?;
-        let issue = crate::memory_pools::prepare_dealloca(buffer).unwrap_or_else(|| Box::new(|_| Ok(())));
-        device.submit("queue_dealloca", queue_affinity, wait_semaphore_list, signal_semaphore_list, issue, vec![crate::memory_pools::dealloca_hold(buffer)])
+        let (issue, keep_alive) = crate::memory_pools::dealloca_operation(buffer);
+        device.submit("queue_dealloca", queue_affinity, wait_semaphore_list, signal_semaphore_list, issue, keep_alive)
     }
 
     /// The call runs on the queue's stream once the waits and the work queued before it are
