@@ -47,6 +47,7 @@ mod commands;
 mod execution;
 mod graph;
 mod kernels;
+mod recorder_lock;
 mod resource_set;
 mod stream;
 mod vtable;
@@ -62,7 +63,7 @@ use crate::status::Result;
 use commands::*;
 use resource_set::ResourceSet;
 use core::sync::atomic::{AtomicBool, Ordering};
-use parking_lot::Mutex;
+use recorder_lock::RecorderLock;
 use std::sync::Arc;
 
 crate::hal_object!(HipCommandBuffer { base: iree_hal_command_buffer_t }, vtable::HIP_COMMAND_BUFFER_VTABLE);
@@ -109,7 +110,7 @@ pub struct HipCommandBuffer {
     /// Storage for IREE's validation state (IREE's core reads and writes it through
     /// `base.validation_state`); u64 words keep it pointer-aligned. Empty when unvalidated.
     _validation_storage: Box<[u64]>,
-    recorder: Mutex<Recorder>,
+    recorder: RecorderLock<Recorder>,
     /// Whether the recorder's phase is `Recording`, readable without the lock (set by
     /// `begin` and cleared by `end`, under the lock): commands that record nothing check it.
     recording: AtomicBool,
@@ -192,7 +193,7 @@ impl HipCommandBuffer {
             hip,
             execution_mode: spec.execution_mode,
             _validation_storage: validation_storage,
-            recorder: Mutex::new(Recorder { phase: Phase::Initial, list: CommandList::take(), issued: false, submitted: false, graphs: Default::default(), inline_pending: None }),
+            recorder: RecorderLock::new(Recorder { phase: Phase::Initial, list: CommandList::take(), issued: false, submitted: false, graphs: Default::default(), inline_pending: None }),
             recording: AtomicBool::new(false),
             last_is_collective: AtomicBool::new(false),
             inline: if spec.mode & IREE_HAL_COMMAND_BUFFER_MODE_ALLOW_INLINE_EXECUTION != 0 { spec.inline_target } else { None },
