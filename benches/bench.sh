@@ -124,7 +124,22 @@ def show(x):
         return "n/a"
     return f"{x:.3g}" if abs(x) < 100 else f"{x:.0f}"
 
-header = ["scenario", "mode", "metric", "unit", "C", "ours", "ours/C", "floor", "(ours-floor)/(C-floor)"]
+def rounds_verdict(scenario, mode, metric, more_is_better):
+    """Whether every round agrees: "better" when each of ours beats each of C's, "worse"
+    when each of C's beats each of ours, "mixed" when the two drivers' rounds overlap (a
+    median over C there is within what the machine's noise gives)."""
+    c, ours = values.get(("c", scenario, mode, metric)), values.get(("rs", scenario, mode, metric))
+    if not c or not ours or units[(scenario, metric)] == "x":
+        return ""
+    if more_is_better:
+        c, ours = [-x for x in c], [-x for x in ours]
+    if max(ours) < min(c):
+        return "better"
+    if min(ours) > max(c):
+        return "worse"
+    return "mixed"
+
+header = ["scenario", "mode", "metric", "unit", "C", "ours", "ours/C", "all rounds", "floor", "(ours-floor)/(C-floor)"]
 table = [header]
 for scenario, mode, metric in rows:
     c = median("c", scenario, mode, metric)
@@ -134,15 +149,17 @@ for scenario, mode, metric in rows:
     overhead = None
     if scenario in ("s1_round_trip", "s2_chain") and None not in (c, ours, floor) and c != floor:
         overhead = (ours - floor) / (c - floor)
-    unit = units[(scenario, metric)] + (" (more=better)" if units[(scenario, metric)].endswith("/s") else "")
-    table.append([scenario, mode, metric, unit, show(c), show(ours), show(ratio), show(floor), show(overhead)])
+    more_is_better = units[(scenario, metric)].endswith("/s")
+    unit = units[(scenario, metric)] + (" (more=better)" if more_is_better else "")
+    verdict = rounds_verdict(scenario, mode, metric, more_is_better)
+    table.append([scenario, mode, metric, unit, show(c), show(ours), show(ratio), verdict, show(floor), show(overhead)])
 # The floor's own variants (no driver row to compare with): what a driver's way of learning
 # that work finished costs on the software device by itself.
 compared = {(scenario, metric) for scenario, _, metric in rows}
 for (driver, scenario, mode, metric) in sorted(values):
     if driver == "floor" and (scenario, metric) not in compared:
         floor = median("floor", scenario, mode, metric)
-        table.append([scenario, "floor only", metric, units[(scenario, metric)], "", "", "", show(floor), ""])
+        table.append([scenario, "floor only", metric, units[(scenario, metric)], "", "", "", "", show(floor), ""])
 widths = [max(len(r[i]) for r in table) for i in range(len(header))]
 print(f"{label}medians of {rounds} rounds ({path})")
 for i, r in enumerate(table):
