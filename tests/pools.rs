@@ -173,6 +173,21 @@ fn device_bytes() -> u64 {
     usage.allocated_bytes
 }
 
+/// `hipDeviceSynchronize` on GPU 0 of the loaded software device (from a thread of its own,
+/// whose current device is 0): the synchronization at which HIP's pools give back what they
+/// hold over their release thresholds.
+fn synchronize_gpu0() {
+    std::thread::spawn(|| {
+        let library = unsafe { libloading::Library::new(software_hip_library()) }.unwrap();
+        let set_device = unsafe { library.get::<unsafe extern "C" fn(i32) -> i32>(b"hipSetDevice\0") }.unwrap();
+        let synchronize = unsafe { library.get::<unsafe extern "C" fn() -> i32>(b"hipDeviceSynchronize\0") }.unwrap();
+        assert_eq!(unsafe { set_device(0) }, 0);
+        assert_eq!(unsafe { synchronize() }, 0);
+    })
+    .join()
+    .unwrap();
+}
+
 /// Waits up to 5 s for `condition`: the queue drops its references to an operation's
 /// buffers just after signalling, so a buffer released by the test right after a wait may
 /// die a moment later.
@@ -231,7 +246,11 @@ fn dealloca_frees_in_stream_order_after_its_waits() {
     assert_eq!(f.pool_usage().0, KIB64);
     signal(gate, 1);
     assert!(f.wait(done, 2, 5000).is_none());
-    assert_eq!(f.pool_usage(), (0, 0), "a zero release threshold keeps nothing");
+    assert_eq!(f.pool_usage().0, 0, "the memory is back in the pool when the dealloca signals");
+    // HIP gives what a pool holds over its release threshold back at the next
+    // synchronization, not at the free.
+    synchronize_gpu0();
+    assert_eq!(f.pool_usage(), (0, 0), "a zero release threshold keeps nothing past a synchronization");
     assert_eq!(device_bytes(), before, "memory went back to the device");
     release_buffer(buffer);
     release_semaphores(&[gate, done]);
@@ -273,7 +292,9 @@ fn releasing_an_allocated_buffer_without_dealloca_frees_it() {
     assert!(f.wait(done, 1, 5000).is_none());
     assert_eq!(f.pool_usage().0, KIB64);
     release_buffer(buffer);
-    eventually("the buffer's memory went back", || f.pool_usage() == (0, 0) && device_bytes() == before);
+    eventually("the buffer's memory went back to the pool", || f.pool_usage().0 == 0);
+    synchronize_gpu0();
+    assert_eq!((f.pool_usage(), device_bytes()), ((0, 0), before), "the pool kept memory past a synchronization");
     release_semaphores(&[done]);
 }
 
@@ -487,7 +508,9 @@ fn releasing_a_buffer_while_its_alloca_is_in_flight_frees_it_later() {
     release_buffer(buffer);
     signal(gate, 1);
     assert!(f.wait(done, 1, 5000).is_none());
-    eventually("the abandoned buffer's memory went back", || device_bytes() == before);
+    eventually("the abandoned buffer's memory went back to the pool", || f.pool_usage().0 == 0);
+    synchronize_gpu0();
+    assert_eq!(device_bytes(), before, "the pool kept the abandoned buffer's memory past a synchronization");
     release_semaphores(&[gate, done]);
 }
 
@@ -510,7 +533,7 @@ fn releasing_a_buffer_without_dealloca_does_not_wait_for_the_devices_work() {
     release_buffer(abandoned);
     assert!(value(filled) < FILLS, "releasing the buffer waited for the device's fills");
     assert!(f.wait(filled, FILLS, 30_000).is_none());
-    eventually("the released buffer's memory went back to the pool", || f.pool_usage() == (0, 0));
+    eventually("the released buffer's memory went back to the pool", || f.pool_usage().0 == 0);
     release_buffer(busy);
     release_semaphores(&[allocated, filled]);
 }

@@ -61,6 +61,9 @@ pub struct Device {
     retired_queues: Mutex<Vec<(StreamKind, Arc<StreamQueue>)>>,
     default_pool: OnceLock<Arc<MemPool>>,
     current_pool: Mutex<Option<Arc<MemPool>>>,
+    /// Every pool of the device (the default one and those created), which its
+    /// synchronizations trim to their release thresholds.
+    pools: Mutex<Vec<Weak<MemPool>>>,
 }
 
 impl Device {
@@ -87,6 +90,7 @@ impl Device {
             retired_queues: Mutex::new(Vec::new()),
             default_pool: OnceLock::new(),
             current_pool: Mutex::new(None),
+            pools: Mutex::new(Vec::new()),
         }
     }
 
@@ -241,12 +245,33 @@ impl Device {
                 queue.wait_for_all_submitted();
             }
         }
+        self.release_pools_over_threshold();
     }
 
     // ---- memory pools ------------------------------------------------------------------
 
     pub fn default_pool(&self) -> &Arc<MemPool> {
-        self.default_pool.get_or_init(|| MemPool::new(self.index, true))
+        self.default_pool.get_or_init(|| {
+            let pool = MemPool::new(self.index, true);
+            self.track_pool(&pool);
+            pool
+        })
+    }
+
+    /// Makes `pool` one of the pools this device's synchronizations trim.
+    pub fn track_pool(&self, pool: &Arc<MemPool>) {
+        let mut pools = self.pools.lock();
+        pools.retain(|tracked| tracked.strong_count() > 0);
+        pools.push(Arc::downgrade(pool));
+    }
+
+    /// Run by every synchronization with this device (stream, event, device): its pools give
+    /// back the cached memory they hold over their release thresholds.
+    pub fn release_pools_over_threshold(&self) {
+        let pools: Vec<Arc<MemPool>> = self.pools.lock().iter().filter_map(Weak::upgrade).collect();
+        for pool in pools {
+            pool.release_over_threshold();
+        }
     }
 
     /// The pool hipMallocAsync draws from (hipDeviceSetMemPool changes it).

@@ -1,8 +1,11 @@
 //! Stream-ordered memory pools (`hipMallocAsync`, `hipMemPool*`).
 //!
 //! A pool reserves device memory (charged to the device), lends blocks out, and keeps freed
-//! blocks cached up to its release threshold; `trim_to` really returns cached memory to
-//! the device so the per-device accounting drops.
+//! blocks cached; what it holds over its release threshold goes back to the device at the
+//! next stream, event or device synchronization (`Device::release_pools_over_threshold`),
+//! as HIP documents for `hipMemPoolAttrReleaseThreshold`, not as each block comes back: a
+//! program that frees and allocates between synchronizations reuses the same memory.
+//! `trim_to` really returns cached memory to the device so the per-device accounting drops.
 
 use crate::errors::HipResult;
 use crate::memory::{self, RawBlock};
@@ -88,19 +91,25 @@ impl MemPool {
         Ok(memory::register_pool_block(self, block, size))
     }
 
-    /// A lent block came back (its free ran on its stream): cache it, then trim to the threshold.
+    /// A lent block came back (its free ran on its stream): cache it until the next
+    /// synchronization trims the pool to its threshold (at once once the pool is destroyed).
     pub fn give_back(&self, block: RawBlock, _size: usize) {
-        let keep = {
+        let destroyed = {
             let mut state = self.state.lock();
             state.usage.used_current = state.usage.used_current.saturating_sub(block_charge(&block));
             state.cached.push(block);
-            if state.destroyed {
-                0
-            } else {
-                state.usage.release_threshold
-            }
+            state.destroyed
         };
-        self.trim_to(keep);
+        if destroyed {
+            self.trim_to(0);
+        }
+    }
+
+    /// What a synchronization does to the pool: cached memory over the release threshold
+    /// goes back to the device.
+    pub fn release_over_threshold(&self) {
+        let threshold = self.state.lock().usage.release_threshold;
+        self.trim_to(threshold);
     }
 
     /// `hipMemPoolTrimTo`: releases cached memory until at most `keep_bytes` stay reserved.

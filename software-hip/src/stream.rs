@@ -332,6 +332,7 @@ impl Stream {
                 }
             }
         }
+        device.release_pools_over_threshold();
         device.check_sticky_error()
     }
 

@@ -183,6 +183,57 @@ fn stream_ordered_allocation_returns_memory_to_the_device() {
     });
 }
 
+/// HIP's `hipMemPoolAttrReleaseThreshold`: memory a pool holds over its threshold goes back
+/// "on the next call to stream, event or context synchronize", not as a block is freed.
+/// Until then a free followed by an allocation of the same size reuses the block (a
+/// program's per-call buffers no longer fault in fresh host memory every call); each kind of
+/// synchronization then releases it.
+#[test]
+fn a_pool_releases_memory_over_its_threshold_at_the_next_synchronization() {
+    init();
+    let _lock = ACCOUNTING.lock().unwrap();
+    on_device(1, || {
+        let stream = create_stream(hipStreamNonBlocking);
+        let mut event = std::ptr::null_mut();
+        hip_ok!(hipEventCreate(&mut event));
+        let before = usage(1).allocated_bytes;
+        let size = 1 << 20;
+        let syncs: [(&str, &dyn Fn()); 3] = [
+            ("stream", &|| hip_ok!(hipStreamSynchronize(stream))),
+            ("event", &|| {
+                hip_ok!(hipEventRecord(event, stream));
+                hip_ok!(hipEventSynchronize(event));
+            }),
+            ("device", &|| hip_ok!(hipDeviceSynchronize())),
+        ];
+        for (kind, synchronize) in syncs {
+            let mut first = std::ptr::null_mut();
+            hip_ok!(hipMallocAsync(&mut first, size, stream));
+            hip_ok!(hipFreeAsync(first, stream));
+            // The free has run (a host function behind it on the stream has returned)...
+            let (tx, rx) = std::sync::mpsc::channel::<()>();
+            extern "C" fn notify(data: *mut core::ffi::c_void) {
+                // SAFETY: `data` is the boxed sender below, taken back exactly once.
+                let tx = unsafe { Box::from_raw(data.cast::<std::sync::mpsc::Sender<()>>()) };
+                let _ = tx.send(());
+            }
+            hip_ok!(hipLaunchHostFunc(stream, Some(notify), Box::into_raw(Box::new(tx)).cast()));
+            rx.recv().unwrap();
+            // ...but without a synchronization the pool keeps the block: the device is still
+            // charged, and the next allocation of that size gets the same memory.
+            assert_eq!(usage(1).allocated_bytes, before + size as u64, "{kind}: released before a synchronization");
+            let mut second = std::ptr::null_mut();
+            hip_ok!(hipMallocAsync(&mut second, size, stream));
+            assert_eq!(second, first, "{kind}: the cached block was not reused");
+            hip_ok!(hipFreeAsync(second, stream));
+            synchronize();
+            assert_eq!(usage(1).allocated_bytes, before, "{kind} synchronization left the cache over the threshold (0)");
+        }
+        hip_ok!(hipEventDestroy(event));
+        hip_ok!(hipStreamDestroy(stream));
+    });
+}
+
 #[test]
 fn pools_cache_up_to_the_threshold_and_trim_releases() {
     init();

@@ -50,6 +50,11 @@ hip_export!(
 hip_export!(
     fn hipEventSynchronize(handle: hipEvent_t) {
         event::events().get(handle as usize)?.synchronize();
+        // Pools over their release thresholds give memory back at event synchronizations
+        // too (the calling thread's device: events do not keep theirs).
+        if let Ok(device) = crate::context::current_device() {
+            device.release_pools_over_threshold();
+        }
         Ok(())
     }
 );

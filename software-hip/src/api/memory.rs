@@ -428,6 +428,7 @@ hip_export!(
         }
         let device = runtime::device(properties.location.id as i64).map_err(|_| hipErrorInvalidValue)?;
         let created = MemPool::new(device.index, false);
+        device.track_pool(&created);
         write_out(out, pool::handle_of(&created) as hipMemPool_t)
     }
 );
