@@ -3,8 +3,9 @@
 //
 // Every call of iree_vm_invoke (one per benchmark iteration) passes through here. From the
 // second call on (the first pays for lazy loading), each call takes a sample: the calling
-// thread's CPU time, the monotonic clock and, on the software HIP device, the kernels it has
-// run (softhip_kernel_totals). The span from the second call's sample to the last one's
+// thread's CPU time, the whole process's CPU time (every thread: a driver's helper threads,
+// and the software device's stream threads with the kernels they run), the monotonic clock
+// and, on the software HIP device, the kernels it has run (softhip_kernel_totals). The span from the second call's sample to the last one's
 // covers whole iterations: the invocation, the release of its results and the benchmark's
 // own bookkeeping, nothing of loading or device creation. At exit the span is written to
 // the file named by S7_INVOKE_PROFILE as `name value` lines.
@@ -24,6 +25,7 @@ typedef int (*kernel_totals_fn_t)(uint64_t* launches, uint64_t* nanoseconds);
 
 typedef struct sample_t {
   uint64_t thread_cpu_ns;
+  uint64_t process_cpu_ns;
   uint64_t wall_ns;
   uint64_t kernel_launches;
   uint64_t kernel_ns;
@@ -53,6 +55,7 @@ static void take_sample(sample_t* sample) {
   static kernel_totals_fn_t kernel_totals;
   if (!kernel_totals) kernel_totals = find_kernel_totals();
   sample->thread_cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+  sample->process_cpu_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
   sample->wall_ns = clock_ns(CLOCK_MONOTONIC);
   sample->has_kernel_totals = kernel_totals && kernel_totals(&sample->kernel_launches, &sample->kernel_ns) == 0;
 }
@@ -77,6 +80,7 @@ __attribute__((destructor)) static void write_profile(void) {
   fprintf(file, "iterations %" PRIu64 "\n", iterations);
   if (iterations) {
     fprintf(file, "thread_cpu_ns %" PRIu64 "\n", last_sample.thread_cpu_ns - first_sample.thread_cpu_ns);
+    fprintf(file, "process_cpu_ns %" PRIu64 "\n", last_sample.process_cpu_ns - first_sample.process_cpu_ns);
     fprintf(file, "wall_ns %" PRIu64 "\n", last_sample.wall_ns - first_sample.wall_ns);
     if (first_sample.has_kernel_totals && last_sample.has_kernel_totals) {
       fprintf(file, "kernel_launches %" PRIu64 "\n", last_sample.kernel_launches - first_sample.kernel_launches);
