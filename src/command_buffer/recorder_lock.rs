@@ -5,9 +5,10 @@
 //! mutex pays two (one to take it, one to give it back, which must learn whether a waiter
 //! sleeps); this lock pays one to take it and a plain store to give it back, about 10 ns
 //! less per command on this project's machines. Contention only comes from a reusable
-//! command buffer issued on several queues at once (each issue holds the lock while it
-//! puts the commands on its stream): the waiter spins briefly, then yields, then sleeps
-//! in short steps until the lock is free.
+//! command buffer used by two threads at once (each issue holds the lock while it puts the
+//! commands on its stream): issued on several queues, or submitted again while a queue's
+//! worker still issues it. The waiter spins briefly, then yields, then sleeps in short
+//! steps until the lock is free.
 
 use core::sync::atomic::{AtomicBool, Ordering};
 use parking_lot::lock_api;
