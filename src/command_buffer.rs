@@ -305,6 +305,10 @@ impl HipCommandBuffer {
         }
         recorder.phase = Phase::Executable;
         self.recording.store(false, Ordering::Release);
+        if self.header().mode & IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT == 0 && self.inline.is_none() {
+            // Kept for the command buffer's life, and nothing has its addresses yet.
+            recorder.list.shrink_if_not_recyclable();
+        }
         self.prebuild_graphs(&mut recorder);
         Ok(())
     }

@@ -284,6 +284,20 @@ impl CommandList {
         }
     }
 
+    /// Gives back the slack its arrays grew into when the list is too large to be recycled:
+    /// for a reusable command buffer, which keeps its list for its whole life, that slack
+    /// is up to as much again as what it recorded. Only before anything reads the arrays'
+    /// addresses (nothing is issued from the list yet, no graph is built from it).
+    pub(crate) fn shrink_if_not_recyclable(&mut self) {
+        if self.capacity_bytes() <= RECYCLED_LIST_MAX_BYTES {
+            return;
+        }
+        self.commands.shrink_to_fit();
+        self.bindings.shrink_to_fit();
+        self.constants.shrink_to_fit();
+        self.update_data.shrink_to_fit();
+    }
+
     /// Bytes of storage the list keeps allocated.
     fn capacity_bytes(&self) -> usize {
         self.commands.capacity() * core::mem::size_of::<Command>()
@@ -463,5 +477,35 @@ impl Collective {
         let (_, ranks) = resources.channel(self.channel).rank_and_count()?;
         let count = super::collective::rccl_count(&self.op, self.count, ranks as u32, send.length, recv.length)?;
         Ok((send, recv, count))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn list_of_barriers(count: usize) -> CommandList {
+        let mut list = CommandList::default();
+        for _ in 0..count {
+            list.push(Command::Barrier);
+        }
+        list
+    }
+
+    /// A list larger than a recycled one may be gives back the room it grew into; a small
+    /// one keeps it, for the next command buffer that takes it.
+    #[test]
+    fn only_lists_too_large_to_recycle_shrink() {
+        let count = RECYCLED_LIST_MAX_BYTES / core::mem::size_of::<Command>() + 1000;
+        let mut large = list_of_barriers(count);
+        assert!(large.commands.capacity() > count, "grown by doubling: capacity {}", large.commands.capacity());
+        large.shrink_if_not_recyclable();
+        assert_eq!(large.commands.capacity(), count);
+        assert_eq!(large.commands().len(), count);
+        let mut small = list_of_barriers(100);
+        let capacity = small.commands.capacity();
+        assert!(capacity > 100);
+        small.shrink_if_not_recyclable();
+        assert_eq!(small.commands.capacity(), capacity);
     }
 }
