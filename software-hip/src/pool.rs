@@ -116,6 +116,10 @@ impl MemPool {
     pub fn trim_to(&self, keep_bytes: u64) {
         let released: Vec<RawBlock> = {
             let mut state = self.state.lock();
+            if state.usage.reserved_current <= keep_bytes || state.cached.is_empty() {
+                // The common case at a synchronization: nothing over the threshold.
+                return;
+            }
             // Release the largest blocks first: fewest releases to get under the bound.
             state.cached.sort_by_key(|block| std::cmp::Reverse(block.size()));
             let mut released = Vec::new();
