@@ -235,7 +235,7 @@ impl HipCommandBuffer {
         if recorder.phase != Phase::Executable {
             return Err(crate::status!(FailedPrecondition, "command buffer issued before it was ended (phase {:?})", recorder.phase));
         }
-        if self.header().mode & IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT != 0 && recorder.issued {
+        if self.is_one_shot() && recorder.issued {
             return Err(crate::status!(FailedPrecondition, "one-shot command buffer issued a second time"));
         }
         recorder.issued = true;
@@ -265,7 +265,7 @@ impl HipCommandBuffer {
         if recorder.phase != Phase::Executable {
             return Err(crate::status!(FailedPrecondition, "queue_execute: command buffer was not ended (phase {:?})", recorder.phase));
         }
-        let one_shot = self.header().mode & IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT != 0;
+        let one_shot = self.is_one_shot();
         if one_shot && recorder.submitted {
             return Err(crate::status!(FailedPrecondition, "queue_execute: one-shot command buffer submitted a second time"));
         }
@@ -305,7 +305,7 @@ impl HipCommandBuffer {
         }
         recorder.phase = Phase::Executable;
         self.recording.store(false, Ordering::Release);
-        if self.header().mode & IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT == 0 && self.inline.is_none() {
+        if !self.is_one_shot() && self.inline.is_none() {
             // Kept for the command buffer's life, and nothing has its addresses yet.
             recorder.list.shrink_if_not_recyclable();
         }
@@ -318,7 +318,7 @@ impl HipCommandBuffer {
     /// recording) rather than by the first submission. A build that fails here is left to
     /// that submission, which reports it.
     fn prebuild_graphs(&self, recorder: &mut Recorder) {
-        let reusable = self.header().mode & IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT == 0;
+        let reusable = !self.is_one_shot();
         let Some((gpu, gpu_index)) = &self.graph_target else { return };
         let Recorder { list, graphs, .. } = recorder;
         if !reusable || self.binding_count() > 0 || !self.runs_as_graphs(list.commands()) || graphs.has_collectives(list) {
@@ -400,6 +400,11 @@ impl HipCommandBuffer {
             }
         }
         self.record(what, 0, |_| Ok(Some(Command::Barrier)))
+    }
+
+    /// Whether the command buffer may be submitted only once (else it is reusable).
+    fn is_one_shot(&self) -> bool {
+        self.header().mode & IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT != 0
     }
 
     /// Whether commands go onto a stream as they are recorded.
