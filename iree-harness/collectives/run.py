@@ -349,6 +349,11 @@ def run_case(case, vmfb, ranks, label, work, lib, args):
     # No Open MPI signal handlers: a rank whose heap is corrupt (IREE's C driver, bf16)
     # would deadlock in the handler's backtrace instead of dying.
     env["OMPI_MCA_opal_signal"] = ""
+    # Open MPI's default point-to-point selection loads the PSM/PSM2 (Omni-Path) libraries
+    # Debian ships with it, whose constructors poll for hardware for ~0.2 s in every rank;
+    # ob1 (shared memory on one node) is what it picks here anyway. MPI only bootstraps
+    # RCCL here (rank, size, the unique id). A setting of the caller's wins.
+    env.setdefault("OMPI_MCA_pml", "ob1")
     status_prefix = os.path.join(out_dir, f"{case.function}.status")
     for rank in range(ranks):
         if os.path.exists(f"{status_prefix}.{rank}"):

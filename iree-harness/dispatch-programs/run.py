@@ -44,8 +44,11 @@ as the reference column), with each path's ratio to llvm-cpu.
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
+import hashlib
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -168,6 +171,37 @@ def random_input(spec, rng):
     return numpy.asarray(values).reshape(dims), dtype
 
 
+# The llvm-cpu reference modules, shared by every run that compiles the same program with the
+# same iree-compile (the gfx942, gfx90a and gfx1100 runs of one build each needed it, ~2.5 s a
+# program): BUILD/dispatch-programs-cache/KEY.vmfb.
+REFERENCE_CACHE = os.path.join(BUILD, "dispatch-programs-cache")
+
+
+def reference_cache_key(command, source):
+    """What decides the module: the compiler (path, size, time), the flags and the source text."""
+    compiler = os.stat(command[0])
+    digest = hashlib.sha256()
+    digest.update(repr((command[0], compiler.st_size, compiler.st_mtime_ns, command[1:])).encode())
+    with open(source, "rb") as f:
+        digest.update(f.read())
+    return digest.hexdigest()[:32]
+
+
+def compile_reference(command, source, output, env):
+    """Runs `command` (an iree-compile of `source`, without its -o) into `output`, or copies
+    the module an identical compilation left in the cache."""
+    cached = os.path.join(REFERENCE_CACHE, reference_cache_key(command, source) + ".vmfb")
+    if not os.path.exists(cached):
+        os.makedirs(REFERENCE_CACHE, exist_ok=True)
+        partial = f"{cached}.{os.getpid()}.partial"
+        result = subprocess.run([*command, "-o", partial], capture_output=True, text=True, env=env)
+        if result.returncode != 0:
+            return result.stderr.strip()
+        os.replace(partial, cached)  # whole or absent, even with runs side by side
+    shutil.copyfile(cached, output)
+    return None
+
+
 def compile_program(source, out_dir, extra, reference=None):
     name = os.path.splitext(os.path.basename(source))[0]
     hip = os.path.join(out_dir, f"{name}.hip.vmfb")
@@ -175,12 +209,15 @@ def compile_program(source, out_dir, extra, reference=None):
     env = dict(os.environ)
     if OTHER_IREE:
         env["SOFTHIP_IREE_COMPILE"] = os.path.join(VENV, "iree-compile")
-    for command in ([SOFTHIP_COMPILE, *hip_flags(), *extra, source, "-o", hip],
-                    [os.path.join(VENV, "iree-compile"), *CPU_FLAGS, *extra, reference or source,
-                     "-o", cpu]):
-        result = subprocess.run(command, capture_output=True, text=True, env=env)
-        if result.returncode != 0:
-            return None, None, result.stderr.strip()
+    result = subprocess.run([SOFTHIP_COMPILE, *hip_flags(), *extra, source, "-o", hip],
+                            capture_output=True, text=True, env=env)
+    if result.returncode != 0:
+        return None, None, result.stderr.strip()
+    reference_source = reference or source
+    error = compile_reference([os.path.join(VENV, "iree-compile"), *CPU_FLAGS, *extra, reference_source],
+                              reference_source, cpu, env)
+    if error:
+        return None, None, error
     return hip, cpu, None
 
 
@@ -321,14 +358,23 @@ def main(argv):
         sources = [s for s in sources if s[:-5] in wanted]
     failures, timings, invocations = [], {}, 0
     compile_failures = 0  # failures that are no invocation's
-    for source in sources:
+    programs = [(source, parse_program(os.path.join(HERE, source))) for source in sources]
+    # iree-compile keeps about one core busy: the programs compile side by side, one per
+    # core, ahead of the runs (which wait for their own). Benchmarks compile first, alone.
+    compiler = concurrent.futures.ThreadPoolExecutor(max_workers=1 if options.benchmark else os.cpu_count() or 2)
+    compiled = {
+        source: compiler.submit(compile_program, os.path.join(HERE, source), options.build_dir, program[1],
+                                program[4])
+        for source, program in programs if not program[5]
+    }
+    if options.benchmark:
+        concurrent.futures.wait(compiled.values())
+    for source, (runs, flags, check, expected_error, reference, skip) in programs:
         name = source[:-5]
-        runs, flags, check, expected_error, reference, skip = parse_program(os.path.join(HERE, source))
         if skip:
             print(f"{name}: skipped for {TARGET}: {skip}", flush=True)
             continue
-        hip, cpu, error = compile_program(os.path.join(HERE, source), options.build_dir, flags,
-                                          reference)
+        hip, cpu, error = compiled[source].result()
         if expected_error is not None:
             if error and expected_error in error and "Traceback" not in error:
                 print(f"{name}: refused at compile time as expected", flush=True)
@@ -353,6 +399,7 @@ def main(argv):
                                        timings, options.benchmark)
             invocations += 1
         print(f"{name}: {len(runs) or 1} invocation(s) on {len(labels)} paths", flush=True)
+    compiler.shutdown()
     if options.table:
         write_table(options.table, timings, labels, options.benchmark)
     unexpected, expected = [], []
