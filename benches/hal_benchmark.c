@@ -612,7 +612,7 @@ static void pinned_cpu_end(pinned_cpu_t* pin) {
 }
 
 static iree_status_t scenario_blocked_wait(bench_t* b) {
-  const int repetitions = b->smoke ? 1 : 3;
+  const int repetitions = b->smoke ? 1 : 10;  // 10 waits: each varies 2-10x (kernel wake-ups)
   const long delay_ms = b->smoke ? 20 : 200;
   double cpu_total = 0, wake_total = 0;
   iree_status_t status = iree_ok_status();
