@@ -768,6 +768,7 @@ typedef struct chain_thread_t {
   double seconds;
   iree_hal_semaphore_t* semaphore;
   long edges;
+  double started_at;  // after the start barrier, by the thread's own clock reading
   double finished_at;
   iree_status_t status;
 } chain_thread_t;
@@ -778,6 +779,7 @@ static void* chain_thread_main(void* arg) {
   const int block = b->smoke ? 20 : CHAIN_LENGTH;
   pthread_barrier_wait(t->start_barrier);
   double start = now_seconds();
+  t->started_at = start;
   uint64_t value = 0;
   iree_status_t status = iree_ok_status();
   do {
@@ -828,9 +830,10 @@ static iree_status_t run_parallel_chains(bench_t* b, int thread_count, double* o
     for (int i = 0; i < thread_count; ++i) iree_hal_semaphore_release(threads[i].semaphore);
     return status;
   }
-  double start = now_seconds();
+  // From the first thread's start to the last one's end, as the threads read the clock: a
+  // reading here could come after a short (smoke) chain had already finished.
   long edges = 0;
-  double finished = start;
+  double start = 0, finished = 0;
   for (int i = 0; i < created; ++i) {
     pthread_join(handles[i], NULL);
     if (iree_status_is_ok(status)) {
@@ -839,6 +842,7 @@ static iree_status_t run_parallel_chains(bench_t* b, int thread_count, double* o
       iree_status_ignore(threads[i].status);
     }
     edges += threads[i].edges;
+    if (i == 0 || threads[i].started_at < start) start = threads[i].started_at;
     if (threads[i].finished_at > finished) finished = threads[i].finished_at;
   }
   pthread_barrier_destroy(&start_barrier);
