@@ -744,6 +744,20 @@ static double heap_bytes(void) {
   return (double)info.uordblks + (double)info.hblkhd;
 }
 
+// Waits (up to 1 s) until the heap stops changing for 10 ms: drivers free memory on their
+// own threads after work completes (IREE's C driver after s8's thread chains), which would
+// otherwise count in the next measurement.
+static void settle_heap(void) {
+  double last = heap_bytes();
+  for (int i = 0; i < 100; ++i) {
+    struct timespec pause = {0, 10 * 1000000L};
+    nanosleep(&pause, NULL);
+    double now = heap_bytes();
+    if (now == last) return;
+    last = now;
+  }
+}
+
 // Growth from |before| to |after| per item; a shrink (memory other threads freed meanwhile)
 // counts as no growth, so that the value stays a non-negative number.
 static double growth_per(double before, double after, int count) {
@@ -888,6 +902,10 @@ static iree_status_t measure_reusable(bench_t* b, int count) {
 
   iree_hal_semaphore_t* semaphore = NULL;
   BENCH_RETURN_IF_ERROR(bench_semaphore_create(b->device, &semaphore));
+  // Other threads' frees meanwhile would count against the growth (IREE's C driver frees
+  // memory of the thread chains before this scenario for a while: 90 bytes per dispatch in
+  // graph mode after them, 407 run alone).
+  settle_heap();
   malloc_trim(0);
   double rss_before = resident_bytes(), heap_before = heap_bytes();
   double start = now_seconds();
