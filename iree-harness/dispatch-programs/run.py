@@ -196,6 +196,8 @@ def compile_reference(command, source, output, env):
         partial = f"{cached}.{os.getpid()}.partial"
         result = subprocess.run([*command, "-o", partial], capture_output=True, text=True, env=env)
         if result.returncode != 0:
+            if os.path.exists(partial):
+                os.remove(partial)
             return result.stderr.strip()
         os.replace(partial, cached)  # whole or absent, even with runs side by side
     shutil.copyfile(cached, output)
