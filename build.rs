@@ -7,30 +7,71 @@
 
 use std::path::{Path, PathBuf};
 
-/// Where the HIP headers are: $HIP_PATH/include, /opt/rocm/include, or Debian's
-/// libamdhip64-dev in /usr/include.
-fn find_hip_include_dir() -> PathBuf {
-    let mut candidates = Vec::new();
-    if let Some(hip_path) = std::env::var_os("HIP_PATH") {
-        candidates.push(PathBuf::from(hip_path).join("include"));
+/// A HIP header tree: its `include` directory and the HIP version its `hip_version.h` states.
+struct HipHeaders {
+    include_dir: PathBuf,
+    /// Which rule found it (`HIP_PATH`, `ROCM_PATH`, `/opt/rocm`, `/usr`).
+    found_by: &'static str,
+    version: (u32, u32, u32),
+}
+
+/// The HIP headers to build against, first found of: `$HIP_PATH/include`,
+/// `$ROCM_PATH/include`, `/opt/rocm/include`, `/usr/include` (Debian's libamdhip64-dev). A
+/// variable that is set must point at a tree with headers: a wrong `HIP_PATH` is an error,
+/// not a silent fall-back to another HIP.
+fn find_hip_headers() -> HipHeaders {
+    const HEADER: &str = "hip/hip_runtime_api.h";
+    for variable in ["HIP_PATH", "ROCM_PATH"] {
+        println!("cargo:rerun-if-env-changed={variable}");
+        if let Some(root) = std::env::var_os(variable).filter(|value| !value.is_empty()) {
+            let include_dir = PathBuf::from(&root).join("include");
+            if !include_dir.join(HEADER).is_file() {
+                panic!(
+                    "{variable}={} has no include/{HEADER}: point {variable} at a ROCm or HIP tree (the folder holding include/hip), or unset it",
+                    PathBuf::from(root).display()
+                );
+            }
+            let found_by = if variable == "HIP_PATH" { "HIP_PATH" } else { "ROCM_PATH" };
+            return HipHeaders { version: hip_version(&include_dir), include_dir, found_by };
+        }
     }
-    candidates.push(PathBuf::from("/opt/rocm/include"));
-    candidates.push(PathBuf::from("/usr/include"));
-    for dir in &candidates {
-        if dir.join("hip/hip_runtime_api.h").is_file() {
-            return dir.clone();
+    for (root, found_by) in [("/opt/rocm", "/opt/rocm"), ("/usr", "/usr")] {
+        let include_dir = Path::new(root).join("include");
+        if include_dir.join(HEADER).is_file() {
+            return HipHeaders { version: hip_version(&include_dir), include_dir, found_by };
         }
     }
     panic!(
-        "HIP headers not found (looked for hip/hip_runtime_api.h in {}). Install Debian's \
-         libamdhip64-dev (`apt-get install libamdhip64-dev`) or ROCm, or set HIP_PATH.",
-        candidates.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", ")
+        "HIP headers not found (looked for {HEADER} under $HIP_PATH/include, $ROCM_PATH/include, /opt/rocm/include, \
+         /usr/include). Install ROCm, or Debian's libamdhip64-dev (`apt-get install libamdhip64-dev`), or set HIP_PATH."
     );
 }
 
+/// `HIP_VERSION_MAJOR`, `_MINOR`, `_PATCH` of `hip/hip_version.h`.
+fn hip_version(include_dir: &Path) -> (u32, u32, u32) {
+    let file = include_dir.join("hip/hip_version.h");
+    let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("reading {}: {e}", file.display()));
+    let number = |name: &str| -> u32 {
+        text.lines()
+            .filter_map(|line| line.trim().strip_prefix("#define "))
+            .filter_map(|rest| rest.trim().strip_prefix(name))
+            .find_map(|value| value.trim().parse().ok())
+            .unwrap_or_else(|| panic!("{} does not define {name}", file.display()))
+    };
+    (number("HIP_VERSION_MAJOR "), number("HIP_VERSION_MINOR "), number("HIP_VERSION_PATCH "))
+}
+
 fn generate_hip_types(crate_dir: &Path, out_dir: &Path) {
-    let include_dir = find_hip_include_dir();
-    println!("cargo:rerun-if-env-changed=HIP_PATH");
+    let headers = find_hip_headers();
+    let include_dir = &headers.include_dir;
+    let (major, minor, patch) = headers.version;
+    println!(
+        "cargo:warning=HIP headers: {} (HIP {major}.{minor}.{patch}, found by {})",
+        include_dir.display(),
+        headers.found_by
+    );
+    println!("cargo:rustc-env=IREE_HAL_HIP_RS_HIP_HEADERS={} (HIP {major}.{minor}.{patch})", include_dir.display());
+    println!("cargo:rerun-if-changed={}", include_dir.join("hip/hip_version.h").display());
     println!("cargo:rerun-if-changed=src/hip/hip_headers.h");
     let bindings = bindgen::Builder::default()
         .header(crate_dir.join("src/hip/hip_headers.h").display().to_string())
@@ -40,10 +81,14 @@ fn generate_hip_types(crate_dir: &Path, out_dir: &Path) {
         .allowlist_type("HIP_.*")
         .allowlist_type("dim3")
         .allowlist_var("hip.*")
-        // Defined by hand for the HIP 6 ABI (src/hip/mod.rs): ROCm 5 headers differ here.
+        .allowlist_var("HIP_FUNC_ATTRIBUTE_.*")
+        // Defined by hand for the HIP 6 ABI (src/hip/mod.rs): ROCm 5 headers differ for the
+        // first two, and ROCm 6 headers name the properties layout IREE reads
+        // (`hipDeviceProp_tR0000`, ROCm 5's `hipDeviceProp_t`) only in hip_deprecated.h.
         .blocklist_type("HIP_MEMCPY3D")
         .blocklist_type("hipMemoryType")
         .blocklist_item("hipMemoryType.*")
+        .blocklist_type("hipDeviceProp_t.*")
         .blocklist_function(".*")
         .default_enum_style(bindgen::EnumVariation::Consts)
         .prepend_enum_name(false)
@@ -52,6 +97,129 @@ fn generate_hip_types(crate_dir: &Path, out_dir: &Path) {
         .generate()
         .unwrap_or_else(|e| panic!("bindgen failed on the HIP headers in {}: {e}", include_dir.display()));
     bindings.write_to_file(out_dir.join("hip_types.rs")).expect("writing hip_types.rs");
+    check_hip_abi(crate_dir, out_dir, &headers);
+}
+
+/// One line of `src/hip/abi_layout.txt`.
+enum AbiItem {
+    Struct { name: String, size: u64, hip6_only: bool, c_name: Option<String> },
+    Field { rust: String, c: String, offset: u64 },
+    Const { name: String, value: i64, hip6_only: bool },
+}
+
+fn read_abi_table(path: &Path) -> Vec<AbiItem> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    let bad = |line: &str| -> ! { panic!("{}: malformed line '{line}'", path.display()) };
+    let mut items = Vec::new();
+    for line in text.lines().map(str::trim).filter(|line| !line.is_empty() && !line.starts_with('#')) {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let number = |word: Option<&&str>| word.and_then(|w| w.parse::<i64>().ok()).unwrap_or_else(|| bad(line));
+        let hip6_only = words.iter().skip(3).any(|w| *w == "hip6");
+        items.push(match words[0] {
+            "struct" => AbiItem::Struct {
+                name: words.get(1).unwrap_or_else(|| bad(line)).to_string(),
+                size: number(words.get(2)) as u64,
+                hip6_only,
+                c_name: words.iter().skip(3).find_map(|w| w.strip_prefix("c=")).map(str::to_owned),
+            },
+            "field" => {
+                let name = words.get(1).unwrap_or_else(|| bad(line));
+                let (rust, c) = name.split_once(':').unwrap_or((name, name));
+                AbiItem::Field { rust: rust.to_owned(), c: c.to_owned(), offset: number(words.get(2)) as u64 }
+            }
+            "const" => AbiItem::Const { name: words.get(1).unwrap_or_else(|| bad(line)).to_string(), value: number(words.get(2)), hip6_only },
+            _ => bad(line),
+        });
+    }
+    items
+}
+
+/// The compile-time ABI checks of `src/hip/abi_layout.txt`: Rust assertions over the types
+/// the crate compiles with (`OUT_DIR/hip_abi_checks.rs`, included by src/hip/mod.rs), and C
+/// static assertions compiled (syntax only) against the HIP headers found.
+fn check_hip_abi(crate_dir: &Path, out_dir: &Path, headers: &HipHeaders) {
+    let table_path = crate_dir.join("src/hip/abi_layout.txt");
+    println!("cargo:rerun-if-changed={}", table_path.display());
+    let items = read_abi_table(&table_path);
+    let mut rust = String::from("// Generated by build.rs from src/hip/abi_layout.txt.\n");
+    let mut c = String::from(
+        "/* Generated by build.rs from src/hip/abi_layout.txt: the HIP headers against the ABI the driver speaks. */\n\
+         #include <stddef.h>\n#include \"hip_headers.h\"\n\
+         #if HIP_VERSION_MAJOR >= 6\n#if __has_include(<hip/hip_deprecated.h>)\n#include <hip/hip_deprecated.h>\n\
+         #define IREE_HAL_HIP_RS_PROPS_R0000 hipDeviceProp_tR0000\n#endif\n\
+         #else\n#define IREE_HAL_HIP_RS_PROPS_R0000 hipDeviceProp_t\n#endif\n",
+    );
+    // The struct whose fields follow: (Rust name, C type).
+    let mut current: Option<(String, String)> = None;
+    // Whether the C side is inside a struct's `#if`.
+    let mut c_group_open = false;
+    fn close_c_group(c: &mut String, open: &mut bool) {
+        if std::mem::take(open) {
+            c.push_str("#endif\n");
+        }
+    }
+    for item in &items {
+        match item {
+            AbiItem::Struct { name, size, hip6_only, c_name } => {
+                close_c_group(&mut c, &mut c_group_open);
+                rust.push_str(&format!(
+                    "const _: () = assert!(::core::mem::size_of::<{name}>() == {size}, \"HIP ABI: size of {name} is not {size} bytes\");\n"
+                ));
+                let c_type = c_name.clone().unwrap_or_else(|| name.clone());
+                let condition = match (hip6_only, c_name) {
+                    (true, _) => "HIP_VERSION_MAJOR >= 6".to_owned(),
+                    (false, Some(macro_name)) => format!("defined({macro_name})"),
+                    (false, None) => "1".to_owned(),
+                };
+                c.push_str(&format!("#if {condition}\n"));
+                c.push_str(&format!("_Static_assert(sizeof({c_type}) == {size}, \"HIP ABI: size of {name} is not {size} bytes\");\n"));
+                c_group_open = true;
+                current = Some((name.clone(), c_type));
+            }
+            AbiItem::Field { rust: field, c: c_field, offset } => {
+                let (name, c_type) = current.as_ref().unwrap_or_else(|| panic!("abi_layout.txt: field {field} before any struct"));
+                rust.push_str(&format!(
+                    "const _: () = assert!(::core::mem::offset_of!({name}, {field}) == {offset}, \"HIP ABI: {name}.{field} is not at offset {offset}\");\n"
+                ));
+                c.push_str(&format!(
+                    "_Static_assert(offsetof({c_type}, {c_field}) == {offset}, \"HIP ABI: {name}.{c_field} is not at offset {offset}\");\n"
+                ));
+            }
+            AbiItem::Const { name, value, hip6_only } => {
+                close_c_group(&mut c, &mut c_group_open);
+                current = None;
+                rust.push_str(&format!("const _: () = assert!({name} as i64 == {value}, \"HIP ABI: {name} is not {value}\");\n"));
+                let line = format!("_Static_assert({name} == {value}, \"HIP ABI: {name} is not {value}\");\n");
+                if *hip6_only {
+                    c.push_str(&format!("#if HIP_VERSION_MAJOR >= 6\n{line}#endif\n"));
+                } else {
+                    c.push_str(&line);
+                }
+            }
+        }
+    }
+    close_c_group(&mut c, &mut c_group_open);
+    std::fs::write(out_dir.join("hip_abi_checks.rs"), rust).expect("writing hip_abi_checks.rs");
+    let c_file = out_dir.join("hip_abi_checks.c");
+    std::fs::write(&c_file, c).expect("writing hip_abi_checks.c");
+    // Syntax only: the assertions are the product, there is nothing to link.
+    let compiler = cc::Build::new().cargo_metadata(false).get_compiler();
+    let output = compiler
+        .to_command()
+        .arg("-fsyntax-only")
+        .arg("-D__HIP_PLATFORM_AMD__")
+        .arg(format!("-I{}", headers.include_dir.display()))
+        .arg(format!("-I{}", crate_dir.join("src/hip").display()))
+        .arg(&c_file)
+        .output()
+        .unwrap_or_else(|e| panic!("running the C compiler for the HIP ABI checks: {e}"));
+    if !output.status.success() {
+        panic!(
+            "the HIP headers in {} do not match the HIP ABI this driver speaks (src/hip/abi_layout.txt):\n{}",
+            headers.include_dir.display(),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
 }
 
 fn compile_iree_link_shim() {

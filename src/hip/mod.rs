@@ -21,9 +21,80 @@ pub mod symbols;
 pub mod types {
     include!(concat!(env!("OUT_DIR"), "/hip_types.rs"));
 
-    /// IREE asks for the device properties in the layout HIP 6 calls `hipDeviceProp_tR0000`,
-    /// which is the ROCm 5 `hipDeviceProp_t` these headers declare.
-    pub type hipDeviceProp_tR0000 = hipDeviceProp_t;
+    /// The device properties in the layout of the unversioned `hipGetDeviceProperties`,
+    /// which every ROCm from 5.x to 7.x exports with ROCm 5's `hipDeviceProp_t` layout (HIP
+    /// 6 renamed that layout `hipDeviceProp_tR0000` and declares it only in
+    /// `hip_deprecated.h`; its new `hipDeviceProp_t` is `hipDeviceProp_tR0600`, exported as
+    /// `hipGetDevicePropertiesR0600`). Mirrored here so that every header tree builds; the
+    /// fields the driver reads are checked against the headers (abi_layout.txt).
+    #[repr(C)]
+    #[derive(Debug, Clone, Copy)]
+    pub struct hipDeviceProp_tR0000 {
+        pub name: [::core::ffi::c_char; 256],
+        pub totalGlobalMem: usize,
+        pub sharedMemPerBlock: usize,
+        pub regsPerBlock: ::core::ffi::c_int,
+        pub warpSize: ::core::ffi::c_int,
+        pub maxThreadsPerBlock: ::core::ffi::c_int,
+        pub maxThreadsDim: [::core::ffi::c_int; 3],
+        pub maxGridSize: [::core::ffi::c_int; 3],
+        pub clockRate: ::core::ffi::c_int,
+        pub memoryClockRate: ::core::ffi::c_int,
+        pub memoryBusWidth: ::core::ffi::c_int,
+        pub totalConstMem: usize,
+        pub major: ::core::ffi::c_int,
+        pub minor: ::core::ffi::c_int,
+        pub multiProcessorCount: ::core::ffi::c_int,
+        pub l2CacheSize: ::core::ffi::c_int,
+        pub maxThreadsPerMultiProcessor: ::core::ffi::c_int,
+        pub computeMode: ::core::ffi::c_int,
+        pub clockInstructionRate: ::core::ffi::c_int,
+        /// `hipDeviceArch_t`: a 32-bit word of feature bits.
+        pub arch: u32,
+        pub concurrentKernels: ::core::ffi::c_int,
+        pub pciDomainID: ::core::ffi::c_int,
+        pub pciBusID: ::core::ffi::c_int,
+        pub pciDeviceID: ::core::ffi::c_int,
+        pub maxSharedMemoryPerMultiProcessor: usize,
+        pub isMultiGpuBoard: ::core::ffi::c_int,
+        pub canMapHostMemory: ::core::ffi::c_int,
+        pub gcnArch: ::core::ffi::c_int,
+        pub gcnArchName: [::core::ffi::c_char; 256],
+        pub integrated: ::core::ffi::c_int,
+        pub cooperativeLaunch: ::core::ffi::c_int,
+        pub cooperativeMultiDeviceLaunch: ::core::ffi::c_int,
+        pub maxTexture1DLinear: ::core::ffi::c_int,
+        pub maxTexture1D: ::core::ffi::c_int,
+        pub maxTexture2D: [::core::ffi::c_int; 2],
+        pub maxTexture3D: [::core::ffi::c_int; 3],
+        pub hdpMemFlushCntl: *mut ::core::ffi::c_uint,
+        pub hdpRegFlushCntl: *mut ::core::ffi::c_uint,
+        pub memPitch: usize,
+        pub textureAlignment: usize,
+        pub texturePitchAlignment: usize,
+        pub kernelExecTimeoutEnabled: ::core::ffi::c_int,
+        pub ECCEnabled: ::core::ffi::c_int,
+        pub tccDriver: ::core::ffi::c_int,
+        pub cooperativeMultiDeviceUnmatchedFunc: ::core::ffi::c_int,
+        pub cooperativeMultiDeviceUnmatchedGridDim: ::core::ffi::c_int,
+        pub cooperativeMultiDeviceUnmatchedBlockDim: ::core::ffi::c_int,
+        pub cooperativeMultiDeviceUnmatchedSharedMem: ::core::ffi::c_int,
+        pub isLargeBar: ::core::ffi::c_int,
+        pub asicRevision: ::core::ffi::c_int,
+        pub managedMemory: ::core::ffi::c_int,
+        pub directManagedMemAccessFromHost: ::core::ffi::c_int,
+        pub concurrentManagedAccess: ::core::ffi::c_int,
+        pub pageableMemoryAccess: ::core::ffi::c_int,
+        pub pageableMemoryAccessUsesHostPageTables: ::core::ffi::c_int,
+    }
+
+    impl Default for hipDeviceProp_tR0000 {
+        fn default() -> Self {
+            // SAFETY: every field is an integer, an array of them or a raw pointer, for
+            // which all-zero bytes are valid (null for the pointers).
+            unsafe { ::core::mem::zeroed() }
+        }
+    }
 
     // The two HIP types whose ABI changed between ROCm 5 and HIP 6. IREE v3.3.0 compiles
     // against HIP 6 and needs a HIP 6 runtime (hipLaunchHostFunc), so the driver speaks HIP
@@ -67,18 +138,9 @@ pub mod types {
         pub Depth: usize,
     }
 
-    // Offsets from IREE's bundled HIP 6.1 headers (third_party/hip-build-deps).
-    const _: () = {
-        assert!(::core::mem::size_of::<HIP_MEMCPY3D>() == 184);
-        assert!(::core::mem::offset_of!(HIP_MEMCPY3D, srcMemoryType) == 32);
-        assert!(::core::mem::offset_of!(HIP_MEMCPY3D, srcHost) == 40);
-        assert!(::core::mem::offset_of!(HIP_MEMCPY3D, srcPitch) == 64);
-        assert!(::core::mem::offset_of!(HIP_MEMCPY3D, dstXInBytes) == 80);
-        assert!(::core::mem::offset_of!(HIP_MEMCPY3D, dstMemoryType) == 112);
-        assert!(::core::mem::offset_of!(HIP_MEMCPY3D, dstDevice) == 128);
-        assert!(::core::mem::offset_of!(HIP_MEMCPY3D, WidthInBytes) == 160);
-        assert!(::core::mem::offset_of!(HIP_MEMCPY3D, Depth) == 176);
-    };
+    // Sizes, offsets and values of every type and constant the driver passes to HIP,
+    // checked at compile time (src/hip/abi_layout.txt; build.rs checks the headers too).
+    include!(concat!(env!("OUT_DIR"), "/hip_abi_checks.rs"));
 }
 
 pub use symbols::HipSymbols;
