@@ -129,9 +129,11 @@ thread_local! {
     static LAST_ERROR: Cell<hipError_t> = const { Cell::new(hipSuccess) };
 }
 
-/// Remembers a failed call's code for `hipGetLastError`/`hipPeekAtLastError`.
+/// Records a call's result for `hipGetLastError`/`hipPeekAtLastError`, as the release
+/// behaved as does: from ROCm 7.0 only a failure, which stays until read; before, every
+/// result, so a successful call clears an earlier failure.
 pub fn record_last_error(code: hipError_t) {
-    if code != hipSuccess {
+    if code != hipSuccess || !crate::release::Release::current().last_error_is_sticky() {
         LAST_ERROR.with(|last| last.set(code));
     }
 }

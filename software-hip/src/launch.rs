@@ -162,7 +162,13 @@ pub fn set_function_attribute(function_handle: usize, attribute: hipFuncAttribut
     let entry = functions().get(function_handle)?;
     match attribute {
         hipFuncAttributeMaxDynamicSharedMemorySize => {
-            if value < 0 || value as usize > crate::device::SHARED_MEMORY_PER_BLOCK {
+            // From ROCm 6.4 the kernel's static LDS counts against what may be asked for.
+            let static_shared = if crate::release::Release::current().dynamic_shared_memory_counts_static() {
+                entry.function.static_shared_bytes() as usize
+            } else {
+                0
+            };
+            if value < 0 || value as usize + static_shared > crate::device::SHARED_MEMORY_PER_BLOCK {
                 return Err(hipErrorInvalidValue);
             }
             *entry.max_dynamic_shared_bytes.lock() = Some(value);

@@ -25,6 +25,7 @@ pub mod module;
 pub mod pool;
 pub mod profile;
 pub mod rccl;
+pub mod release;
 pub mod runtime;
 pub mod stream;
 pub mod stream_ops;

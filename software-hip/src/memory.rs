@@ -203,7 +203,11 @@ pub fn free_device_pointer(address: usize) -> HipResult<()> {
         _ => return Err(hipErrorInvalidValue),
     }
     let device = runtime::device(info.device as i64)?;
-    device.synchronize();
+    // ROCm 7.0 stopped waiting for the device before giving pool memory back.
+    let waits = !matches!(info.kind, AllocationKind::Pool(_)) || crate::release::Release::current().free_of_pool_memory_waits();
+    if waits {
+        device.synchronize();
+    }
     release(address)
 }
 

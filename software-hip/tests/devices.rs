@@ -176,10 +176,10 @@ fn last_error_is_per_thread_and_reset_by_get() {
     std::thread::spawn(|| {
         assert_eq!(hipGetLastError(), hipSuccess);
         assert_eq!(hip_code!(hipSetDevice(99)), hipErrorInvalidDevice);
-        hip_ok!(hipSetDevice(0));
-        assert_eq!(hipPeekAtLastError(), hipErrorInvalidDevice, "success does not clear it");
+        assert_eq!(hipPeekAtLastError(), hipErrorInvalidDevice, "peeking leaves it");
         assert_eq!(hipGetLastError(), hipErrorInvalidDevice);
         assert_eq!(hipGetLastError(), hipSuccess);
+        // What a later successful call does to it depends on the release (tests/release.rs).
     })
     .join()
     .unwrap();

@@ -7,8 +7,11 @@ use crate::runtime;
 use crate::types::*;
 use core::ffi::{c_char, c_int, c_uint};
 
-/// The HIP version this runtime implements: 6.1.0 encoded as major*10^7 + minor*10^5 + patch.
-pub const HIP_VERSION: c_int = 60_100_000;
+/// The HIP version this runtime reports: the ROCm release it behaves as
+/// (`SOFTWARE_HIP_ROCM_RELEASE`), encoded as major*10^7 + minor*10^5 + patch.
+pub fn hip_version() -> c_int {
+    crate::release::Release::current().hip_version()
+}
 
 hip_export!(
     uninit fn hipInit(flags: c_uint) {
@@ -18,13 +21,13 @@ hip_export!(
 
 hip_export!(
     uninit fn hipDriverGetVersion(driver_version: *mut c_int) {
-        write_out(driver_version, HIP_VERSION)
+        write_out(driver_version, hip_version())
     }
 );
 
 hip_export!(
     uninit fn hipRuntimeGetVersion(runtime_version: *mut c_int) {
-        write_out(runtime_version, HIP_VERSION)
+        write_out(runtime_version, hip_version())
     }
 );
 
