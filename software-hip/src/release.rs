@@ -14,6 +14,7 @@
 //! - `hipFuncSetAttribute(hipFuncAttributeMaxDynamicSharedMemorySize)`: from 6.4 a size
 //!   larger than what the kernel's static LDS leaves of the block's shared memory is
 //!   `hipErrorInvalidValue` (before, only a size above the block's whole shared memory);
+//! - `hipMemsetParams` (graph memset nodes): 7.0 reordered its fields to CUDA's order;
 //! - `hipRuntimeGetVersion` and `hipDriverGetVersion` report the release.
 //!
 //! Which functions a release exports cannot change inside one library file: drivers are
@@ -85,6 +86,12 @@ impl Release {
     /// Before 7.0 `hipFree` of stream-ordered pool memory waits for the device's work.
     pub fn free_of_pool_memory_waits(self) -> bool {
         self.major < 7
+    }
+
+    /// From 7.0 `hipMemsetParams` has CUDA's field order (dst, pitch, value, elementSize,
+    /// width, height); before, (dst, elementSize, height, pitch, value, width).
+    pub fn memset_params_are_reordered(self) -> bool {
+        self.major >= 7
     }
 
     /// From 6.4 the dynamic LDS a kernel may be given is what its static LDS leaves.

@@ -434,6 +434,7 @@ pub struct hipKernelNodeParams {
     pub sharedMemBytes: c_uint,
 }
 
+/// `hipMemsetParams` as ROCm 5 and 6 lay it out.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct hipMemsetParams {
@@ -443,6 +444,19 @@ pub struct hipMemsetParams {
     pub pitch: usize,
     pub value: c_uint,
     pub width: usize,
+}
+
+/// `hipMemsetParams` as ROCm 7.0 reordered it (CUDA's order; HIP 7 changes, "hipMemsetParams
+/// struct change"): a graph memset node reads this layout when the release is 7.0 or later.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct hipMemsetParamsR0700 {
+    pub dst: *mut c_void,
+    pub pitch: usize,
+    pub value: c_uint,
+    pub elementSize: c_uint,
+    pub width: usize,
+    pub height: usize,
 }
 
 /// HIP 6 `HIP_MEMCPY3D` (all offsets and extents are `size_t`).

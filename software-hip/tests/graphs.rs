@@ -16,8 +16,8 @@ fn memcpy_params(dst: *mut c_void, src: *const c_void, bytes: usize) -> HIP_MEMC
     params
 }
 
-fn memset_params(dst: *mut c_void, element_size: u32, width: usize, value: u32) -> hipMemsetParams {
-    hipMemsetParams { dst, elementSize: element_size, height: 1, pitch: 0, value, width }
+fn memset_params(dst: *mut c_void, element_size: u32, width: usize, value: u32) -> MemsetParams {
+    MemsetParams::new(hipMemsetParams { dst, elementSize: element_size, height: 1, pitch: 0, value, width })
 }
 
 #[test]
@@ -29,7 +29,7 @@ fn memset_then_memcpy_chain_runs_in_dependency_order() {
     let mut graph = std::ptr::null_mut();
     hip_ok!(hipGraphCreate(&mut graph, 0));
     let mut fill = std::ptr::null_mut();
-    hip_ok!(hipGraphAddMemsetNode(&mut fill, graph, std::ptr::null(), 0, &memset_params(a, 4, 64, 0xCAFE_F00D)));
+    hip_ok!(hipGraphAddMemsetNode(&mut fill, graph, std::ptr::null(), 0, memset_params(a, 4, 64, 0xCAFE_F00D).as_ptr()));
     let mut barrier = std::ptr::null_mut();
     hip_ok!(hipGraphAddEmptyNode(&mut barrier, graph, &fill, 1));
     let mut copy_ab = std::ptr::null_mut();
@@ -109,7 +109,7 @@ fn two_dimensional_copy_and_fill_nodes() {
         width: 1,
     };
     let mut fill_node = std::ptr::null_mut();
-    hip_ok!(hipGraphAddMemsetNode(&mut fill_node, graph, &copy, 1, &fill));
+    hip_ok!(hipGraphAddMemsetNode(&mut fill_node, graph, &copy, 1, MemsetParams::new(fill).as_ptr()));
     let mut exec = std::ptr::null_mut();
     hip_ok!(hipGraphInstantiate(&mut exec, graph, std::ptr::null_mut(), std::ptr::null_mut(), 0));
     hip_ok!(hipGraphLaunch(exec, std::ptr::null_mut()));
@@ -133,7 +133,7 @@ fn invalid_graph_arguments_are_rejected() {
     assert_eq!(hip_code!(hipGraphAddEmptyNode(&mut new_node, graph, std::ptr::null(), 1)), hipErrorInvalidValue);
     assert_eq!(hip_code!(hipGraphCreate(&mut new_node, 1)), hipErrorInvalidValue);
     let bad_fill = memset_params(8 as *mut c_void, 3, 1, 0);
-    assert_eq!(hip_code!(hipGraphAddMemsetNode(&mut new_node, graph, std::ptr::null(), 0, &bad_fill)), hipErrorInvalidValue);
+    assert_eq!(hip_code!(hipGraphAddMemsetNode(&mut new_node, graph, std::ptr::null(), 0, bad_fill.as_ptr())), hipErrorInvalidValue);
     let mut bad_copy = memcpy_params(8 as *mut c_void, 16 as *const c_void, 8);
     bad_copy.Height = 2;
     bad_copy.srcPitch = 4;

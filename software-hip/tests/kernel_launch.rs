@@ -92,7 +92,7 @@ fn kernels_run_on_streams_and_in_graphs_and_failures_stick() {
         hip_ok!(hipGraphCreate(&mut graph, 0));
         let fill = hipMemsetParams { dst: output, elementSize: 4, height: 1, pitch: 0, value: 0xFFFF_FFFF, width: bytes / 4 };
         let mut fill_node = std::ptr::null_mut();
-        hip_ok!(hipGraphAddMemsetNode(&mut fill_node, graph, std::ptr::null(), 0, &fill));
+        hip_ok!(hipGraphAddMemsetNode(&mut fill_node, graph, std::ptr::null(), 0, MemsetParams::new(fill).as_ptr()));
         let mut node_argument = output;
         let mut node_params = [(&mut node_argument as *mut *mut c_void).cast::<c_void>()];
         let kernel = write_ids_node(write_ids, &mut node_params);

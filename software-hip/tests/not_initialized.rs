@@ -15,9 +15,9 @@ fn calls_before_hip_init_report_not_initialized() {
     let word = (&mut word as *mut u64).cast();
     assert_eq!(hip_code!(hipStreamWriteValue64(stream, word, 1, 0)), hipErrorNotInitialized);
     assert_eq!(hip_code!(hipStreamWaitValue64(stream, word, 0, hipStreamWaitValueGte, u64::MAX)), hipErrorNotInitialized);
+    assert_eq!(hipGetLastError(), hipErrorNotInitialized);
     // Versions and error strings work without it.
     hip_ok!(hipRuntimeGetVersion(&mut count));
-    assert_eq!(hipGetLastError(), hipErrorNotInitialized);
     init();
     hip_ok!(hipGetDeviceCount(&mut count));
     assert_eq!(count, 2);

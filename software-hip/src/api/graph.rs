@@ -7,7 +7,7 @@ use crate::graph::{self, Graph, NodeOperation};
 use crate::launch::PreparedLaunch;
 use crate::stream;
 use crate::types::*;
-use core::ffi::{c_char, c_uint};
+use core::ffi::{c_char, c_uint, c_void};
 use std::sync::Arc;
 
 /// Adds `operation` to `graph` after `dependencies` and writes the new node's handle.
@@ -99,10 +99,16 @@ hip_export!(
         graph: hipGraph_t,
         dependencies: *const hipGraphNode_t,
         count: usize,
-        params: *const hipMemsetParams,
+        params: *const c_void,
     ) {
-        let params = read_in(params)?;
-        add_node(node, graph, dependencies, count, || Ok(NodeOperation::Memset(Fill2D::from_memset_params(&params)?)))
+        // The struct's layout is the release's: ROCm 7.0 reordered its fields.
+        let fill = if crate::release::Release::current().memset_params_are_reordered() {
+            let p = read_in(params.cast::<hipMemsetParamsR0700>())?;
+            Fill2D::new(p.dst as usize, p.pitch, p.elementSize as usize, p.width, p.height, p.value)
+        } else {
+            Fill2D::from_memset_params(&read_in(params.cast::<hipMemsetParams>())?)
+        };
+        add_node(node, graph, dependencies, count, || Ok(NodeOperation::Memset(fill?)))
     }
 );
 
@@ -119,6 +125,32 @@ hip_export!(
             crate::context::device_of_context(context as usize)?;
         }
         let params = read_in(params)?;
+        add_node(node, graph, dependencies, count, || Ok(NodeOperation::Memcpy(Copy3D::from_memcpy3d(&params)?)))
+    }
+);
+
+hip_export!(
+    /// A one-dimensional copy node of `bytes` from `src` to `dst` (all memory here is host
+    /// memory, so `kind` is only checked).
+    fn hipGraphAddMemcpyNode1D(
+        node: *mut hipGraphNode_t,
+        graph: hipGraph_t,
+        dependencies: *const hipGraphNode_t,
+        count: usize,
+        dst: *mut c_void,
+        src: *const c_void,
+        bytes: usize,
+        kind: hipMemcpyKind,
+    ) {
+        super::memory::check_copy_kind(kind)?;
+        let mut params: HIP_MEMCPY3D = std::mem::zeroed();
+        params.srcMemoryType = hipMemoryTypeUnified;
+        params.srcDevice = src as hipDeviceptr_t;
+        params.dstMemoryType = hipMemoryTypeUnified;
+        params.dstDevice = dst as hipDeviceptr_t;
+        params.WidthInBytes = bytes;
+        params.Height = 1;
+        params.Depth = 1;
         add_node(node, graph, dependencies, count, || Ok(NodeOperation::Memcpy(Copy3D::from_memcpy3d(&params)?)))
     }
 );

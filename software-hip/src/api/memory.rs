@@ -12,7 +12,7 @@ use crate::types::*;
 use core::ffi::{c_char, c_int, c_short, c_uint, c_void};
 use std::sync::Arc;
 
-fn check_copy_kind(kind: hipMemcpyKind) -> HipResult<()> {
+pub(crate) fn check_copy_kind(kind: hipMemcpyKind) -> HipResult<()> {
     match kind {
         hipMemcpyHostToHost | hipMemcpyHostToDevice | hipMemcpyDeviceToHost | hipMemcpyDeviceToDevice
         | hipMemcpyDefault | hipMemcpyDeviceToDeviceNoCU => Ok(()),

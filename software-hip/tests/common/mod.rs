@@ -135,3 +135,28 @@ impl Drop for Pinned {
         hip_ok!(hipHostFree(self.pointer.cast()));
     }
 }
+
+/// `hipMemsetParams` in the layout of the ROCm release the software device behaves as
+/// (7.0 reordered its fields), for `hipGraphAddMemsetNode`.
+pub enum MemsetParams {
+    Before7(hipMemsetParams),
+    From7(hipMemsetParamsR0700),
+}
+
+impl MemsetParams {
+    pub fn new(p: hipMemsetParams) -> MemsetParams {
+        if amdhip64::release::Release::current().memset_params_are_reordered() {
+            let hipMemsetParams { dst, elementSize, height, pitch, value, width } = p;
+            MemsetParams::From7(hipMemsetParamsR0700 { dst, pitch, value, elementSize, width, height })
+        } else {
+            MemsetParams::Before7(p)
+        }
+    }
+
+    pub fn as_ptr(&self) -> *const c_void {
+        match self {
+            MemsetParams::Before7(p) => (p as *const hipMemsetParams).cast(),
+            MemsetParams::From7(p) => (p as *const hipMemsetParamsR0700).cast(),
+        }
+    }
+}
