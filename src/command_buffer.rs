@@ -541,13 +541,17 @@ impl HipCommandBuffer {
         })
     }
 
-    /// Graph command buffers copy with hipDrvGraphAddMemcpyNode, optional in HIP: fail at
-    /// record time, as IREE's driver does, when the runtime lacks it.
+    /// Graph command buffers copy with hipDrvGraphAddMemcpyNode (ROCm 6.1 and later) or
+    /// hipGraphAddMemcpyNode1D (ROCm 6.0): fail at record time, as IREE's driver does, when
+    /// the runtime has neither.
     fn require_graph_memcpy(&self, what: &str) -> Result<()> {
-        if self.execution_mode == IREE_HAL_HIP_COMMAND_BUFFER_MODE_GRAPH && self.hip.hipDrvGraphAddMemcpyNode.is_none() {
+        if self.execution_mode == IREE_HAL_HIP_COMMAND_BUFFER_MODE_GRAPH
+            && self.hip.hipDrvGraphAddMemcpyNode.is_none()
+            && self.hip.hipGraphAddMemcpyNode1D.is_none()
+        {
             return Err(crate::status!(
                 Unavailable,
-                "{what}: the HIP runtime {} lacks hipDrvGraphAddMemcpyNode, which graph command buffers need for copies and updates",
+                "{what}: the HIP runtime {} lacks both hipDrvGraphAddMemcpyNode and hipGraphAddMemcpyNode1D, one of which graph command buffers need for copies and updates",
                 self.hip.library_path.display()
             ));
         }

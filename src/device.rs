@@ -161,6 +161,11 @@ impl HipDevice {
         self.queues.iter().map(Queue::completed_on_worker).sum()
     }
 
+    /// The HIP stream of the queue on GPU `gpu_index` (tests hold it with host functions).
+    pub fn queue_stream(&self, gpu_index: usize) -> Option<hipStream_t> {
+        self.queues.get(gpu_index).map(Queue::stream)
+    }
+
     /// The stream-ordered allocation pools, when queue allocations use them.
     pub fn memory_pools(&self) -> Option<&Arc<crate::memory_pools::MemoryPools>> {
         self.memory_pools.as_ref()

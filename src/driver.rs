@@ -10,6 +10,7 @@ use crate::hal_object::{self, Bytes, Ours, Out};
 use crate::hal_object::Ref;
 use crate::device_path::{self, DevicePath, DeviceSelector};
 use crate::hip::types::{hipDevice_t, hipUUID};
+use crate::hip::version::HipVersion;
 use crate::hip::HipSymbols;
 use crate::hip_call;
 use crate::iree_core::host_allocator::HostAllocator;
@@ -29,6 +30,8 @@ pub struct HipDriver {
     hip: Arc<HipSymbols>,
     default_params: iree_hal_hip_device_params_t,
     default_device_index: i32,
+    /// What the loaded HIP reports: (runtime, driver).
+    versions: (HipVersion, HipVersion),
 }
 
 /// One GPU as the driver reports it.
@@ -79,8 +82,11 @@ impl HipDriver {
     ) -> Result<Box<HipDriver>> {
         crate::device_params::validate(&default_params)?;
         let hip = Arc::new(HipSymbols::load(search_paths)?);
+        let versions = hip.versions()?;
+        HipVersion::check_supported(versions.0, versions.1, &hip.library_path)?;
         hip_call!(&hip, hipInit(0))?;
         Ok(Box::new(HipDriver {
+            versions,
             resource: hal_object::resource_header::<HipDriver>(),
             identifier: identifier.to_owned(),
             hip,
@@ -222,6 +228,8 @@ impl HipDriver {
     fn dump_device_info(&self, device_id: iree_hal_device_id_t, builder: &mut StringBuilder) -> Result<()> {
         let device = self.device_by_id(device_id)?;
         builder.append(&format!("\n- amdhip64_dylib_path: {}", self.hip.library_path.display()))?;
+        let (runtime, driver) = self.versions;
+        builder.append(&format!("\n- hip-runtime-version: {runtime} ({})\n- hip-driver-version: {driver} ({})", runtime.0, driver.0))?;
         let prop = self.hip.device_properties(device.device)?;
         let arch = c_chars_to_string(&prop.gcnArchName);
         let lines = [

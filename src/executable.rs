@@ -6,7 +6,8 @@
 //! `hipModuleLoadDataEx` (with an error log for the JIT), each export's kernel through
 //! `hipModuleGetFunction`, and each function is given its dynamic shared memory limit with
 //! `hipFuncSetAttribute`. Unlike IREE we check the limits against every GPU (IREE checks
-//! the first only) and also the threads per block (see `executable_format`). A failure at
+//! the first only) and also the threads per block (see `executable_format`), and the
+//! kernel's static shared memory with the dynamic size it is given (`hipFuncGetAttribute`). A failure at
 //! any step unloads what was already loaded.
 //!
 //! The data is always verified, even under `CACHING_MODE_DISABLE_VERIFICATION` (it is
@@ -288,6 +289,7 @@ impl HipExecutable {
         let hip = self.hip.clone();
         let gpu = self.gpus[gpu_index].clone();
         let on_gpu = |status: crate::status::Status| status.annotate(&format!("loading on GPU {gpu_index} (HIP device {})", gpu.device()));
+        let max_shared_memory_bytes = gpu.limits().map_err(on_gpu)?.max_shared_memory_bytes;
         let current = gpu.make_current().map_err(on_gpu)?;
         self.modules.push(Vec::with_capacity(def.modules.len()));
         for (module_index, module) in def.modules.iter().enumerate() {
@@ -297,7 +299,7 @@ impl HipExecutable {
         }
         for (export_index, export) in def.exports.iter().enumerate() {
             let module = self.modules[gpu_index][export.module_ordinal as usize].raw();
-            let function = lookup_function(&hip, module, export.kernel_name, export.block_shared_memory_size).map_err(|status| {
+            let function = lookup_function(&hip, module, export.kernel_name, export.block_shared_memory_size, max_shared_memory_bytes).map_err(|status| {
                 on_gpu(status.annotate(&format!(
                     "export {export_index} (kernel `{}` in module {})",
                     export.kernel_name.to_string_lossy(),
@@ -407,16 +409,30 @@ fn load_module(current: &Current<'_>, image: &[u8]) -> Result<Module> {
 }
 
 /// Looks up `name` in `module` (on the current context) and allows it the dynamic shared
-/// memory the export declares, as IREE's C driver does for every export.
-fn lookup_function(hip: &HipSymbols, module: hipModule_t, name: &CStr, shared_memory_bytes: u32) -> Result<hipFunction_t> {
+/// memory the export declares, as IREE's C driver does for every export, once the kernel's
+/// static LDS (`hipFuncGetAttribute`) and the dynamic size are known to fit the GPU's
+/// `max_shared_memory_bytes` per block together. ROCm 6.4 made `hipFuncSetAttribute` refuse
+/// a dynamic size the static LDS leaves no room for; before, the attribute was accepted and
+/// the kernel could not launch. The check names both sizes in every release.
+fn lookup_function(hip: &HipSymbols, module: hipModule_t, name: &CStr, dynamic_shared_bytes: u32, max_shared_memory_bytes: u64) -> Result<hipFunction_t> {
     let mut function: hipFunction_t = core::ptr::null_mut();
     hip_call!(hip, hipModuleGetFunction(&mut function, module, name.as_ptr()))?;
     if function.is_null() {
         return Err(crate::status!(NotFound, "kernel `{}` not found in its module", name.to_string_lossy()));
     }
+    let mut static_shared: c_int = 0;
+    hip_call!(hip, hipFuncGetAttribute(&mut static_shared, HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, function))?;
+    let total = u64::from(static_shared.max(0) as u32) + u64::from(dynamic_shared_bytes);
+    if total > max_shared_memory_bytes {
+        return Err(crate::status!(
+            InvalidArgument,
+            "kernel `{}` needs {static_shared} bytes of static and {dynamic_shared_bytes} bytes of dynamic shared memory, {total} in all, over the {max_shared_memory_bytes} bytes per block of the device",
+            name.to_string_lossy()
+        ));
+    }
     // `check_limits` bounded the size by the device's shared memory, which fits in c_int.
-    let shared = c_int::try_from(shared_memory_bytes)
-        .map_err(|_| crate::status!(InvalidArgument, "{shared_memory_bytes} bytes of shared memory do not fit HIP's attribute"))?;
+    let shared = c_int::try_from(dynamic_shared_bytes)
+        .map_err(|_| crate::status!(InvalidArgument, "{dynamic_shared_bytes} bytes of shared memory do not fit HIP's attribute"))?;
     hip_call!(hip, hipFuncSetAttribute(function as *const c_void, hipFuncAttributeMaxDynamicSharedMemorySize, shared))?;
     Ok(function)
 }

@@ -179,7 +179,7 @@ impl MemoryPools {
     /// queue that allocated it (after the allocation itself, which may still be on that
     /// stream), with no hipFree, which would wait for all the device's work to finish on the
     /// releasing thread (IREE's C driver calls hipFree there). Without the queue (the device
-    /// is going away), hipFree.
+    /// is going away), `free_now`.
     fn free_abandoned(self: &Arc<Self>, gpu_index: usize, device_ptr: *mut c_void) {
         if device_ptr.is_null() {
             return;
@@ -192,12 +192,18 @@ impl MemoryPools {
         }
     }
 
-    /// hipFree of a stream-ordered allocation, which waits for the device's work.
+    /// hipFree of a stream-ordered allocation once the GPU's work is done. Before ROCm 7.0
+    /// hipFree waited for the device itself; from 7.0 it gives pool memory back at once, so
+    /// work still queued that uses it (the allocation's own queue, when its stream-ordered
+    /// free failed) would find it reused: the device is synchronized first.
     fn free_now(&self, gpu_index: usize, device_ptr: *mut c_void) {
         let kind = "stream-ordered allocation";
         if let Some(gpu) = self.gpus.get(gpu_index) {
             match gpu.gpu.make_current() {
-                Ok(_context) => crate::hip::error::record_release(kind, hip_call!(&self.hip, hipFree(device_ptr))),
+                Ok(_context) => crate::hip::error::record_release(
+                    kind,
+                    hip_call!(&self.hip, hipDeviceSynchronize()).and_then(|()| hip_call!(&self.hip, hipFree(device_ptr))),
+                ),
                 Err(status) => crate::hip::error::record_release_failure(kind, &status),
             }
         }
@@ -205,8 +211,8 @@ impl MemoryPools {
 }
 
 /// The memory of a stream-ordered buffer released without queue_dealloca, on its way back
-/// to its pool: freed in stream order when its queue issues it, at once (hipFree) when it
-/// is dropped unissued or the stream-ordered free failed.
+/// to its pool: freed in stream order when its queue issues it, once the GPU is idle
+/// (`free_now`) when it is dropped unissued or the stream-ordered free failed.
 struct AbandonedAllocation {
     pools: Arc<MemoryPools>,
     gpu_index: usize,

@@ -843,37 +843,101 @@ fn collectives_need_a_channel_in_both_modes() {
     }
 }
 
-#[test]
-fn a_missing_graph_memcpy_symbol_is_unavailable_in_graph_mode() {
-    // Runs in a child process that loads a copy of the software device without the symbol.
-    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("cmdbuf-hidden-{}", std::process::id()));
+/// Runs `child` in a child process that loads a copy of the software device without `hidden`.
+fn run_with_hidden_symbols(child: &str, hidden: &[&str]) {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("cmdbuf-hidden-{}-{child}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let hidden = dir.join("libamdhip64.so");
-    amdhip64::hide_symbols::write_copy_with_hidden_symbols(&software_hip_library(), &hidden, &["hipDrvGraphAddMemcpyNode".to_string()]).unwrap();
-    run_in_child("child_graph_copy_without_memcpy_node", &[("CMDBUF_TEST_HIP_LIBRARY", hidden.display().to_string())]);
+    let library = dir.join("libamdhip64.so");
+    let names: Vec<String> = hidden.iter().map(|name| name.to_string()).collect();
+    amdhip64::hide_symbols::write_copy_with_hidden_symbols(&software_hip_library(), &library, &names).unwrap();
+    run_in_child(child, &[("CMDBUF_TEST_HIP_LIBRARY", library.display().to_string())]);
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// ROCm 6.0 exports no hipDrvGraphAddMemcpyNode (first in 6.1): graph command buffers copy
+/// and update with hipGraphAddMemcpyNode1D there.
 #[test]
-#[ignore = "run by a_missing_graph_memcpy_symbol_is_unavailable_in_graph_mode"]
-fn child_graph_copy_without_memcpy_node() {
+fn graph_copies_fall_back_to_1d_memcpy_nodes_without_hip_drv_graph_add_memcpy_node() {
+    run_with_hidden_symbols("child_graph_copy_with_1d_memcpy_nodes", &["hipDrvGraphAddMemcpyNode"]);
+}
+
+#[test]
+#[ignore = "run by graph_copies_fall_back_to_1d_memcpy_nodes_without_hip_drv_graph_add_memcpy_node"]
+fn child_graph_copy_with_1d_memcpy_nodes() {
     let Ok(library) = std::env::var("CMDBUF_TEST_HIP_LIBRARY") else { return };
     let fixture = Fixture::new(Mode::Graph);
     assert_eq!(fixture.hip().library_path, std::path::PathBuf::from(&library));
     assert!(fixture.hip().hipDrvGraphAddMemcpyNode.is_none());
     let a = fixture.host_buffer(8);
     let b = fixture.host_buffer(8);
+    let c = fixture.host_buffer(8);
+    let command_buffer = fixture.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
+    assert_ok(command_buffer.begin());
+    assert_ok(command_buffer.update(&[1, 2, 3, 4, 5, 6, 7, 8], 0, direct(&a, 0, 8)));
+    assert_ok(command_buffer.barrier());
+    assert_ok(command_buffer.copy(direct(&a, 0, 8), direct(&b, 0, 8)));
+    assert_ok(command_buffer.fill(direct(&c, 0, 8), &[4]));
+    assert_ok(command_buffer.end());
+    fixture.issue(&command_buffer, &[]).unwrap();
+    assert_eq!(fixture.read(&b), vec![1, 2, 3, 4, 5, 6, 7, 8]);
+    assert_eq!(fixture.read(&c), vec![4; 8]);
+}
+
+/// With neither copy-node function, copies and updates are UNAVAILABLE naming both; fills
+/// still work.
+#[test]
+fn a_runtime_without_graph_memcpy_nodes_is_unavailable_in_graph_mode() {
+    run_with_hidden_symbols("child_graph_copy_without_memcpy_nodes", &["hipDrvGraphAddMemcpyNode", "hipGraphAddMemcpyNode1D"]);
+}
+
+#[test]
+#[ignore = "run by a_runtime_without_graph_memcpy_nodes_is_unavailable_in_graph_mode"]
+fn child_graph_copy_without_memcpy_nodes() {
+    let Ok(library) = std::env::var("CMDBUF_TEST_HIP_LIBRARY") else { return };
+    let fixture = Fixture::new(Mode::Graph);
+    assert_eq!(fixture.hip().library_path, std::path::PathBuf::from(&library));
+    let a = fixture.host_buffer(8);
+    let b = fixture.host_buffer(8);
     let command_buffer = fixture.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
     assert_ok(command_buffer.begin());
     let text = assert_code(command_buffer.copy(direct(&a, 0, 8), direct(&b, 0, 8)), StatusCode::Unavailable);
-    assert!(text.contains("hipDrvGraphAddMemcpyNode"), "{text}");
+    assert!(text.contains("hipDrvGraphAddMemcpyNode") && text.contains("hipGraphAddMemcpyNode1D"), "{text}");
     let text = assert_code(command_buffer.update(&[1; 8], 0, direct(&b, 0, 8)), StatusCode::Unavailable);
-    assert!(text.contains("hipDrvGraphAddMemcpyNode"), "{text}");
+    assert!(text.contains("hipGraphAddMemcpyNode1D"), "{text}");
     // Fills use memset nodes and still work.
     assert_ok(command_buffer.fill(direct(&b, 0, 8), &[4]));
     assert_ok(command_buffer.end());
     fixture.issue(&command_buffer, &[]).unwrap();
     assert_eq!(fixture.read(&b), vec![4; 8]);
+}
+
+/// ROCm 7.0 reordered `hipMemsetParams`: a graph fill must pass the layout of the runtime
+/// it loaded (a ROCm 7 runtime reading ROCm 6's layout takes the pattern size for the pitch,
+/// the height for the value and the value for the element size).
+#[test]
+fn graph_fills_pass_memset_parameters_in_the_runtimes_layout() {
+    for release in ["6.4", "7.0", "7.1"] {
+        run_in_child("child_graph_fills_in_the_runtimes_layout", &[("SOFTWARE_HIP_ROCM_RELEASE", release.to_owned())]);
+    }
+}
+
+#[test]
+#[ignore = "run by graph_fills_pass_memset_parameters_in_the_runtimes_layout"]
+fn child_graph_fills_in_the_runtimes_layout() {
+    let fixture = Fixture::new(Mode::Graph);
+    let release = amdhip64::release::Release::current();
+    assert_eq!(fixture.hip().runtime_version.major() as u32, release.major);
+    let buffer = fixture.host_buffer(32);
+    let command_buffer = fixture.command_buffer(IREE_HAL_COMMAND_BUFFER_MODE_ONE_SHOT, 0);
+    assert_ok(command_buffer.begin());
+    assert_ok(command_buffer.fill(direct(&buffer, 0, 16), &[0xAB]));
+    assert_ok(command_buffer.fill(direct(&buffer, 16, 8), &[1, 2]));
+    assert_ok(command_buffer.fill(direct(&buffer, 24, 8), &[5, 6, 7, 8]));
+    assert_ok(command_buffer.end());
+    fixture.issue(&command_buffer, &[]).unwrap();
+    let mut expected = vec![0xAB; 16];
+    expected.extend([1, 2, 1, 2, 1, 2, 1, 2, 5, 6, 7, 8, 5, 6, 7, 8]);
+    assert_eq!(fixture.read(&buffer), expected);
 }
 
 //===----------------------------------------------------------------------===//

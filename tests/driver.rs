@@ -146,6 +146,12 @@ fn dumps_device_information() {
     ] {
         assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
     }
+    // The HIP runtime and driver versions, as the software device reports its release.
+    let rocm = amdhip64::release::Release::current();
+    for kind in ["runtime", "driver"] {
+        let needle = format!("- hip-{kind}-version: {}.{}.0 ({})", rocm.major, rocm.minor, rocm.hip_version());
+        assert!(text.contains(&needle), "missing {needle:?} in:\n{text}");
+    }
     let (code, text) = dump(driver, 99).unwrap_err();
     assert_eq!(code, StatusCode::NotFound, "{text}");
     release(driver);

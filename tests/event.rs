@@ -434,12 +434,12 @@ fn create_destroy_events_child() {
     let hip = device.hip();
     for (gpu, handle) in device.gpus().iter().zip(&handles) {
         let _context = ContextGuard::push(hip, gpu.context()).unwrap();
-        hip_call!(hip, hipEventQuery(*handle)).unwrap();
+        hip_call!(hip, hipEventSynchronize(*handle)).unwrap();
     }
     drop(event);
     for (gpu, handle) in device.gpus().iter().zip(&handles) {
         let _context = ContextGuard::push(hip, gpu.context()).unwrap();
-        let error = hip_call!(hip, hipEventQuery(*handle)).unwrap_err();
+        let error = hip_call!(hip, hipEventSynchronize(*handle)).unwrap_err();
         assert!(format!("{error:?}").contains("hipErrorInvalidHandle"), "{error:?}");
     }
 }

@@ -79,9 +79,9 @@ fn each_handle_is_released_when_dropped() {
 
     let event = current.create_event(hipEventDisableTiming).unwrap();
     let raw_event = event.raw();
-    hip_call!(&hip, hipEventQuery(raw_event)).unwrap();
+    hip_call!(&hip, hipEventSynchronize(raw_event)).unwrap();
     drop(event);
-    assert_stale("the event", "hipErrorInvalidHandle", hip_call!(&hip, hipEventQuery(raw_event)));
+    assert_stale("the event", "hipErrorInvalidHandle", hip_call!(&hip, hipEventSynchronize(raw_event)));
 
     let image = empty_code_object();
     let module = current.load_module(&image, &mut [], &mut []).unwrap();
@@ -212,7 +212,7 @@ fn release_without_context_child() {
     let failures = release_failures();
     drop(event);
     assert_eq!(release_failures(), failures + 1);
-    hip_call!(&hip, hipEventQuery(raw)).expect("the event was left alive");
+    hip_call!(&hip, hipEventSynchronize(raw)).expect("the event was left alive");
 }
 
 /// Through the driver: a HAL event's HIP event and a queue's stream are released by the

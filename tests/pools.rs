@@ -801,3 +801,79 @@ fn alloca_completes_at_once_on_an_idle_queue_and_in_queue_order_behind_work() {
     release_buffer(to);
     release_semaphores(&[done, copied, allocated]);
 }
+
+/// ROCm 7.0's hipFree gives stream-ordered pool memory back at once, without waiting for
+/// the device. When a buffer released without queue_dealloca cannot be freed in stream
+/// order (its hipFreeAsync fails here), the driver frees it with hipFree: on ROCm 7 that
+/// must still wait until the GPU's work is done, or work queued before it could find the
+/// memory reused. The queue's stream is held by a host function; the memory must stay in
+/// use until it is let go.
+#[test]
+fn a_failed_stream_ordered_free_waits_for_the_gpu_on_rocm_7() {
+    run_in_child(
+        "failed_stream_ordered_free_child",
+        &[("SOFTWARE_HIP_ROCM_RELEASE", "7.0".to_owned()), ("SOFTWARE_HIP_FAIL", "hipFreeAsync:1:hipErrorInvalidValue".to_owned())],
+    );
+}
+
+/// A gate a host function on a stream waits at.
+struct StreamGate {
+    open: std::sync::Mutex<bool>,
+    changed: std::sync::Condvar,
+}
+
+impl StreamGate {
+    fn open(&self) {
+        *self.open.lock().unwrap() = true;
+        self.changed.notify_all();
+    }
+}
+
+/// Opens the gate when dropped, so that a failed assertion cannot leave the stream held
+/// (the device's teardown would wait for it forever).
+struct OpenOnDrop(&'static StreamGate);
+
+impl Drop for OpenOnDrop {
+    fn drop(&mut self) {
+        self.0.open();
+    }
+}
+
+unsafe extern "C" fn wait_at_stream_gate(user_data: *mut c_void) {
+    let gate = unsafe { &*(user_data as *const StreamGate) };
+    let mut open = gate.open.lock().unwrap();
+    while !*open {
+        open = gate.changed.wait(open).unwrap();
+    }
+}
+
+#[test]
+#[ignore = "run by a_failed_stream_ordered_free_waits_for_the_gpu_on_rocm_7 in a child process"]
+fn failed_stream_ordered_free_child() {
+    let f = Fixture::new(&[]);
+    let done = f.semaphore();
+    let buffer = f.alloca(&[], &[(done, 1)], 4096);
+    assert!(f.wait(done, 1, 5000).is_none());
+    assert_eq!(f.pool_usage().0, 4096);
+
+    // Hold GPU 0's queue stream as long-running work would.
+    let gate: &'static StreamGate = Box::leak(Box::new(StreamGate { open: std::sync::Mutex::new(false), changed: std::sync::Condvar::new() }));
+    let library = unsafe { libloading::Library::new(software_hip_library()) }.unwrap();
+    type HostFn = unsafe extern "C" fn(*mut c_void);
+    let launch_host_func =
+        unsafe { library.get::<unsafe extern "C" fn(*mut c_void, Option<HostFn>, *mut c_void) -> i32>(b"hipLaunchHostFunc\0") }.unwrap();
+    let stream = f.hip_device().queue_stream(0).unwrap();
+    let opener = OpenOnDrop(gate);
+    assert_eq!(unsafe { launch_host_func(stream.cast(), Some(wait_at_stream_gate), (gate as *const StreamGate).cast_mut().cast()) }, 0);
+
+    // Released without dealloca: the queue's hipFreeAsync fails, and hipFree takes over (on
+    // the releasing thread when the queue is idle, which may then wait for the GPU).
+    let address = buffer as usize;
+    let releaser = std::thread::spawn(move || release_buffer(address as *mut iree_hal_buffer_t));
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(f.pool_usage().0, 4096, "the memory went back to its pool while the GPU was still busy");
+    drop(opener);
+    releaser.join().unwrap();
+    eventually("the memory is back in its pool", || f.pool_usage().0 == 0);
+    release_semaphores(&[done]);
+}

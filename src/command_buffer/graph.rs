@@ -309,15 +309,8 @@ fn build(current: &Current<'_>, gpu_index: usize, list: &CommandList, range: Ran
                 if range.length == 0 {
                     continue;
                 }
-                let params = hipMemsetParams {
-                    dst: range.device_pointer(),
-                    elementSize: u32::from(pattern_length),
-                    height: 1,
-                    pitch: 0,
-                    value: pattern,
-                    width: (range.length / u64::from(pattern_length)) as usize,
-                };
-                hip_call!(hip, hipGraphAddMemsetNode(&mut node, graph, dependencies, dependency_count, &params))?;
+                let width = (range.length / u64::from(pattern_length)) as usize;
+                hip.graph_add_memset_node(&mut node, graph, barrier, range.device_pointer(), u32::from(pattern_length), pattern, width)?;
             }
             Step::Update { range, data } => {
                 if range.length == 0 {

@@ -69,6 +69,9 @@ impl HipSymbols {
     #[cold]
     #[inline(never)]
     fn failure(&self, error: hipError_t, call: &str, location: SourceLocation) -> crate::status::Result<()> {
+        // The failure now lives in the status: it must not also stay behind as this thread's
+        // last error for other libraries of the process to find (see `clear_last_error`).
+        self.clear_last_error();
         // SAFETY: both are plain lookups by value in the loaded runtime.
         let (name, description) = unsafe { (c_text((self.hipGetErrorName)(error)), c_text((self.hipGetErrorString)(error))) };
         Err(Status::new(
@@ -112,6 +115,19 @@ macro_rules! hip_value {
             // SAFETY: zeroed storage of a C type HIP writes: valid written or not.
             .map(|()| unsafe { value.assume_init() })
     }};
+}
+
+impl HipSymbols {
+    /// Resets this thread's HIP "last error" after a HIP call of ours failed. ROCm 7 keeps
+    /// a thread's last error until someone reads it with `hipGetLastError` (ROCm 6 replaced
+    /// it at every call), so an error the driver handled (a failure it turned into a status,
+    /// peer access already enabled, a global a module lacks) would otherwise surface in
+    /// whatever library of the process checks `hipGetLastError` next (PyTorch does).
+    #[cold]
+    pub fn clear_last_error(&self) {
+        // SAFETY: takes no arguments; only resets the calling thread's error state.
+        unsafe { (self.hipGetLastError)() };
+    }
 }
 
 /// Releases (destroy, unload, free, context pop) that failed in this process.

@@ -85,6 +85,7 @@ impl Gpu {
         let error = unsafe { (hip.hipDeviceEnablePeerAccess)(peer.device(), 0) };
         if error == hipErrorPeerAccessAlreadyEnabled {
             // Another device of this process enabled it first: what we asked for holds.
+            hip.clear_last_error();
             return Ok(());
         }
         hip.check(error, "hipDeviceEnablePeerAccess", crate::here!())

@@ -1,7 +1,7 @@
 //! RCCL (`librccl.so`), optional: it is loaded only when a collective channel is created,
 //! so its absence costs nothing until then and then is a clear UNAVAILABLE. The table lists
-//! the functions IREE v3.3.0 loads (`rccl_dynamic_symbol_table.h`); all are required once
-//! the library is there. `rccl_call!` makes each RCCL failure a status naming the call and
+//! the functions the driver calls: IREE v3.3.0's (`rccl_dynamic_symbol_table.h`) less the
+//! six it never calls; all are required once the library is there. `rccl_call!` makes each RCCL failure a status naming the call and
 //! RCCL's error string.
 
 #![allow(non_snake_case)]
@@ -19,7 +19,6 @@ pub type NcclResult = c_int;
 pub type NcclComm = *mut c_void;
 pub type NcclDataType = c_int;
 pub type NcclRedOp = c_int;
-pub type NcclScalarResidence = c_int;
 pub type HipStream = *mut c_void;
 
 /// `ncclUniqueId`: 128 opaque bytes.
@@ -34,23 +33,17 @@ super::symbol_table::symbol_table! {
     struct RcclSymbols, "RCCL", NcclResult, located by ncclGetVersion;
     required ncclGetVersion(*mut c_int);
     required ncclGetUniqueId(*mut NcclUniqueId);
-    required ncclCommInitRankConfig(*mut NcclComm, c_int, NcclUniqueId, c_int, *mut c_void);
     required ncclCommInitRank(*mut NcclComm, c_int, NcclUniqueId, c_int);
-    required ncclCommInitAll(*mut NcclComm, c_int, *const c_int);
     required ncclCommSplit(NcclComm, c_int, c_int, *mut NcclComm, *mut c_void);
     required ncclCommFinalize(NcclComm);
     required ncclCommDestroy(NcclComm);
-    required ncclCommAbort(NcclComm);
     required ncclGetErrorString(NcclResult) -> *const c_char;
     required ncclGetLastError(NcclComm) -> *const c_char;
     required ncclCommGetAsyncError(NcclComm, *mut NcclResult);
     required ncclCommCount(NcclComm, *mut c_int);
     required ncclCommCuDevice(NcclComm, *mut c_int);
     required ncclCommUserRank(NcclComm, *mut c_int);
-    required ncclRedOpCreatePreMulSum(*mut NcclRedOp, *mut c_void, NcclDataType, NcclScalarResidence, NcclComm);
-    required ncclRedOpDestroy(NcclRedOp, NcclComm);
     required ncclReduce(*const c_void, *mut c_void, usize, NcclDataType, NcclRedOp, c_int, NcclComm, HipStream);
-    required ncclBcast(*mut c_void, usize, NcclDataType, c_int, NcclComm, HipStream);
     required ncclBroadcast(*const c_void, *mut c_void, usize, NcclDataType, c_int, NcclComm, HipStream);
     required ncclAllReduce(*const c_void, *mut c_void, usize, NcclDataType, NcclRedOp, NcclComm, HipStream);
     required ncclReduceScatter(*const c_void, *mut c_void, usize, NcclDataType, NcclRedOp, NcclComm, HipStream);

@@ -40,6 +40,9 @@ macro_rules! symbol_table {
             pub library_path: std::path::PathBuf,
             /// The search paths the library was looked up with.
             pub search_paths: Vec<String>,
+            /// The library's version as its loader asks for it (HIP: `hipRuntimeGetVersion`);
+            /// zero where the loader does not.
+            pub runtime_version: $crate::hip::version::HipVersion,
             /// Keeps the functions above loaded; dropped last.
             _library: libloading::Library,
         }
@@ -53,6 +56,7 @@ macro_rules! symbol_table {
                     $($name,)*
                     library_path: std::path::PathBuf::from(&loaded.requested),
                     search_paths: search_paths.to_vec(),
+                    runtime_version: $crate::hip::version::HipVersion(0),
                     _library: loaded.library,
                 };
                 if let Some(path) = super::library::file_of_address(symbols.$anchor as *const core::ffi::c_void) {

@@ -1,5 +1,9 @@
-//! The HIP functions IREE v3.3.0's HIP driver loads (its `dynamic_symbol_tables.h`), each
-//! listed once below as required or optional. The macro turns the list into a struct of
+//! The HIP functions the driver calls, each listed once below as required or optional: what
+//! IREE v3.3.0's HIP driver loads (its `dynamic_symbol_tables.h`) less the twelve it never
+//! calls (each a way to fail loading for nothing), plus what ROCm 6.4 and 7.0 made necessary
+//! (`hipGetLastError`, `hipFuncGetAttribute`, the versions). Every required function is
+//! exported by every supported ROCm release (tests/rocm_exports.rs checks the table against
+//! ROCm's export maps); an optional one is missing from some, and what needs it says so. The macro turns the list into a struct of
 //! function pointers that lives together with the library they point into, and its loader.
 //! A missing required symbol fails the load naming the symbol and the library file; a
 //! missing optional symbol leaves `None`, and whatever needs it reports a clear error
@@ -18,8 +22,6 @@ pub const HIP_LIBRARY_NAME: &str = "libamdhip64.so";
 super::symbol_table::symbol_table! {
     /// Every HIP function the driver may call, loaded from one library.
     struct HipSymbols, "HIP", hipError_t, located by hipDeviceGet;
-    required hipCtxSetCurrent(hipCtx_t);
-    required hipCtxGetCurrent(*mut hipCtx_t);
     required hipCtxPushCurrent(hipCtx_t);
     required hipCtxPopCurrent(*mut hipCtx_t);
     required hipDeviceCanAccessPeer(*mut c_int, c_int, c_int);
@@ -28,27 +30,30 @@ super::symbol_table::symbol_table! {
     required hipDeviceGetAttribute(*mut c_int, hipDeviceAttribute_t, c_int);
     required hipDeviceGetName(*mut c_char, c_int, hipDevice_t);
     required hipDeviceGetUuid(*mut hipUUID, hipDevice_t);
+    required hipDeviceSynchronize();
     required hipDevicePrimaryCtxRelease(hipDevice_t);
     required hipDevicePrimaryCtxRetain(*mut hipCtx_t, hipDevice_t);
+    required hipDriverGetVersion(*mut c_int);
     optional hipDrvGraphAddMemcpyNode(*mut hipGraphNode_t, hipGraph_t, *const hipGraphNode_t, usize, *const HIP_MEMCPY3D, hipCtx_t);
-    required hipEventCreate(*mut hipEvent_t);
     required hipEventCreateWithFlags(*mut hipEvent_t, c_uint);
     required hipEventDestroy(hipEvent_t);
-    required hipEventElapsedTime(*mut f32, hipEvent_t, hipEvent_t);
-    required hipEventQuery(hipEvent_t);
     required hipEventRecord(hipEvent_t, hipStream_t);
     required hipEventSynchronize(hipEvent_t);
     required hipFree(*mut c_void);
     required hipFreeAsync(*mut c_void, hipStream_t);
+    required hipFuncGetAttribute(*mut c_int, hipFunction_attribute, hipFunction_t);
     required hipFuncSetAttribute(*const c_void, hipFuncAttribute, c_int);
     required hipGetDeviceCount(*mut c_int);
     optional hipGetDeviceProperties(*mut hipDeviceProp_tR0000, c_int);
     required hipGetErrorName(hipError_t) -> *const c_char;
     required hipGetErrorString(hipError_t) -> *const c_char;
+    required hipGetLastError();
     required hipGraphAddEmptyNode(*mut hipGraphNode_t, hipGraph_t, *const hipGraphNode_t, usize);
     required hipGraphAddEventRecordNode(*mut hipGraphNode_t, hipGraph_t, *const hipGraphNode_t, usize, hipEvent_t);
     required hipGraphAddKernelNode(*mut hipGraphNode_t, hipGraph_t, *const hipGraphNode_t, usize, *const hipKernelNodeParams);
-    required hipGraphAddMemsetNode(*mut hipGraphNode_t, hipGraph_t, *const hipGraphNode_t, usize, *const hipMemsetParams);
+    optional hipGraphAddMemcpyNode1D(*mut hipGraphNode_t, hipGraph_t, *const hipGraphNode_t, usize, *mut c_void, *const c_void, usize, hipMemcpyKind);
+    // The parameters are `hipMemsetParams` in the runtime's layout: `graph_add_memset_node`.
+    required hipGraphAddMemsetNode(*mut hipGraphNode_t, hipGraph_t, *const hipGraphNode_t, usize, *const c_void);
     required hipGraphCreate(*mut hipGraph_t, c_uint);
     required hipGraphDestroy(hipGraph_t);
     required hipGraphExecDestroy(hipGraphExec_t);
@@ -61,11 +66,9 @@ super::symbol_table::symbol_table! {
     required hipHostUnregister(*mut c_void);
     required hipInit(c_uint);
     required hipLaunchHostFunc(hipStream_t, hipHostFn_t, *mut c_void);
-    required hipLaunchKernel(*const c_void, dim3, dim3, *mut *mut c_void, usize, hipStream_t);
     required hipMalloc(*mut *mut c_void, usize);
     required hipMallocFromPoolAsync(*mut *mut c_void, usize, hipMemPool_t, hipStream_t);
     required hipMallocManaged(*mut hipDeviceptr_t, usize, c_uint);
-    required hipMallocAsync(*mut *mut c_void, usize, hipStream_t);
     required hipMemcpy(*mut c_void, *const c_void, usize, hipMemcpyKind);
     required hipMemcpyAsync(*mut c_void, *const c_void, usize, hipMemcpyKind, hipStream_t);
     required hipMemcpyHtoDAsync(hipDeviceptr_t, *mut c_void, usize, hipStream_t);
@@ -74,19 +77,15 @@ super::symbol_table::symbol_table! {
     required hipMemPoolGetAttribute(hipMemPool_t, hipMemPoolAttr, *mut c_void);
     required hipMemPoolSetAttribute(hipMemPool_t, hipMemPoolAttr, *mut c_void);
     required hipMemPoolTrimTo(hipMemPool_t, usize);
-    required hipMemPrefetchAsync(*const c_void, usize, c_int, hipStream_t);
-    required hipMemset(*mut c_void, c_int, usize);
-    required hipMemsetAsync(*mut c_void, c_int, usize, hipStream_t);
     required hipMemsetD8Async(*mut c_void, c_char, usize, hipStream_t);
     required hipMemsetD16Async(*mut c_void, c_short, usize, hipStream_t);
     required hipMemsetD32Async(*mut c_void, c_int, usize, hipStream_t);
     required hipModuleGetFunction(*mut hipFunction_t, hipModule_t, *const c_char);
     optional hipModuleGetGlobal(*mut hipDeviceptr_t, *mut usize, hipModule_t, *const c_char);
     required hipModuleLaunchKernel(hipFunction_t, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, hipStream_t, *mut *mut c_void, *mut *mut c_void);
-    required hipModuleLoadData(*mut hipModule_t, *const c_void);
     required hipModuleLoadDataEx(*mut hipModule_t, *const c_void, c_uint, *mut hipJitOption, *mut *mut c_void);
     required hipModuleUnload(hipModule_t);
-    required hipSetDevice(c_int);
+    required hipRuntimeGetVersion(*mut c_int);
     required hipStreamCreateWithFlags(*mut hipStream_t, c_uint);
     required hipStreamDestroy(hipStream_t);
     required hipStreamSynchronize(hipStream_t);
@@ -94,10 +93,13 @@ super::symbol_table::symbol_table! {
 }
 
 impl HipSymbols {
-    /// Loads the HIP runtime following the driver options' search paths and resolves the
-    /// whole table.
+    /// Loads the HIP runtime following the driver options' search paths, resolves the
+    /// whole table and asks the runtime its version (`runtime_version`), on which some
+    /// layouts depend.
     pub fn load(search_paths: &[String]) -> Result<HipSymbols> {
-        HipSymbols::resolve(library::open_first("HIP", HIP_LIBRARY_NAME, search_paths)?, search_paths)
+        let mut symbols = HipSymbols::resolve(library::open_first("HIP", HIP_LIBRARY_NAME, search_paths)?, search_paths)?;
+        symbols.runtime_version = super::version::HipVersion(crate::hip_value!(&symbols, hipRuntimeGetVersion())?);
+        Ok(symbols)
     }
 }
 
