@@ -89,6 +89,8 @@ fn generate_hip_types(crate_dir: &Path, out_dir: &Path) {
         .blocklist_type("hipMemoryType")
         .blocklist_item("hipMemoryType.*")
         .blocklist_type("hipDeviceProp_t.*")
+        // Its layout depends on the runtime's major version (ROCm 7.0 reordered it).
+        .blocklist_type("hipMemsetParams")
         .blocklist_function(".*")
         .default_enum_style(bindgen::EnumVariation::Consts)
         .prepend_enum_name(false)
@@ -102,9 +104,20 @@ fn generate_hip_types(crate_dir: &Path, out_dir: &Path) {
 
 /// One line of `src/hip/abi_layout.txt`.
 enum AbiItem {
-    Struct { name: String, size: u64, hip6_only: bool, c_name: Option<String> },
+    /// `headers`: the C condition under which the headers declare the same layout.
+    Struct { name: String, size: u64, headers: Option<&'static str>, c_name: Option<String> },
     Field { rust: String, c: String, offset: u64 },
-    Const { name: String, value: i64, hip6_only: bool },
+    Const { name: String, value: i64, headers: Option<&'static str> },
+}
+
+/// The header versions a marked item of abi_layout.txt is checked against.
+fn header_condition(words: &[&str]) -> Option<&'static str> {
+    words.iter().find_map(|word| match *word {
+        "hip6" => Some("HIP_VERSION_MAJOR >= 6"),
+        "hip7" => Some("HIP_VERSION_MAJOR >= 7"),
+        "before-hip7" => Some("HIP_VERSION_MAJOR < 7"),
+        _ => None,
+    })
 }
 
 fn read_abi_table(path: &Path) -> Vec<AbiItem> {
@@ -114,12 +127,12 @@ fn read_abi_table(path: &Path) -> Vec<AbiItem> {
     for line in text.lines().map(str::trim).filter(|line| !line.is_empty() && !line.starts_with('#')) {
         let words: Vec<&str> = line.split_whitespace().collect();
         let number = |word: Option<&&str>| word.and_then(|w| w.parse::<i64>().ok()).unwrap_or_else(|| bad(line));
-        let hip6_only = words.iter().skip(3).any(|w| *w == "hip6");
+        let headers = header_condition(&words[3.min(words.len())..]);
         items.push(match words[0] {
             "struct" => AbiItem::Struct {
                 name: words.get(1).unwrap_or_else(|| bad(line)).to_string(),
                 size: number(words.get(2)) as u64,
-                hip6_only,
+                headers,
                 c_name: words.iter().skip(3).find_map(|w| w.strip_prefix("c=")).map(str::to_owned),
             },
             "field" => {
@@ -127,7 +140,7 @@ fn read_abi_table(path: &Path) -> Vec<AbiItem> {
                 let (rust, c) = name.split_once(':').unwrap_or((name, name));
                 AbiItem::Field { rust: rust.to_owned(), c: c.to_owned(), offset: number(words.get(2)) as u64 }
             }
-            "const" => AbiItem::Const { name: words.get(1).unwrap_or_else(|| bad(line)).to_string(), value: number(words.get(2)), hip6_only },
+            "const" => AbiItem::Const { name: words.get(1).unwrap_or_else(|| bad(line)).to_string(), value: number(words.get(2)), headers },
             _ => bad(line),
         });
     }
@@ -160,16 +173,16 @@ fn check_hip_abi(crate_dir: &Path, out_dir: &Path, headers: &HipHeaders) {
     }
     for item in &items {
         match item {
-            AbiItem::Struct { name, size, hip6_only, c_name } => {
+            AbiItem::Struct { name, size, headers, c_name } => {
                 close_c_group(&mut c, &mut c_group_open);
                 rust.push_str(&format!(
                     "const _: () = assert!(::core::mem::size_of::<{name}>() == {size}, \"HIP ABI: size of {name} is not {size} bytes\");\n"
                 ));
                 let c_type = c_name.clone().unwrap_or_else(|| name.clone());
-                let condition = match (hip6_only, c_name) {
-                    (true, _) => "HIP_VERSION_MAJOR >= 6".to_owned(),
-                    (false, Some(macro_name)) => format!("defined({macro_name})"),
-                    (false, None) => "1".to_owned(),
+                let condition = match (headers, c_name) {
+                    (Some(condition), _) => condition.to_string(),
+                    (None, Some(macro_name)) if macro_name.starts_with("IREE_") => format!("defined({macro_name})"),
+                    (None, _) => "1".to_owned(),
                 };
                 c.push_str(&format!("#if {condition}\n"));
                 c.push_str(&format!("_Static_assert(sizeof({c_type}) == {size}, \"HIP ABI: size of {name} is not {size} bytes\");\n"));
@@ -185,13 +198,13 @@ fn check_hip_abi(crate_dir: &Path, out_dir: &Path, headers: &HipHeaders) {
                     "_Static_assert(offsetof({c_type}, {c_field}) == {offset}, \"HIP ABI: {name}.{c_field} is not at offset {offset}\");\n"
                 ));
             }
-            AbiItem::Const { name, value, hip6_only } => {
+            AbiItem::Const { name, value, headers } => {
                 close_c_group(&mut c, &mut c_group_open);
                 current = None;
                 rust.push_str(&format!("const _: () = assert!({name} as i64 == {value}, \"HIP ABI: {name} is not {value}\");\n"));
                 let line = format!("_Static_assert({name} == {value}, \"HIP ABI: {name} is not {value}\");\n");
-                if *hip6_only {
-                    c.push_str(&format!("#if HIP_VERSION_MAJOR >= 6\n{line}#endif\n"));
+                if let Some(condition) = headers {
+                    c.push_str(&format!("#if {condition}\n{line}#endif\n"));
                 } else {
                     c.push_str(&line);
                 }
