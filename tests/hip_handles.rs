@@ -75,7 +75,7 @@ fn each_handle_is_released_when_dropped() {
     let raw_stream = stream.raw();
     hip_call!(&hip, hipStreamSynchronize(raw_stream)).unwrap();
     drop(stream);
-    assert_stale("the stream", "hipErrorInvalidHandle", hip_call!(&hip, hipStreamSynchronize(raw_stream)));
+    assert_stale("the stream", "hipErrorContextIsDestroyed", hip_call!(&hip, hipStreamSynchronize(raw_stream)));
 
     let event = current.create_event(hipEventDisableTiming).unwrap();
     let raw_event = event.raw();

@@ -162,12 +162,16 @@ pub fn set_function_attribute(function_handle: usize, attribute: hipFuncAttribut
     let entry = functions().get(function_handle)?;
     match attribute {
         hipFuncAttributeMaxDynamicSharedMemorySize => {
-            // From ROCm 6.4 the kernel's static LDS counts against what may be asked for.
-            let static_shared = if crate::release::Release::current().dynamic_shared_memory_counts_static() {
-                entry.function.static_shared_bytes() as usize
-            } else {
-                0
-            };
+            // Before ROCm 6.4 the call is accepted whatever the value (a launch that asks
+            // for too much fails then); from 6.4 the value, with the kernel's static LDS,
+            // must fit the block's shared memory.
+            if !crate::release::Release::current().dynamic_shared_memory_counts_static() {
+                if value >= 0 {
+                    *entry.max_dynamic_shared_bytes.lock() = Some(value);
+                }
+                return Ok(());
+            }
+            let static_shared = entry.function.static_shared_bytes() as usize;
             if value < 0 || value as usize + static_shared > crate::device::SHARED_MEMORY_PER_BLOCK {
                 return Err(hipErrorInvalidValue);
             }

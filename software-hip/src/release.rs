@@ -13,14 +13,33 @@
 //!   its pool at once;
 //! - `hipFuncSetAttribute(hipFuncAttributeMaxDynamicSharedMemorySize)`: from 6.4 a size
 //!   larger than what the kernel's static LDS leaves of the block's shared memory is
-//!   `hipErrorInvalidValue` (before, only a size above the block's whole shared memory);
+//!   `hipErrorInvalidValue` (before, the call accepted any value);
 //! - `hipMemsetParams` (graph memset nodes): 7.0 reordered its fields to CUDA's order;
+//! - a stream handle that names no stream: the codes of ROCm 6's checks, which 7.0 dropped
+//!   from many entry points (a GPU process may crash there: the device says so on stderr);
 //! - `hipRuntimeGetVersion` and `hipDriverGetVersion` report the release.
 //!
 //! Which functions a release exports cannot change inside one library file: drivers are
 //! tested against a release's export table with `softhip-hide-symbols` (`hide_symbols`).
 
+use crate::types::{hipErrorContextIsDestroyed, hipErrorInvalidHandle, hipErrorInvalidValue, hipError_t};
 use std::sync::OnceLock;
+
+/// Kernel launches: before 7.0 an invalid stream is `hipErrorInvalidValue`, from 7.0
+/// `hipErrorContextIsDestroyed` (HIP 7 changes, "Kernel launch APIs").
+const LAUNCHES: &[&str] =
+    &["hipModuleLaunchKernel", "hipLaunchKernel", "hipExtModuleLaunchKernel", "hipExtLaunchKernel", "hipDrvLaunchKernelEx", "hipLaunchKernelExC"];
+
+/// Entry points whose stream ROCm 7.0 no longer validates (CUDA 12's behaviour: an invalid
+/// stream may crash the process; HIP 7 changes, "Invalid stream input parameter handling").
+const STREAM_UNCHECKED_FROM_7: &[&str] = &[
+    "hipStreamGetCaptureInfo", "hipStreamGetPriority", "hipStreamGetFlags", "hipStreamDestroy", "hipStreamAddCallback",
+    "hipStreamQuery", "hipLaunchHostFunc", "hipGraphUpload", "hipGraphLaunch", "hipStreamBeginCapture",
+    "hipStreamBeginCaptureToGraph", "hipStreamIsCapturing", "hipGraphInstantiateWithParams", "hipMemcpyAsync",
+    "hipMemcpyPeerAsync", "hipMallocAsync", "hipMallocFromPoolAsync", "hipFreeAsync", "hipMemPrefetchAsync",
+    "hipMemcpy2DAsync", "hipMemcpy3DAsync", "hipDrvMemcpy3DAsync", "hipMemcpyParam2DAsync", "hipEventRecord",
+    "hipEventRecordWithFlags",
+];
 
 /// The environment variable selecting the release, `MAJOR.MINOR` (e.g. `6.4`, `7.0`).
 pub const RELEASE_ENV: &str = "SOFTWARE_HIP_ROCM_RELEASE";
@@ -92,6 +111,25 @@ impl Release {
     /// width, height); before, (dst, elementSize, height, pitch, value, width).
     pub fn memset_params_are_reordered(self) -> bool {
         self.major >= 7
+    }
+
+    /// The code `entry_point` returns for a stream handle that names no live stream (a
+    /// destroyed or forged one). ROCm 6 checks every stream against its devices' streams:
+    /// `hipErrorContextIsDestroyed` from the stream APIs, `hipErrorInvalidHandle` from
+    /// `hipStreamWaitEvent`, `hipErrorInvalidValue` from kernel launches. ROCm 7.0 stopped
+    /// checking in many entry points, where a GPU process may then crash: the software
+    /// device still refuses the call, and says on stderr that ROCm 7 would not have.
+    pub fn invalid_stream_error(self, entry_point: &str) -> hipError_t {
+        if entry_point == "hipStreamWaitEvent" {
+            return hipErrorInvalidHandle;
+        }
+        if LAUNCHES.contains(&entry_point) {
+            return if self.major >= 7 { hipErrorContextIsDestroyed } else { hipErrorInvalidValue };
+        }
+        if self.major >= 7 && STREAM_UNCHECKED_FROM_7.contains(&entry_point) {
+            eprintln!("software-hip: {entry_point} was given a stream that does not exist; ROCm {self} does not check this, and a process on a GPU may crash here");
+        }
+        hipErrorContextIsDestroyed
     }
 
     /// From 6.4 the dynamic LDS a kernel may be given is what its static LDS leaves.

@@ -393,7 +393,13 @@ pub fn resolve(handle: usize) -> HipResult<Arc<Stream>> {
         PER_THREAD_STREAMS.with(|streams| streams.borrow_mut().insert(device, stream.clone()));
         return Ok(stream);
     }
-    streams().get(handle)
+    streams().get(handle).map_err(|_| invalid_stream())
+}
+
+/// The code for a stream handle that names no live stream: what the release behaved as
+/// returns from the entry point being run (`Release::invalid_stream_error`).
+pub fn invalid_stream() -> crate::types::hipError_t {
+    crate::release::Release::current().invalid_stream_error(crate::api::entry_point())
 }
 
 #[cfg(test)]

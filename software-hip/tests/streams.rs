@@ -131,7 +131,8 @@ fn event_timing_and_error_cases() {
     assert_eq!(hip_code!(hipEventQuery(start)), hipErrorInvalidHandle);
     assert_eq!(hip_code!(hipEventRecord(start, stream)), hipErrorInvalidHandle);
     hip_ok!(hipStreamDestroy(stream));
-    assert_eq!(hip_code!(hipStreamSynchronize(stream)), hipErrorInvalidHandle);
+    // ROCm 6 checks streams: a destroyed one is hipErrorContextIsDestroyed (tests/release.rs).
+    assert_eq!(hip_code!(hipStreamSynchronize(stream)), hipErrorContextIsDestroyed);
 }
 
 struct ReentrantCall {
@@ -223,10 +224,10 @@ fn stream_flags_and_bad_handles() {
     hip_ok!(hipStreamGetFlags(stream, &mut flags));
     assert_eq!(flags, hipStreamNonBlocking);
     assert_eq!(hip_code!(hipStreamCreateWithFlags(&mut std::ptr::null_mut(), 8)), hipErrorInvalidValue);
-    assert_eq!(hip_code!(hipStreamSynchronize(0xdead as hipStream_t)), hipErrorInvalidHandle);
+    assert_eq!(hip_code!(hipStreamSynchronize(0xdead as hipStream_t)), hipErrorContextIsDestroyed);
     assert_eq!(hip_code!(hipStreamWaitEvent(stream, 0xbeef as hipEvent_t, 0)), hipErrorInvalidHandle);
     hip_ok!(hipStreamDestroy(stream));
-    assert_eq!(hip_code!(hipStreamDestroy(stream)), hipErrorInvalidHandle);
+    assert_eq!(hip_code!(hipStreamDestroy(stream)), hipErrorContextIsDestroyed);
 }
 
 unsafe extern "C" fn synchronize_own_stream(user_data: *mut c_void) {

@@ -125,6 +125,7 @@ impl HipSymbols {
     /// whatever library of the process checks `hipGetLastError` next (PyTorch does).
     #[cold]
     pub fn clear_last_error(&self) {
+        super::host_func::note_hip_call();
         // SAFETY: takes no arguments; only resets the calling thread's error state.
         unsafe { (self.hipGetLastError)() };
     }
