@@ -14,11 +14,15 @@ case "${IREE_VERSION:-3.3.0}" in
   3.13 | 3.13.0) exec iree-harness/iree-3.13/run.sh ;;
   *) echo "run.sh: unknown IREE_VERSION '$IREE_VERSION' (3.3.0, the default, or 3.13)" >&2; exit 2 ;;
 esac
-.ci/install
+. tools/phase.sh
+phase "installing what is missing (Debian packages, IREE's pip tools, softhip-iree-compile)" .ci/install
 mkdir -p build
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Debug >build/demo-configure.log 2>&1 || { cat build/demo-configure.log; exit 1; }
-cmake --build build --target demo run_program >build/demo-build.log 2>&1 || { cat build/demo-build.log; exit 1; }
-if [ -z "${IREE_HIP_DYLIB_PATH:-}" ] && ! grep -q 'libamdhip64.so.6' <<<"$(ldconfig -p)"; then
+phase "configuring (CMake; log: build/demo-configure.log)" \
+  sh -c 'cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Debug >build/demo-configure.log 2>&1 || { cat build/demo-configure.log; exit 1; }'
+phase "building the library, IREE's runtime and the demo (log: build/demo-build.log)" \
+  sh -c 'cmake --build build --target demo run_program >build/demo-build.log 2>&1 || { cat build/demo-build.log; exit 1; }'
+# A ROCm 6 or 7 runtime the loader finds (libamdhip64.so.6 / .so.7; Debian's ROCm 5.2 is too old).
+if [ -z "${IREE_HIP_DYLIB_PATH:-}" ] && ! grep -qE 'libamdhip64\.so\.([6-9]|[1-9][0-9]+) ' <<<"$(ldconfig -p)"; then
   export IREE_HIP_DYLIB_PATH="$PWD/target/release"   # the software HIP device
 fi
 ./build/examples/demo build/cts-testdata/rocm_command_buffer_dispatch_test.bin
@@ -29,8 +33,9 @@ mkdir -p build/run-program
 
 # The CNN: four 8x8 images, stripes horizontal, vertical, vertical, horizontal; the script
 # prints what iree-run-module printed and checks the classes.
-iree-harness/external-build/test_external_build.sh build/iree-external "$PWD/target/release" >build/iree-external-build.log 2>&1 ||
-  { tail -30 build/iree-external-build.log; exit 1; }
+phase "building IREE's tools with our driver (log: build/iree-external-build.log)" \
+  sh -c 'iree-harness/external-build/test_external_build.sh build/iree-external "$PWD/target/release" >build/iree-external-build.log 2>&1 ||
+    { tail -30 build/iree-external-build.log; exit 1; }'
 echo "stripes classifier (a CNN compiled for gfx942 by softhip-iree-compile) on the HIP device, through our driver:"
 echo "  images: horizontal vertical vertical horizontal stripes; expect classes 0 1 1 0 (0 = horizontal)"
 iree-harness/dispatch-programs/stripes_classifier_check.sh build/run-program build/iree-external/tools/iree-run-module

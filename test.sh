@@ -8,13 +8,14 @@ case "${IREE_VERSION:-3.3.0}" in
   3.13 | 3.13.0) exec iree-harness/iree-3.13/test.sh ;;
   *) echo "test.sh: unknown IREE_VERSION '$IREE_VERSION' (3.3.0, the default, or 3.13)" >&2; exit 2 ;;
 esac
-.ci/install
+. tools/phase.sh
+phase "installing what is missing (Debian packages, IREE's pip tools, softhip-iree-compile)" .ci/install
 # IREE v3.3.0's sources (eerie-sys 0.2.5 through cargo): the tests that compare with IREE's
 # headers fail without them rather than pass without checking.
 IREE_SOURCE_DIR=$(tools/iree-source/locate.sh)
 export IREE_SOURCE_DIR
-cargo build --workspace --release  # the shared libraries the tests load
-cargo test --workspace --release
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Debug
-cmake --build build
-ctest --test-dir build --output-on-failure
+phase "building the library and the software HIP device (cargo)" cargo build --workspace --release
+phase "Rust tests (cargo test)" cargo test --workspace --release
+phase "configuring the C harness (CMake)" cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Debug
+phase "building IREE's runtime, its CTS and the C harness" cmake --build build
+phase "C tests, IREE's HAL CTS and IREE programs (CTest)" ctest --test-dir build --output-on-failure

@@ -17,9 +17,11 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 static ALLOCATOR: CountingAllocator = CountingAllocator::new();
 
-/// A directory holding `libamdhip64.so` (and, with `rccl`, `librccl.so`) links to the
-/// software device, whose library exports the RCCL functions too; beside the built library,
-/// shared by every run.
+/// A directory holding the software device as `libamdhip64.so` (and, with `rccl`, a
+/// `librccl.so` link to it: its library exports the RCCL functions too); beside the built
+/// library, shared by every run. Without RCCL the library is a copy, not a link: the driver
+/// also looks for RCCL beside the file HIP was loaded from, and the build puts a
+/// `librccl.so` beside the built library.
 fn library_dir(rccl: bool) -> &'static str {
     static DIRS: OnceLock<[String; 2]> = OnceLock::new();
     let dirs = DIRS.get_or_init(|| {
@@ -27,11 +29,14 @@ fn library_dir(rccl: bool) -> &'static str {
         [false, true].map(|with_rccl| {
             let dir = library.parent().unwrap().join(if with_rccl { "channels-test-hip-rccl" } else { "channels-test-hip" });
             std::fs::create_dir_all(&dir).unwrap();
-            let mut names = vec!["libamdhip64.so"];
-            if with_rccl {
-                names.push("librccl.so");
+            if !with_rccl {
+                // Copied whole under a name of this process, then renamed into place.
+                let partial = dir.join(format!("libamdhip64.so.{}", std::process::id()));
+                std::fs::copy(&library, &partial).unwrap();
+                std::fs::rename(&partial, dir.join("libamdhip64.so")).unwrap();
+                return dir.display().to_string();
             }
-            for name in names {
+            for name in ["libamdhip64.so", "librccl.so"] {
                 // Another test process may have made it first.
                 match std::os::unix::fs::symlink(&library, dir.join(name)) {
                     Err(error) if error.kind() != std::io::ErrorKind::AlreadyExists => panic!("linking {name}: {error}"),
@@ -415,10 +420,11 @@ fn rccl_errors_name_the_call_and_the_rccl_error() {
 
 /// Without librccl.so anywhere the driver looks: UNAVAILABLE naming where it looked, every
 /// time. In a child process: "beside the loaded HIP library" is the directory HIP was first
-/// loaded from in the process, which in this one may hold a librccl.so.
+/// loaded from in the process, which in this one may hold a librccl.so; and without cargo's
+/// LD_LIBRARY_PATH, which names the build's directory, where a librccl.so lies.
 #[test]
 fn missing_rccl_is_unavailable_and_says_where_it_looked() {
-    run_in_child("missing_rccl_child", &[]);
+    run_in_child("missing_rccl_child", &[("LD_LIBRARY_PATH", String::new())]);
 }
 
 #[test]

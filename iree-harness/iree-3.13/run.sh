@@ -14,7 +14,8 @@ cargo build --release -p software-hip -p hip-executable-pack
 cargo build --release --features iree-3-13 --target-dir target/iree-3.13 -p iree-hal-hip-rs
 iree-harness/iree-3.13/external-build/build.sh build/iree-313-external >/dev/null
 tool=build/iree-313-external/tools/iree-run-module
-if [ -z "${IREE_HIP_DYLIB_PATH:-}" ] && ! grep -q 'libamdhip64.so.6' <<<"$(ldconfig -p)"; then
+# A ROCm 6 or 7 runtime the loader finds (libamdhip64.so.6 / .so.7; Debian's ROCm 5.2 is too old).
+if [ -z "${IREE_HIP_DYLIB_PATH:-}" ] && ! grep -qE 'libamdhip64\.so\.([6-9]|[1-9][0-9]+) ' <<<"$(ldconfig -p)"; then
   export IREE_HIP_DYLIB_PATH="$PWD/target/release"   # the software HIP device
 fi
 work=build/iree-313-run

@@ -213,3 +213,15 @@ fn librccl_symlink_loads_the_same_runtime_with_iree_rccl_table() {
     drop((hip, rccl));
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// The build puts `librccl.so` beside the library, linked to it: the software device is also
+/// the RCCL, found where a driver looks for RCCL (beside its HIP runtime).
+#[test]
+fn librccl_is_linked_beside_the_library() {
+    let library = built_library();
+    let profile_dir = library.parent().unwrap();
+    let profile_dir = if profile_dir.ends_with("deps") { profile_dir.parent().unwrap() } else { profile_dir };
+    let rccl = profile_dir.join("librccl.so");
+    assert_eq!(std::fs::read_link(&rccl).unwrap(), Path::new("libamdhip64.so"));
+    assert_eq!(std::fs::canonicalize(&rccl).unwrap(), std::fs::canonicalize(profile_dir.join("libamdhip64.so")).unwrap());
+}
