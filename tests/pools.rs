@@ -465,9 +465,16 @@ fn unsupported_external_types_are_named() {
 
 /// RCCL is looked for by name, then beside the driver's HIP search paths (here one
 /// directory holding a libamdhip64.so link to the software device), never through the
-/// environment at channel creation.
+/// environment at channel creation. In a child process without cargo's LD_LIBRARY_PATH,
+/// which names the build's directory, where a librccl.so lies.
 #[test]
 fn channels_look_for_rccl_beside_the_drivers_hip() {
+    run_in_child("rccl_search_child", &[("LD_LIBRARY_PATH", String::new())]);
+}
+
+#[test]
+#[ignore = "run by channels_look_for_rccl_beside_the_drivers_hip in a child process"]
+fn rccl_search_child() {
     let _serial = SERIAL.lock();
     let dir = std::env::temp_dir().join(format!("iree-hip-rs-rccl-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
