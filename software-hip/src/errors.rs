@@ -130,10 +130,16 @@ thread_local! {
 }
 
 /// Records a call's result for `hipGetLastError`/`hipPeekAtLastError`, as the release
-/// behaved as does: from ROCm 7.0 only a failure, which stays until read; before, every
-/// result, so a successful call clears an earlier failure.
+/// behaved as does: from ROCm 7.0 only a failure, which stays until read (`hipErrorNotReady`,
+/// an answer rather than a failure, is not recorded); before, every result, so a successful
+/// call clears an earlier failure.
 pub fn record_last_error(code: hipError_t) {
-    if code != hipSuccess || !crate::release::Release::current().last_error_is_sticky() {
+    let recorded = if crate::release::Release::current().last_error_is_sticky() {
+        code != hipSuccess && code != hipErrorNotReady
+    } else {
+        true
+    };
+    if recorded {
         LAST_ERROR.with(|last| last.set(code));
     }
 }

@@ -6,8 +6,8 @@
 //! ROCm's sources, see `tests/data/rocm/rocm-7-behaviour.md` in the driver's repository):
 //!
 //! - the thread's last error: before 7.0 every call replaces it with its own result, so a
-//!   successful call clears an earlier failure; from 7.0 only failures are recorded, and a
-//!   failure stays until `hipGetLastError` reads it;
+//!   successful call clears an earlier failure; from 7.0 only failures are recorded (not
+//!   `hipErrorNotReady`), and a failure stays until `hipGetLastError` reads it;
 //! - `hipFree` of memory from a stream-ordered pool: before 7.0 it waits for the device's
 //!   work first, as for any device memory; from 7.0 it does not, and the memory is back in
 //!   its pool at once;

@@ -99,6 +99,19 @@ fn last_error(release: Release) {
             assert_eq!(hipPeekAtLastError(), hipSuccess, "a success replaces the failure");
         }
         assert_eq!(hipGetLastError(), hipSuccess);
+        // hipErrorNotReady (an event not reached yet): recorded before 7.0 only.
+        let stream = create_stream(hipStreamNonBlocking);
+        let gate = Box::new(Gate::default());
+        hip_ok!(hipLaunchHostFunc(stream, Some(wait_at_gate), as_user_data(&*gate)));
+        let event = create_event(hipEventDisableTiming);
+        hip_ok!(hipEventRecord(event, stream));
+        assert_eq!(hip_code!(hipEventQuery(event)), hipErrorNotReady);
+        let expected = if release.major >= 7 { hipSuccess } else { hipErrorNotReady };
+        assert_eq!(hipGetLastError(), expected, "the last error after hipErrorNotReady");
+        gate.open();
+        hip_ok!(hipStreamSynchronize(stream));
+        hip_ok!(hipEventDestroy(event));
+        hip_ok!(hipStreamDestroy(stream));
     })
     .join()
     .unwrap();
