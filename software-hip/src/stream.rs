@@ -393,14 +393,13 @@ pub fn resolve(handle: usize) -> HipResult<Arc<Stream>> {
         PER_THREAD_STREAMS.with(|streams| streams.borrow_mut().insert(device, stream.clone()));
         return Ok(stream);
     }
-    streams().get(handle).map_err(|_| invalid_stream())
+    streams().get(handle).map_err(|_| INVALID_STREAM)
 }
 
-/// The code for a stream handle that names no live stream: what the release behaved as
-/// returns from the entry point being run (`Release::invalid_stream_error`).
-pub fn invalid_stream() -> crate::types::hipError_t {
-    crate::release::Release::current().invalid_stream_error(crate::api::entry_point())
-}
+/// What `resolve` answers for a handle that names no live stream. It never leaves the
+/// library: `api::guard` turns it into the code the entry point being run returns in the
+/// release behaved as (`Release::invalid_stream_error`).
+pub const INVALID_STREAM: crate::types::hipError_t = 0x7fff_5e00;
 
 #[cfg(test)]
 mod tests {

@@ -24,19 +24,8 @@ pub mod module;
 pub mod rccl;
 pub mod stream;
 
-thread_local! {
-    /// The entry point this thread is running (for codes that depend on it).
-    static ENTRY_POINT: core::cell::Cell<&'static str> = const { core::cell::Cell::new("") };
-}
-
-/// The HIP entry point this thread is in ("" outside any).
-pub fn entry_point() -> &'static str {
-    ENTRY_POINT.with(|current| current.get())
-}
-
 /// Runs one entry point's body under the common rules and converts its result to a code.
 pub fn guard(name: &'static str, needs_init: bool, body: impl FnOnce() -> HipResult<()>) -> hipError_t {
-    let outer = ENTRY_POINT.with(|current| current.replace(name));
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         fault::check(name)?;
         if needs_init {
@@ -46,10 +35,11 @@ pub fn guard(name: &'static str, needs_init: bool, body: impl FnOnce() -> HipRes
     }));
     let code = match outcome {
         Ok(Ok(())) => hipSuccess,
+        // Its code depends on the entry point and the release (looked up on this error only).
+        Ok(Err(crate::stream::INVALID_STREAM)) => crate::release::Release::current().invalid_stream_error(name),
         Ok(Err(code)) => code,
         Err(_) => hipErrorUnknown,
     };
-    ENTRY_POINT.with(|current| current.set(outer));
     errors::record_last_error(code);
     code
 }

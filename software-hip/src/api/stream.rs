@@ -54,7 +54,7 @@ hip_export!(
         if handle.is_null() {
             return Err(hipErrorInvalidHandle);
         }
-        stream::streams().remove(handle as usize).map(drop).map_err(|_| stream::invalid_stream())
+        stream::streams().remove(handle as usize).map(drop).map_err(|_| stream::INVALID_STREAM)
     }
 );
 
