@@ -31,14 +31,13 @@ fn find_hip_headers() -> HipHeaders {
                     PathBuf::from(root).display()
                 );
             }
-            let found_by = if variable == "HIP_PATH" { "HIP_PATH" } else { "ROCM_PATH" };
-            return HipHeaders { version: hip_version(&include_dir), include_dir, found_by };
+            return HipHeaders { version: hip_version(&include_dir), include_dir, found_by: variable };
         }
     }
-    for (root, found_by) in [("/opt/rocm", "/opt/rocm"), ("/usr", "/usr")] {
+    for root in ["/opt/rocm", "/usr"] {
         let include_dir = Path::new(root).join("include");
         if include_dir.join(HEADER).is_file() {
-            return HipHeaders { version: hip_version(&include_dir), include_dir, found_by };
+            return HipHeaders { version: hip_version(&include_dir), include_dir, found_by: root };
         }
     }
     panic!(
@@ -70,7 +69,6 @@ fn generate_hip_types(crate_dir: &Path, out_dir: &Path) {
         include_dir.display(),
         headers.found_by
     );
-    println!("cargo:rustc-env=IREE_HAL_HIP_RS_HIP_HEADERS={} (HIP {major}.{minor}.{patch})", include_dir.display());
     println!("cargo:rerun-if-changed={}", include_dir.join("hip/hip_version.h").display());
     println!("cargo:rerun-if-changed=src/hip/hip_headers.h");
     let bindings = bindgen::Builder::default()

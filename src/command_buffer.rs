@@ -545,15 +545,8 @@ impl HipCommandBuffer {
     /// hipGraphAddMemcpyNode1D (ROCm 6.0): fail at record time, as IREE's driver does, when
     /// the runtime has neither.
     fn require_graph_memcpy(&self, what: &str) -> Result<()> {
-        if self.execution_mode == IREE_HAL_HIP_COMMAND_BUFFER_MODE_GRAPH
-            && self.hip.hipDrvGraphAddMemcpyNode.is_none()
-            && self.hip.hipGraphAddMemcpyNode1D.is_none()
-        {
-            return Err(crate::status!(
-                Unavailable,
-                "{what}: the HIP runtime {} lacks both hipDrvGraphAddMemcpyNode and hipGraphAddMemcpyNode1D, one of which graph command buffers need for copies and updates",
-                self.hip.library_path.display()
-            ));
+        if self.execution_mode == IREE_HAL_HIP_COMMAND_BUFFER_MODE_GRAPH {
+            self.hip.require_graph_memcpy(what)?;
         }
         Ok(())
     }

@@ -30,8 +30,8 @@ pub struct HipDriver {
     hip: Arc<HipSymbols>,
     default_params: iree_hal_hip_device_params_t,
     default_device_index: i32,
-    /// What the loaded HIP reports: (runtime, driver).
-    versions: (HipVersion, HipVersion),
+    /// The loaded HIP's driver version (its runtime version is `hip.runtime_version`).
+    driver_version: HipVersion,
 }
 
 /// One GPU as the driver reports it.
@@ -82,11 +82,11 @@ impl HipDriver {
     ) -> Result<Box<HipDriver>> {
         crate::device_params::validate(&default_params)?;
         let hip = Arc::new(HipSymbols::load(search_paths)?);
-        let versions = hip.versions()?;
-        HipVersion::check_supported(versions.0, versions.1, &hip.library_path)?;
+        let driver_version = hip.driver_version()?;
+        HipVersion::check_supported(hip.runtime_version, driver_version, &hip.library_path)?;
         hip_call!(&hip, hipInit(0))?;
         Ok(Box::new(HipDriver {
-            versions,
+            driver_version,
             resource: hal_object::resource_header::<HipDriver>(),
             identifier: identifier.to_owned(),
             hip,
@@ -228,7 +228,7 @@ impl HipDriver {
     fn dump_device_info(&self, device_id: iree_hal_device_id_t, builder: &mut StringBuilder) -> Result<()> {
         let device = self.device_by_id(device_id)?;
         builder.append(&format!("\n- amdhip64_dylib_path: {}", self.hip.library_path.display()))?;
-        let (runtime, driver) = self.versions;
+        let (runtime, driver) = (self.hip.runtime_version, self.driver_version);
         builder.append(&format!("\n- hip-runtime-version: {runtime} ({})\n- hip-driver-version: {driver} ({})", runtime.0, driver.0))?;
         let prop = self.hip.device_properties(device.device)?;
         let arch = c_chars_to_string(&prop.gcnArchName);

@@ -7,8 +7,8 @@
 //! `hipModuleGetFunction`, and each function is given its dynamic shared memory limit with
 //! `hipFuncSetAttribute`. Unlike IREE we check the limits against every GPU (IREE checks
 //! the first only) and also the threads per block (see `executable_format`), and the
-//! kernel's static shared memory with the dynamic size it is given (`hipFuncGetAttribute`). A failure at
-//! any step unloads what was already loaded.
+//! kernel's static shared memory with the dynamic size it is given (`hipFuncGetAttribute`).
+//! A failure at any step unloads what was already loaded.
 //!
 //! The data is always verified, even under `CACHING_MODE_DISABLE_VERIFICATION` (it is
 //! cheap next to loading). Nothing borrows the caller's data after creation, so

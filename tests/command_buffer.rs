@@ -17,7 +17,7 @@ use iree_hal_hip_rs::hip::types::*;
 use iree_hal_hip_rs::hip::HipSymbols;
 use iree_hal_hip_rs::hip_call;
 use iree_hal_hip_rs::status::StatusCode;
-use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI32, Ordering};
 
 static ALLOCATOR: CountingAllocator = CountingAllocator::new();
 
@@ -946,24 +946,7 @@ fn child_graph_fills_in_the_runtimes_layout() {
 
 /// Compiles a CTS kernel source (software-hip/kernels/cts) to a software HIP code object.
 fn compile_cts_kernel(source: &str) -> Vec<u8> {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("cmdbuf-kernels-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    // Tests run in parallel: each compile writes its own file.
-    static COMPILES: AtomicUsize = AtomicUsize::new(0);
-    let object = dir.join(format!("kernel-{}.so", COMPILES.fetch_add(1, Ordering::SeqCst)));
-    let status = std::process::Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
-        .args(["-shared", "-fPIC", "-O2", "-std=c11", "-I"])
-        .arg(root.join("software-hip/include"))
-        .arg(root.join("software-hip/kernels/cts").join(source))
-        .arg("-o")
-        .arg(&object)
-        .status()
-        .unwrap();
-    assert!(status.success(), "compiling {source}");
-    let image = std::fs::read(&object).unwrap();
-    std::fs::remove_file(&object).ok();
-    image
+    compile_software_kernel(&format!("kernels/cts/{source}"))
 }
 
 /// An executable reference, released on drop.

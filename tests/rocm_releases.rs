@@ -131,24 +131,6 @@ fn child_handled_errors_are_cleared() {
 // Static and dynamic shared memory
 //===----------------------------------------------------------------------===//
 
-/// software-hip's SIMT test kernels (`lds_sum` has 4 KiB of static LDS), compiled.
-fn simt_code_object() -> Vec<u8> {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("software-hip");
-    let output = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("rocm-releases-simt-{}.so", std::process::id()));
-    let status = std::process::Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
-        .args(["-shared", "-fPIC", "-O2", "-std=c11", "-I"])
-        .arg(root.join("include"))
-        .arg(root.join("kernels/simt_kernels.c"))
-        .arg("-o")
-        .arg(&output)
-        .status()
-        .expect("a C compiler (cc) is needed");
-    assert!(status.success(), "compiling simt_kernels.c");
-    let bytes = std::fs::read(&output).unwrap();
-    let _ = std::fs::remove_file(&output);
-    bytes
-}
-
 /// `lds_sum` (4 KiB of static LDS) with `dynamic` bytes of dynamic shared memory.
 fn lds_executable(image: &[u8], dynamic: u32) -> Vec<u8> {
     let export = Export {
@@ -204,7 +186,8 @@ fn static_and_dynamic_shared_memory_must_fit_a_block_together() {
 fn child_static_and_dynamic_shared_memory() {
     let driver = driver_result().unwrap();
     let device = device_at(driver, "0", &[], ALLOCATOR.as_iree());
-    let image = simt_code_object();
+    // software-hip's SIMT test kernels: `lds_sum` has 4 KiB of static LDS.
+    let image = compile_software_kernel("kernels/simt_kernels.c");
     // 4 KiB static + 60 KiB dynamic = the 64 KiB of a block.
     prepare(device, &lds_executable(&image, 60 * 1024)).expect("static and dynamic LDS that fit load");
     let (code, text) = prepare(device, &lds_executable(&image, 62 * 1024)).unwrap_err();

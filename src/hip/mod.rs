@@ -241,6 +241,24 @@ impl HipSymbols {
 }
 
 impl HipSymbols {
+    /// UNAVAILABLE when the runtime has no way to add graph copy nodes (neither
+    /// `hipDrvGraphAddMemcpyNode` nor `hipGraphAddMemcpyNode1D`); `what` names the command
+    /// buffer operation.
+    pub fn require_graph_memcpy(&self, what: &str) -> crate::status::Result<()> {
+        if self.hipDrvGraphAddMemcpyNode.is_none() && self.hipGraphAddMemcpyNode1D.is_none() {
+            return Err(self.graph_memcpy_unavailable(what));
+        }
+        Ok(())
+    }
+
+    fn graph_memcpy_unavailable(&self, what: &str) -> crate::status::Status {
+        crate::status!(
+            Unavailable,
+            "{what}: the HIP runtime {} lacks both hipDrvGraphAddMemcpyNode and hipGraphAddMemcpyNode1D, one of which graph command buffers need for copies and updates",
+            self.library_path.display()
+        )
+    }
+
     /// A graph copy node for `params` (a one-row copy into device memory, from device or
     /// host memory): `hipDrvGraphAddMemcpyNode` in `context`, first exported by ROCm 6.1;
     /// on ROCm 6.0, which lacks it, `hipGraphAddMemcpyNode1D` on the current device (which
@@ -263,13 +281,7 @@ impl HipSymbols {
             let error = unsafe { add_memcpy(node, graph, nodes, dependencies.len(), params, context) };
             return self.check(error, "hipDrvGraphAddMemcpyNode", crate::here!());
         }
-        let add_memcpy_1d = self.hipGraphAddMemcpyNode1D.ok_or_else(|| {
-            crate::status!(
-                Unavailable,
-                "{what}: the HIP runtime {} lacks both hipDrvGraphAddMemcpyNode and hipGraphAddMemcpyNode1D, one of which graph command buffers need for copies and updates",
-                self.library_path.display()
-            )
-        })?;
+        let Some(add_memcpy_1d) = self.hipGraphAddMemcpyNode1D else { return Err(self.graph_memcpy_unavailable(what)) };
         let (source, kind) = if params.srcMemoryType == types::hipMemoryTypeHost {
             (params.srcHost, types::hipMemcpyHostToDevice)
         } else {

@@ -1,8 +1,8 @@
 //! RCCL (`librccl.so`), optional: it is loaded only when a collective channel is created,
 //! so its absence costs nothing until then and then is a clear UNAVAILABLE. The table lists
 //! the functions the driver calls: IREE v3.3.0's (`rccl_dynamic_symbol_table.h`) less the
-//! six it never calls; all are required once the library is there. `rccl_call!` makes each RCCL failure a status naming the call and
-//! RCCL's error string.
+//! six it never calls; all are required once the library is there. `rccl_call!` makes each
+//! RCCL failure a status naming the call and RCCL's error string.
 
 #![allow(non_snake_case)]
 

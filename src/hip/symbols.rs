@@ -3,8 +3,9 @@
 //! calls (each a way to fail loading for nothing), plus what ROCm 6.4 and 7.0 made necessary
 //! (`hipGetLastError`, `hipFuncGetAttribute`, the versions). Every required function is
 //! exported by every supported ROCm release (tests/rocm_exports.rs checks the table against
-//! ROCm's export maps); an optional one is missing from some, and what needs it says so. The macro turns the list into a struct of
-//! function pointers that lives together with the library they point into, and its loader.
+//! ROCm's export maps); an optional one is missing from some, and what needs it says so.
+//! The macro turns the list into a struct of function pointers that lives together with
+//! the library they point into, and its loader.
 //! A missing required symbol fails the load naming the symbol and the library file; a
 //! missing optional symbol leaves `None`, and whatever needs it reports a clear error
 //! instead of calling through a null pointer.

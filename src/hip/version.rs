@@ -48,11 +48,10 @@ impl core::fmt::Display for HipVersion {
 }
 
 impl HipSymbols {
-    /// (runtime, driver) versions of the loaded HIP.
-    pub fn versions(&self) -> Result<(HipVersion, HipVersion)> {
-        let runtime = crate::hip_value!(self, hipRuntimeGetVersion())?;
-        let driver = crate::hip_value!(self, hipDriverGetVersion())?;
-        Ok((HipVersion(runtime), HipVersion(driver)))
+    /// The loaded HIP's driver version (its runtime version is `runtime_version`, asked
+    /// when it was loaded).
+    pub fn driver_version(&self) -> Result<HipVersion> {
+        crate::hip_value!(self, hipDriverGetVersion()).map(HipVersion)
     }
 }
 

@@ -368,3 +368,26 @@ pub fn thread_cpu_time() -> std::time::Duration {
     let micros = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
     std::time::Duration::from_micros(micros(usage.ru_utime) + micros(usage.ru_stime))
 }
+
+/// A software HIP code object: `source` (a path under software-hip/) compiled against the
+/// software device's kernel header into a shared object, returned as bytes.
+pub fn compile_software_kernel(source: &str) -> Vec<u8> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("software-hip");
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("software-kernels-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // Tests run in parallel: each compile writes its own file.
+    static COMPILES: AtomicUsize = AtomicUsize::new(0);
+    let object = dir.join(format!("kernel-{}.so", COMPILES.fetch_add(1, Ordering::SeqCst)));
+    let status = std::process::Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+        .args(["-shared", "-fPIC", "-O2", "-std=c11", "-I"])
+        .arg(root.join("include"))
+        .arg(root.join(source))
+        .arg("-o")
+        .arg(&object)
+        .status()
+        .expect("a C compiler (cc) is needed");
+    assert!(status.success(), "compiling {source}");
+    let image = std::fs::read(&object).unwrap();
+    std::fs::remove_file(&object).ok();
+    image
+}
