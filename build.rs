@@ -386,6 +386,10 @@ const IREE_3_13_TYPES: &[&str] = &[
     "iree_hal_external_timepoint_t",
     "iree_hal_external_timepoint_type_t",
     "iree_hal_external_timepoint_flags_t",
+    // HAL-native profiling (src/profiling/iree_sink.rs): the sink, its chunks' metadata and
+    // the record types of profile_schema.h, with their flag and type enums.
+    "iree_hal_profile_.*",
+    "iree_hal_device_profiling_.*",
 ];
 
 /// Types both IREE versions have, mirrored by hand in `src/abi/` (and checked against both

@@ -7,6 +7,7 @@
 //!   `iree_hal_buffer_calculate_range`, then bounded by the allocation).
 //! - `binding_slot_range`: where a reference into a binding table slot lies in the slot's
 //!   buffer (IREE's `iree_hal_buffer_binding_table_resolve_ref`).
+//! - `matches_pattern`: IREE's glob match of names (`iree_string_view_match_pattern`).
 //! - `fill_pattern`: a fill's pattern and element count (IREE's fill validation).
 //! - `gpu_for_affinity`: the GPU a queue affinity selects (IREE's C HIP driver).
 
@@ -207,8 +208,52 @@ pub fn gpu_for_affinity(queue_affinity: iree_hal_queue_affinity_t, gpu_count: us
     ))
 }
 
+/// IREE's `iree_string_view_match_pattern`: `*` matches any run, `?` any one character.
+/// Iterative, remembering the last `*` (linear for patterns with one star, never
+/// exponential).
+pub fn matches_pattern(value: &[u8], pattern: &[u8]) -> bool {
+    let (mut v, mut p) = (0, 0);
+    // After a mismatch, retry from the last `*` with it taking one more byte.
+    let mut star: Option<(usize, usize)> = None;
+    while v < value.len() {
+        match pattern.get(p) {
+            Some(b'*') => {
+                star = Some((p, v));
+                p += 1;
+            }
+            Some(&c) if c == b'?' || c == value[v] => {
+                p += 1;
+                v += 1;
+            }
+            _ => match star {
+                Some((star_p, star_v)) => {
+                    p = star_p + 1;
+                    v = star_v + 1;
+                    star = Some((star_p, star_v + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    pattern[p..].iter().all(|&c| c == b'*')
+}
+
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn names_match_patterns_like_iree() {
+        assert!(matches_pattern(b"hip", b"hip"));
+        assert!(matches_pattern(b"hip", b"h*"));
+        assert!(matches_pattern(b"hip", b"*"));
+        assert!(matches_pattern(b"hip", b"h?p"));
+        assert!(matches_pattern(b"", b"*"));
+        assert!(matches_pattern(b"main$async_dispatch_0_matmul", b"*dispatch_*_mat*"));
+        assert!(!matches_pattern(b"hip", b"cuda"));
+        assert!(!matches_pattern(b"hip", b"hi"));
+        assert!(!matches_pattern(b"hip", b"hipp*"));
+        assert!(!matches_pattern(b"main$async_dispatch_0_add", b"*matmul*"));
+    }
     use super::*;
     use crate::abi::IREE_HAL_QUEUE_AFFINITY_ANY;
     use crate::status::{Status, StatusCode};

@@ -57,7 +57,6 @@ use crate::channel::HipChannel;
 use crate::hal_object::thunk::joint::HostData;
 use crate::hal_object::{Binding, Borrowed, BufferRefView, Retained};
 use crate::hip::gpu::Gpu;
-use crate::hip::types::hipStream_t;
 use crate::hip::HipSymbols;
 use crate::status::Result;
 use commands::*;
@@ -121,7 +120,15 @@ pub struct HipCommandBuffer {
     inline: Option<InlineTarget>,
     /// See `CommandBufferSpec::graph_target`.
     graph_target: Option<(Gpu, usize)>,
+    /// Its identity in profiles (IREE 3.13's `iree_hal_command_buffer_profile_id`): unique
+    /// in the process, never 0.
+    profile_id: u64,
+    /// Its commands as profiles describe them, made at its first profiled issue.
+    profile: std::sync::OnceLock<Arc<crate::profiling::records::CommandBufferProfile>>,
 }
+
+/// Profile ids of command buffers, process wide (IREE's core numbers its own the same way).
+static NEXT_PROFILE_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 /// The queue stream an inline command buffer issues onto as it records.
 #[derive(Clone)]
@@ -178,6 +185,7 @@ impl HipCommandBuffer {
             Box::new([])
         };
         let validation_state = if validated { validation_storage.as_mut_ptr().cast() } else { core::ptr::null_mut() };
+        let profile_id = NEXT_PROFILE_ID.fetch_add(1, Ordering::Relaxed);
         let command_buffer = Box::new(HipCommandBuffer {
             base: SharedCommandBufferHeader::new(iree_hal_command_buffer_t {
                 resource: crate::hal_object::resource_header::<HipCommandBuffer>(),
@@ -185,7 +193,7 @@ impl HipCommandBuffer {
                 allowed_categories: spec.categories,
                 queue_affinity: spec.queue_affinity,
                 #[cfg(feature = "iree-3-13")]
-                profile_id: 0,
+                profile_id,
                 binding_capacity: spec.binding_capacity as u32,
                 binding_count: 0,
                 validation_state,
@@ -198,6 +206,8 @@ impl HipCommandBuffer {
             last_is_collective: AtomicBool::new(false),
             inline: if spec.mode & IREE_HAL_COMMAND_BUFFER_MODE_ALLOW_INLINE_EXECUTION != 0 { spec.inline_target } else { None },
             graph_target: spec.graph_target,
+            profile_id,
+            profile: std::sync::OnceLock::new(),
         });
         Ok(crate::hal_object::into_raw(command_buffer))
     }
@@ -219,18 +229,18 @@ impl HipCommandBuffer {
         self.base.binding_count()
     }
 
-    /// Enqueues every recorded command on `stream`, which belongs to `gpu` (the device's GPU
-    /// `gpu_index`), resolving binding table slots against `binding_table`. Returns once the
-    /// work is enqueued, not run: the caller keeps the command buffer and the table's
-    /// buffers alive until the stream has passed this work.
-    pub fn issue(
-        &self,
-        hip: &HipSymbols,
-        gpu: &Gpu,
-        gpu_index: usize,
-        stream: hipStream_t,
-        binding_table: &[Binding<'_>],
-    ) -> Result<()> {
+    /// Its identity in profiles.
+    pub fn profile_id(&self) -> u64 {
+        self.profile_id
+    }
+
+    /// Enqueues every recorded command on the queue's stream, resolving binding table slots
+    /// against `binding_table`. Returns once the work is enqueued, not run: the caller keeps
+    /// the command buffer and the table's buffers alive until the stream has passed this
+    /// work. While a profiling session times dispatches, the commands go onto the stream one
+    /// by one, each launch between two timing events, graphs or not.
+    pub fn issue(&self, queue: &crate::queue::StreamContext<'_>, binding_table: &[Binding<'_>]) -> Result<()> {
+        let (hip, gpu, gpu_index, stream) = (queue.hip, queue.gpu, queue.gpu_index, queue.stream);
         let mut recorder = self.recorder.lock();
         if recorder.phase != Phase::Executable {
             return Err(crate::status!(FailedPrecondition, "command buffer issued before it was ended (phase {:?})", recorder.phase));
@@ -239,12 +249,16 @@ impl HipCommandBuffer {
             return Err(crate::status!(FailedPrecondition, "one-shot command buffer issued a second time"));
         }
         recorder.issued = true;
+        if let Some(profile) = queue.profile {
+            profile.note_command_buffer(self.profile.get_or_init(|| Arc::new(self.describe(&recorder.list))).clone());
+        }
         if self.inline.is_some() {
             // Already on its stream, command by command, as it was recorded.
             return Ok(());
         }
         let current = gpu.make_current()?;
-        if self.runs_as_graphs(recorder.list.commands()) {
+        let timed = queue.profile.filter(|profile| profile.times_dispatches());
+        if timed.is_none() && self.runs_as_graphs(recorder.list.commands()) {
             let Recorder { list, graphs, .. } = &mut *recorder;
             if graphs.has_collectives(list) {
                 check_collective_gpus(list, gpu)?;
@@ -252,7 +266,20 @@ impl HipCommandBuffer {
             graphs.launch(&current, gpu_index, stream, list, binding_table)
         } else {
             check_collective_gpus(&recorder.list, gpu)?;
-            stream::issue(hip, gpu_index, stream, &recorder.list, 0..recorder.list.commands().len(), binding_table)
+            let timing = timed.map(|profile| stream::DispatchTiming { profile, command_buffer_id: self.profile_id });
+            stream::issue_timed(hip, gpu_index, stream, &recorder.list, 0..recorder.list.commands().len(), binding_table, timing)
+        }
+    }
+
+    /// Its commands as profiles describe them.
+    fn describe(&self, list: &CommandList) -> crate::profiling::records::CommandBufferProfile {
+        let header = self.header();
+        crate::profiling::records::CommandBufferProfile {
+            id: self.profile_id,
+            mode: u64::from(header.mode),
+            command_categories: u64::from(header.allowed_categories),
+            queue_affinity: self.base.queue_affinity(),
+            commands: stream::describe_commands(list),
         }
     }
 

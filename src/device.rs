@@ -50,6 +50,9 @@ pub struct HipDevice {
     /// when the device goes).
     #[cfg(feature = "iree-3-13")]
     timepoint_gates: Arc<crate::external_timepoint::TimepointGates>,
+    /// Profiling sessions (`crate::profiling`): IREE 3.13's `profiling_begin`, or the trace
+    /// file `IREE_HIP_TRACE_FILE` names. Ended before the queues go.
+    profiling: crate::profiling::DeviceProfiling,
     /// One queue per GPU, in the same order.
     queues: Vec<Queue>,
     /// Stream-ordered allocation pools; `None` keeps queue_alloca synchronous.
@@ -102,6 +105,7 @@ impl HipDevice {
             queue_pools: crate::queue_pool::QueuePools::new(queues.iter().map(|queue| queue.epochs().clone())),
             #[cfg(feature = "iree-3-13")]
             timepoint_gates: crate::external_timepoint::TimepointGates::new(hip.clone(), gpus.clone()),
+            profiling: crate::profiling::DeviceProfiling::default(),
             queues,
             memory_pools,
             #[cfg(feature = "iree-3-13")]
@@ -110,8 +114,13 @@ impl HipDevice {
             proactor: request.proactor,
         }));
         // Released (destroying the device) if the allocator cannot be made.
-        let allocator = HipAllocator::create(hip, owned.as_raw(), gpus, host_allocator)?;
+        let allocator = HipAllocator::create(hip, owned.as_raw(), gpus.clone(), host_allocator)?;
         *owned.device_allocator.lock() = Some(allocator);
+        if let Some(path) = request.trace_file.as_deref().filter(|path| !path.is_empty()) {
+            let options = crate::profiling::SessionOptions { families: crate::profiling::trace_file::FAMILIES, filter: Default::default() };
+            let output = Box::new(crate::profiling::trace_file::TraceFile::for_next_device(path));
+            owned.profiling.begin(&gpus, options, output).map_err(|status| status.annotate("starting the trace IREE_HIP_TRACE_FILE names"))?;
+        }
         Ok(owned.into_raw_header())
     }
 
@@ -176,10 +185,6 @@ impl HipDevice {
         crate::argument_rules::gpu_for_affinity(queue_affinity, self.queues.len())
     }
 
-    fn queue_for(&self, queue_affinity: iree_hal_queue_affinity_t) -> Result<&Queue> {
-        Ok(&self.queues[self.queue_index(queue_affinity)?])
-    }
-
     /// Where an inline command buffer for `queue_affinity` records to: that queue's stream.
     fn inline_target(&self, queue_affinity: iree_hal_queue_affinity_t) -> Result<crate::command_buffer::InlineTarget> {
         let gpu_index = self.queue_index(queue_affinity)?;
@@ -199,6 +204,22 @@ impl HipDevice {
         self.submit_operation(name, queue_affinity, waits, signals, issue, keep_alive, crate::queue::IssueKind::Stream)
     }
 
+    /// As `submit`, for an operation moving `payload_length` bytes (what profiles show).
+    #[allow(clippy::too_many_arguments)]
+    fn submit_sized(
+        &self,
+        name: &'static str,
+        payload_length: u64,
+        queue_affinity: iree_hal_queue_affinity_t,
+        waits: SemaphoreListView<'_>,
+        signals: SemaphoreListView<'_>,
+        issue: crate::queue::IssueFn,
+        keep_alive: Vec<Box<dyn crate::queue::Held>>,
+    ) -> Result<()> {
+        let details = crate::profiling::OperationDetails { payload_length, ..Default::default() };
+        self.submit_detailed(name, details, queue_affinity, waits, signals, issue, keep_alive, crate::queue::IssueKind::Stream)
+    }
+
     /// `queue_execute` of a prepared command buffer.
     pub(crate) fn submit_execution(
         &self,
@@ -207,8 +228,9 @@ impl HipDevice {
         signals: SemaphoreListView<'_>,
         prepared: crate::command_buffer::PreparedExecution,
     ) -> Result<()> {
-        let crate::command_buffer::PreparedExecution { issue, keep_alive, kind } = prepared;
-        self.submit_operation("queue_execute", queue_affinity, waits, signals, issue, keep_alive, kind)
+        let crate::command_buffer::PreparedExecution { issue, keep_alive, kind, command_buffer_id } = prepared;
+        let details = crate::profiling::OperationDetails { command_buffer_id, ..Default::default() };
+        self.submit_detailed("queue_execute", details, queue_affinity, waits, signals, issue, keep_alive, kind)
     }
 
     /// As `submit`, for an issue step that may block until its stream drained (file
@@ -224,10 +246,41 @@ impl HipDevice {
         keep_alive: Vec<Box<dyn crate::queue::Held>>,
         kind: crate::queue::IssueKind,
     ) -> Result<()> {
-        let queue = self.queue_for(queue_affinity)?;
+        self.submit_detailed(name, Default::default(), queue_affinity, waits, signals, issue, keep_alive, kind)
+    }
+
+    /// As `submit_operation`, with what profiles show of the operation.
+    #[allow(clippy::too_many_arguments)]
+    fn submit_detailed(
+        &self,
+        name: &'static str,
+        details: crate::profiling::OperationDetails,
+        queue_affinity: iree_hal_queue_affinity_t,
+        waits: SemaphoreListView<'_>,
+        signals: SemaphoreListView<'_>,
+        issue: crate::queue::IssueFn,
+        keep_alive: Vec<Box<dyn crate::queue::Held>>,
+        kind: crate::queue::IssueKind,
+    ) -> Result<()> {
+        let gpu_index = self.queue_index(queue_affinity)?;
+        let queue = &self.queues[gpu_index];
         let (waits, signals) = (crate::semaphore::retain_list(waits)?, crate::semaphore::retain_list(signals)?);
-        queue.submit(Operation { name, waits, signals, issue, keep_alive, kind });
+        let profile = self.profiling.session().and_then(|session| {
+            session.operation(crate::profiling::QueueSubmission {
+                name,
+                gpu: gpu_index as u32,
+                wait_count: waits.len() as u32,
+                signal_count: signals.len() as u32,
+                details,
+            })
+        });
+        queue.submit(Operation { name, waits, signals, issue, keep_alive, kind, profile });
         Ok(())
+    }
+
+    /// The device's profiling sessions.
+    pub fn profiling(&self) -> &crate::profiling::DeviceProfiling {
+        &self.profiling
     }
 
     /// With memory pools (async allocations on, and supported by every GPU) a device-only
@@ -251,18 +304,53 @@ impl HipDevice {
                 pools.prepare_alloca(gpu_index, hal_object::as_raw(self), queue_affinity, &params, allocation_size, stats)?;
             // hipMallocFromPoolAsync hands the memory out at once.
             let immediate = crate::queue::IssueKind::Immediate;
-            self.submit_operation("queue_alloca", queue_affinity, wait_semaphore_list, signal_semaphore_list, issue, keep_alive, immediate)?;
-            return Ok(buffer.into_raw_header());
+            let raw = buffer.into_raw_header();
+            let details = self.note_alloca(raw, gpu_index, &params, allocation_size);
+            self.submit_detailed("queue_alloca", details, queue_affinity, wait_semaphore_list, signal_semaphore_list, issue, keep_alive, immediate)?;
+            return Ok(raw);
         }
-        let buffer = allocator.allocate_buffer(&with_default_buffer_params(params), allocation_size)?;
+        let params = with_default_buffer_params(params);
+        let buffer = allocator.allocate_buffer(&params, allocation_size)?;
         let (nothing, immediate) = (Box::new(|_: &crate::queue::StreamContext<'_>| Ok(())), crate::queue::IssueKind::Immediate);
-        self.submit_operation("queue_alloca", queue_affinity, wait_semaphore_list, signal_semaphore_list, nothing, Vec::new(), immediate)?;
+        let details = self.note_alloca(buffer.as_ptr(), self.queue_index(queue_affinity)?, &params, allocation_size);
+        self.submit_detailed("queue_alloca", details, queue_affinity, wait_semaphore_list, signal_semaphore_list, nothing, Vec::new(), immediate)?;
         Ok(buffer.into_raw())
+    }
+
+    /// A queue allocation's memory event (the buffer's address is its allocation id) and
+    /// what its queue event shows.
+    fn note_alloca(&self, buffer: *mut iree_hal_buffer_t, gpu_index: usize, params: &iree_hal_buffer_params_t, size: u64) -> crate::profiling::OperationDetails {
+        let allocation_id = buffer as usize as u64;
+        if let Some(session) = self.profiling.session() {
+            use crate::profiling::records::MemoryEventType::QueueAlloca;
+            session.memory_event(QueueAlloca, allocation_id, gpu_index as u32, u64::from(params.type_), u64::from(params.usage), size);
+        }
+        crate::profiling::OperationDetails { allocation_id, payload_length: size, ..Default::default() }
+    }
+
+    /// `queue_dealloca` of `buffer`, with its memory event.
+    pub(crate) fn submit_dealloca(
+        &self,
+        queue_affinity: iree_hal_queue_affinity_t,
+        waits: SemaphoreListView<'_>,
+        signals: SemaphoreListView<'_>,
+        buffer: hal_object::Borrowed<'_, iree_hal_buffer_t>,
+    ) -> Result<()> {
+        let header = buffer.header();
+        let (allocation_id, length) = (buffer.as_ptr() as usize as u64, header.allocation_size);
+        if let Some(session) = self.profiling.session() {
+            use crate::profiling::records::MemoryEventType::QueueDealloca;
+            let gpu = self.queue_index(queue_affinity)? as u32;
+            session.memory_event(QueueDealloca, allocation_id, gpu, u64::from(header.memory_type), u64::from(header.allowed_usage), length);
+        }
+        let (issue, keep_alive) = crate::memory_pools::dealloca_operation(buffer);
+        let details = crate::profiling::OperationDetails { allocation_id, payload_length: length, ..Default::default() };
+        self.submit_detailed("queue_dealloca", details, queue_affinity, waits, signals, issue, keep_alive, crate::queue::IssueKind::Stream)
     }
 
     fn query_i64(&self, category: &[u8], key: &[u8]) -> Result<i64> {
         match category {
-            b"hal.device.id" => Ok(matches_pattern(DEVICE_ID.as_bytes(), key) as i64),
+            b"hal.device.id" => Ok(crate::argument_rules::matches_pattern(DEVICE_ID.as_bytes(), key) as i64),
             b"hal.executable.format" => Ok((key == b"rocm-hsaco-fb") as i64),
             b"hal.device" if key == b"concurrency" => Ok(self.gpus.len() as i64),
             _ => Err(crate::status!(
@@ -272,17 +360,6 @@ impl HipDevice {
                 String::from_utf8_lossy(key)
             )),
         }
-    }
-}
-
-/// IREE's `iree_string_view_match_pattern`: `*` any run, `?` any one character.
-fn matches_pattern(value: &[u8], pattern: &[u8]) -> bool {
-    match (pattern.first(), value.first()) {
-        (None, _) => value.is_empty(),
-        (Some(b'*'), _) => matches_pattern(value, &pattern[1..]) || (!value.is_empty() && matches_pattern(&value[1..], pattern)),
-        (Some(b'?'), Some(_)) => matches_pattern(&value[1..], &pattern[1..]),
-        (Some(p), Some(v)) if p == v => matches_pattern(&value[1..], &pattern[1..]),
-        _ => false,
     }
 }
 
@@ -316,6 +393,8 @@ impl Drop for HipDevice {
         for queue in &self.queues {
             crate::hip::error::record_release("queue", queue.synchronize());
         }
+        // Every operation has finished: a session still active reads its last timings.
+        crate::hip::error::record_release("profiling session", self.profiling.end());
         self.queues.clear();
         self.device_allocator.get_mut().take();
         self.channel_provider.get_mut().take();
@@ -503,8 +582,7 @@ crate::hal_thunks! {
         signal_semaphore_list: SemaphoreList,
         buffer: Live<iree_hal_buffer_t>,
     ) -> Status {
-        let (issue, keep_alive) = crate::memory_pools::dealloca_operation(buffer);
-        device.submit("queue_dealloca", queue_affinity, wait_semaphore_list, signal_semaphore_list, issue, keep_alive)
+        device.submit_dealloca(queue_affinity, wait_semaphore_list, signal_semaphore_list, buffer)
     }
 
     fn device_queue_fill(
@@ -539,7 +617,7 @@ crate::hal_thunks! {
                 .map_err(|status| status.annotate("queue_fill: the offset is the range's device address"))?;
             crate::queue::issue_fill(q, hal_object::Address(address), count as usize, pattern)
         });
-        device.submit("queue_fill", queue_affinity, wait_semaphore_list, signal_semaphore_list, issue, vec![range.buffer.held()])
+        device.submit_sized("queue_fill", length, queue_affinity, wait_semaphore_list, signal_semaphore_list, issue, vec![range.buffer.held()])
     }
 
     fn device_queue_update(
@@ -562,7 +640,7 @@ crate::hal_thunks! {
         let data: Vec<u8> = source.bytes()?.to_vec();
         let (source, target, bytes) = (hal_object::Address(data.as_ptr() as *mut c_void), range.address, data.len());
         let issue: crate::queue::IssueFn = Box::new(move |q| crate::hip_call!(q.hip, hipMemcpyHtoDAsync(target.resolve()?, source.get(), bytes, q.stream)));
-        device.submit("queue_update", queue_affinity, wait_semaphore_list, signal_semaphore_list, issue, vec![range.buffer.held(), Box::new(data)])
+        device.submit_sized("queue_update", length, queue_affinity, wait_semaphore_list, signal_semaphore_list, issue, vec![range.buffer.held(), Box::new(data)])
     }
 
     fn device_queue_copy(
@@ -582,7 +660,7 @@ crate::hal_thunks! {
         let (from, to, bytes) = (source.address, target.address, source.length as usize);
         let issue: crate::queue::IssueFn =
             Box::new(move |q| crate::hip_call!(q.hip, hipMemcpyAsync(to.resolve()?, from.resolve()?, bytes, hipMemcpyDeviceToDevice, q.stream)));
-        device.submit("queue_copy", queue_affinity, wait_semaphore_list, signal_semaphore_list, issue, vec![source.buffer.held(), target.buffer.held()])
+        device.submit_sized("queue_copy", bytes as u64, queue_affinity, wait_semaphore_list, signal_semaphore_list, issue, vec![source.buffer.held(), target.buffer.held()])
     }
 
     fn device_queue_read(
@@ -740,18 +818,3 @@ static HIP_DEVICE_VTABLE: iree_hal_device_vtable_t = iree_hal_device_vtable_t {
 
 #[cfg(feature = "iree-3-13")]
 mod iree_3_13;
-
-#[cfg(test)]
-mod tests {
-    use super::matches_pattern;
-
-    #[test]
-    fn device_id_patterns_match_like_iree() {
-        assert!(matches_pattern(b"hip", b"hip"));
-        assert!(matches_pattern(b"hip", b"h*"));
-        assert!(matches_pattern(b"hip", b"*"));
-        assert!(matches_pattern(b"hip", b"h?p"));
-        assert!(!matches_pattern(b"hip", b"cuda"));
-        assert!(!matches_pattern(b"hip", b"hi"));
-    }
-}

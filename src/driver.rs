@@ -32,6 +32,9 @@ pub struct HipDriver {
     default_device_index: i32,
     /// The loaded HIP's driver version (its runtime version is `hip.runtime_version`).
     driver_version: HipVersion,
+    /// Where each new device writes its trace (`crate::profiling::trace_file`):
+    /// `--hip_trace_file`, else `IREE_HIP_TRACE_FILE`.
+    trace_file: Option<String>,
 }
 
 /// One GPU as the driver reports it.
@@ -51,6 +54,8 @@ pub struct DeviceRequest {
     /// IREE 3.13: the proactor pool from the device create params, held by the device.
     #[cfg(feature = "iree-3-13")]
     pub proactor: crate::iree_3_13::ProactorLease,
+    /// Where the device writes a trace of its whole life, if anywhere.
+    pub trace_file: Option<String>,
 }
 
 /// Which GPUs a device creation asks for.
@@ -92,7 +97,16 @@ impl HipDriver {
             hip,
             default_params,
             default_device_index,
+            trace_file: std::env::var("IREE_HIP_TRACE_FILE").ok().filter(|path| !path.is_empty()),
         }))
+    }
+
+    /// Devices created from now on write their trace to `path` (a flag overriding the
+    /// environment).
+    pub fn set_trace_file(&mut self, path: Option<String>) {
+        if path.is_some() {
+            self.trace_file = path;
+        }
     }
 
     /// The driver's identifier (the name it was registered under).
@@ -221,6 +235,7 @@ impl HipDriver {
             params,
             #[cfg(feature = "iree-3-13")]
             proactor: crate::iree_3_13::ProactorLease::acquire(create_params)?,
+            trace_file: self.trace_file.clone(),
         };
         self.create_device(request, host_allocator)
     }

@@ -91,7 +91,12 @@ pub struct HipExecutable {
     /// unloaded as they drop.
     modules: Vec<Vec<Module>>,
     exports: Vec<ExportInfo>,
+    /// Its identity and exports in profiles (`crate::profiling`).
+    profile: Arc<crate::profiling::records::ExecutableProfile>,
 }
+
+/// Profile ids of executables, process wide.
+static NEXT_PROFILE_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 crate::hal_object!(HipExecutable { base: iree_hal_executable_t }, HIP_EXECUTABLE_VTABLE);
 
@@ -258,8 +263,20 @@ impl HipExecutable {
             executable_format::check_limits(&def, &limits).map_err(|status| status.annotate(&format!("on GPU {index} (HIP device {})", gpu.device())))?;
         }
 
+        let functions = def
+            .exports
+            .iter()
+            .map(|export| crate::profiling::records::FunctionProfile {
+                name: export.kernel_name.to_string_lossy().into_owned(),
+                workgroup_size: export.block_dims,
+                constant_count: export.constant_count,
+                binding_count: export.binding_flags.iter().count() as u32,
+            })
+            .collect();
+        let id = NEXT_PROFILE_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let mut executable = Box::new(HipExecutable {
             base: iree_hal_executable_t { resource: hal_object::resource_header::<HipExecutable>() },
+            profile: Arc::new(crate::profiling::records::ExecutableProfile { id, functions }),
             hip,
             gpus: gpus.to_vec(),
             modules: Vec::with_capacity(gpus.len()),
@@ -282,6 +299,11 @@ impl HipExecutable {
             executable.load_on_gpu(gpu_index, &def).map_err(|status| status.annotate(&describe_executable(&def)))?;
         }
         Ok(hal_object::into_raw(executable))
+    }
+
+    /// Its identity and exports in profiles.
+    pub fn profile(&self) -> &Arc<crate::profiling::records::ExecutableProfile> {
+        &self.profile
     }
 
     /// Loads every module on GPU `gpu_index` and looks up every export's kernel there.

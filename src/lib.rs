@@ -36,6 +36,8 @@ pub mod hip;
 pub mod iree_3_13;
 pub mod iree_core;
 pub mod memory_pools;
+/// cbindgen:ignore
+pub mod profiling;
 pub mod queue;
 #[cfg(feature = "iree-3-13")]
 pub mod queue_pool;

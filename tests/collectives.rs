@@ -114,7 +114,8 @@ impl Rank {
         let c_table = iree_hal_buffer_binding_table_t { count: table.len(), bindings: table.as_ptr() };
         let table = unsafe { iree_hal_hip_rs::hal_object::Binding::from_c(&c_table) }.unwrap();
         let gpu = self.ours().gpus()[0].clone();
-        ours.issue(self.hip(), &gpu, 0, self.stream, table).map_err(|s| (s.code(), s.to_string()))?;
+        let queue = iree_hal_hip_rs::queue::StreamContext { hip: self.hip(), gpu: &gpu, gpu_index: 0, stream: self.stream, epoch: 0, profile: None };
+        ours.issue(&queue, table).map_err(|s| (s.code(), s.to_string()))?;
         let _context = self.context();
         hip_call!(self.hip(), hipStreamSynchronize(self.stream)).map_err(|s| (s.code(), s.to_string()))
     }

@@ -145,7 +145,9 @@ impl Fixture {
         let c_table = iree_hal_buffer_binding_table_t { count: table.len(), bindings: table.as_ptr() };
         // SAFETY: the table's buffers are live for the call.
         let table = unsafe { iree_hal_hip_rs::hal_object::Binding::from_c(&c_table) }.unwrap();
-        ours.issue(self.hip(), &self.gpu(), 0, self.stream, table).map_err(|s| (s.code(), s.to_string()))?;
+        let gpu = self.gpu();
+        let queue = iree_hal_hip_rs::queue::StreamContext { hip: self.hip(), gpu: &gpu, gpu_index: 0, stream: self.stream, epoch: 0, profile: None };
+        ours.issue(&queue, table).map_err(|s| (s.code(), s.to_string()))?;
         let _context = ContextGuard::push(self.hip(), self.gpu().context()).unwrap();
         hip_call!(self.hip(), hipStreamSynchronize(self.stream)).unwrap();
         Ok(())
@@ -489,7 +491,7 @@ fn prepared_executions_issue_on_a_queue_stream_and_keep_their_resources_alive() 
         assert_eq!(again.err().unwrap().code(), StatusCode::FailedPrecondition);
         {
             let _context = ContextGuard::push(fixture.hip(), fixture.gpu().context()).unwrap();
-            let queue = iree_hal_hip_rs::queue::StreamContext { hip: fixture.hip(), gpu: &fixture.gpu(), gpu_index: 0, stream: fixture.stream, epoch: 0 };
+            let queue = iree_hal_hip_rs::queue::StreamContext { hip: fixture.hip(), gpu: &fixture.gpu(), gpu_index: 0, stream: fixture.stream, epoch: 0, profile: None };
             issue(&queue).unwrap();
             hip_call!(fixture.hip(), hipStreamSynchronize(fixture.stream)).unwrap();
         }
@@ -523,7 +525,7 @@ fn submissions_are_checked_before_anything_is_queued() {
     // A NULL command buffer is a barrier.
     let iree_hal_hip_rs::command_buffer::PreparedExecution { issue, keep_alive, .. } = iree_hal_hip_rs::command_buffer::prepare_execution(None, &[]).unwrap();
     assert!(keep_alive.is_empty());
-    let queue = iree_hal_hip_rs::queue::StreamContext { hip: fixture.hip(), gpu: &fixture.gpu(), gpu_index: 0, stream: fixture.stream, epoch: 0 };
+    let queue = iree_hal_hip_rs::queue::StreamContext { hip: fixture.hip(), gpu: &fixture.gpu(), gpu_index: 0, stream: fixture.stream, epoch: 0, profile: None };
     issue(&queue).unwrap();
 }
 

@@ -510,6 +510,12 @@ impl SharedCommandBufferHeader {
     }
 
     /// `mode`, `allowed_categories` and `binding_capacity`, fixed at creation.
+    /// The queue affinity, only written at creation.
+    pub fn queue_affinity(&self) -> iree_hal_queue_affinity_t {
+        // SAFETY: a field read of a field only written at creation.
+        unsafe { core::ptr::addr_of!((*self.0.get()).queue_affinity).read() }
+    }
+
     pub fn fixed(&self) -> (iree_hal_command_buffer_mode_t, iree_hal_command_category_t, u32) {
         let base = self.0.get();
         // SAFETY: field reads of fields only written at creation.

@@ -40,7 +40,7 @@ impl TableEntry {
 /// A NULL command buffer is a barrier: nothing to issue.
 pub fn prepare_execution(command_buffer: Option<Borrowed<'_, iree_hal_command_buffer_t>>, binding_table: &[Binding<'_>]) -> Result<PreparedExecution> {
     let Some(command_buffer) = command_buffer else {
-        return Ok(PreparedExecution { issue: Box::new(|_| Ok(())), keep_alive: Vec::new(), kind: IssueKind::Stream });
+        return Ok(PreparedExecution { issue: Box::new(|_| Ok(())), keep_alive: Vec::new(), kind: IssueKind::Stream, command_buffer_id: 0 });
     };
     let ours: &HipCommandBuffer = command_buffer.ours("command_buffer")?;
     let channels = ours.check_submission(binding_table)?;
@@ -55,12 +55,12 @@ pub fn prepare_execution(command_buffer: Option<Borrowed<'_, iree_hal_command_bu
     let issue: IssueFn = Box::new(move |queue: &StreamContext| {
         let command_buffer = for_issue.command_buffer.as_ref().expect("held until the execution completes");
         if for_issue.binding_table.is_empty() {
-            return command_buffer.issue(queue.hip, queue.gpu, queue.gpu_index, queue.stream, &[]);
+            return command_buffer.issue(queue, &[]);
         }
         let table: Vec<Binding<'_>> = for_issue.binding_table.iter().map(TableEntry::binding).collect();
-        command_buffer.issue(queue.hip, queue.gpu, queue.gpu_index, queue.stream, &table)
+        command_buffer.issue(queue, &table)
     });
-    Ok(PreparedExecution { issue, keep_alive: vec![Box::new(execution)], kind })
+    Ok(PreparedExecution { issue, keep_alive: vec![Box::new(execution)], kind, command_buffer_id: ours.profile_id() })
 }
 
 /// What `queue_execute` submits for a command buffer.
@@ -69,6 +69,8 @@ pub struct PreparedExecution {
     pub keep_alive: Vec<Box<dyn Held>>,
     /// `Blocking` when issuing may wait for a communicator being made.
     pub kind: IssueKind,
+    /// The command buffer's identity in profiles (0: none, a barrier).
+    pub command_buffer_id: u64,
 }
 
 /// Shared with the issue step only until it ran; by completion this is the one holder.
@@ -122,7 +124,7 @@ pub fn prepare_single_dispatch(
     let for_issue = execution.clone();
     let issue: IssueFn = Box::new(move |queue: &StreamContext| {
         let command_buffer = for_issue.command_buffer.as_ref().expect("held until the execution completes");
-        command_buffer.issue(queue.hip, queue.gpu, queue.gpu_index, queue.stream, &[])
+        command_buffer.issue(queue, &[])
     });
     Ok((issue, vec![Box::new(execution)]))
 }

@@ -190,7 +190,7 @@ impl GraphCache {
                     let graph = built.next().expect("one graph per graph segment");
                     hip_call!(hip, hipGraphLaunch(graph.exec.raw(), stream))?;
                 }
-                Segment::Collectives(_) => issue_plan(hip, gpu_index, stream, plans.next().expect("one plan per collective segment"))?,
+                Segment::Collectives(_) => issue_plan(hip, gpu_index, stream, plans.next().expect("one plan per collective segment"), None)?,
             }
         }
         for command in list.commands() {
@@ -337,7 +337,7 @@ fn build(current: &Current<'_>, gpu_index: usize, list: &CommandList, range: Ran
                 params.WidthInBytes = target.length as usize;
                 hip.graph_add_memcpy_node(&mut node, graph, barrier, &params, gpu_context, "copy_buffer")?;
             }
-            Step::Launch { info, arguments: span, grid } => {
+            Step::Launch { info, arguments: span, grid, .. } => {
                 let Grid::Direct(grid) = grid else {
                     return Err(crate::status!(Internal, "dispatch_indirect: indirect dispatches are issued through streams, not graphs"));
                 };

@@ -24,13 +24,28 @@ pub(crate) enum Step<'a> {
     Fill { range: DeviceRange, pattern: u32, pattern_length: u8 },
     Update { range: DeviceRange, data: &'a [u8] },
     Copy { source: DeviceRange, target: DeviceRange },
-    Launch { info: KernelLaunchInfo, arguments: ArgumentSpan, grid: Grid },
+    Launch { info: KernelLaunchInfo, arguments: ArgumentSpan, grid: Grid, origin: LaunchOrigin<'a> },
     /// RCCL calls; consecutive ones are one RCCL group.
     Collective(CollectiveCall<'a>),
     /// Nothing to do on a stream, which runs in order.
     Barrier,
     Signal(&'a Retained<HipEvent>),
     Wait(&'a [Retained<HipEvent>]),
+}
+
+/// Which recorded dispatch a launch is (for profiles).
+#[derive(Clone, Copy)]
+pub(crate) struct LaunchOrigin<'a> {
+    pub executable: &'a crate::executable::HipExecutable,
+    pub export_ordinal: u32,
+    pub command_index: u32,
+}
+
+/// A profiled operation whose launches are timed one by one.
+#[derive(Clone, Copy)]
+pub(crate) struct DispatchTiming<'a> {
+    pub profile: &'a crate::profiling::OperationProfile,
+    pub command_buffer_id: u64,
 }
 
 /// A collective with its buffers resolved.
@@ -66,12 +81,25 @@ pub(crate) fn issue(
     range: Range<usize>,
     binding_table: &[Binding<'_>],
 ) -> Result<()> {
-    issue_plan(hip, gpu_index, stream, plan(gpu_index, list, range, binding_table)?)
+    issue_plan(hip, gpu_index, stream, plan(gpu_index, list, range, binding_table)?, None)
+}
+
+/// As `issue`, each launch timed for a profile when `timing` is given.
+pub(crate) fn issue_timed(
+    hip: &HipSymbols,
+    gpu_index: usize,
+    stream: hipStream_t,
+    list: &CommandList,
+    range: Range<usize>,
+    binding_table: &[Binding<'_>],
+    timing: Option<DispatchTiming<'_>>,
+) -> Result<()> {
+    issue_plan(hip, gpu_index, stream, plan(gpu_index, list, range, binding_table)?, timing)
 }
 
 /// Enqueues the steps of a plan made by `plan` on `stream`, consecutive collectives as one
 /// RCCL group; the GPU's context must be current.
-pub(crate) fn issue_plan(hip: &HipSymbols, gpu_index: usize, stream: hipStream_t, plan: Plan<'_>) -> Result<()> {
+pub(crate) fn issue_plan(hip: &HipSymbols, gpu_index: usize, stream: hipStream_t, plan: Plan<'_>, timing: Option<DispatchTiming<'_>>) -> Result<()> {
     let Plan { steps, mut arguments } = plan;
     // The channel whose RCCL opened the group in progress (IREE's collective batch).
     let mut group: Option<&HipChannel> = None;
@@ -82,14 +110,14 @@ pub(crate) fn issue_plan(hip: &HipSymbols, gpu_index: usize, stream: hipStream_t
                 if started.is_ok() {
                     group = Some(call.channel);
                 }
-                started.and_then(|()| enqueue(hip, gpu_index, stream, step, &mut arguments))
+                started.and_then(|()| enqueue(hip, gpu_index, stream, step, &mut arguments, timing))
             }
-            (Step::Collective(_), Some(_)) => enqueue(hip, gpu_index, stream, step, &mut arguments),
+            (Step::Collective(_), Some(_)) => enqueue(hip, gpu_index, stream, step, &mut arguments, timing),
             (_, Some(channel)) => {
                 group = None;
-                rccl_call!(channel.rccl(), ncclGroupEnd()).and_then(|()| enqueue(hip, gpu_index, stream, step, &mut arguments))
+                rccl_call!(channel.rccl(), ncclGroupEnd()).and_then(|()| enqueue(hip, gpu_index, stream, step, &mut arguments, timing))
             }
-            (_, None) => enqueue(hip, gpu_index, stream, step, &mut arguments),
+            (_, None) => enqueue(hip, gpu_index, stream, step, &mut arguments, timing),
         };
         if let Err(status) = issued {
             if let Some(channel) = group {
@@ -112,6 +140,7 @@ pub(crate) fn plan<'a>(
     range: Range<usize>,
     binding_table: &[Binding<'_>],
 ) -> Result<Plan<'a>> {
+    let first = range.start;
     let commands = &list.commands()[range];
     let mut steps = Vec::with_capacity(commands.len());
     // Enough for every launch: kernels take at most the bindings and constants recorded.
@@ -123,7 +152,7 @@ pub(crate) fn plan<'a>(
         })
         .sum();
     let mut arguments = KernelArgumentBuilder::with_capacity(slot_bound);
-    for command in commands {
+    for (command_index, command) in (first..).zip(commands) {
         let what = command.name();
         let step = match command {
             Command::Fill { target, pattern } => {
@@ -162,7 +191,9 @@ pub(crate) fn plan<'a>(
                     }
                 };
                 let (info, span) = prepare_dispatch(list, dispatch, binding_table, gpu_index, what, &mut arguments)?;
-                Step::Launch { info, arguments: span, grid }
+                let executable = list.resource_set().executable(dispatch.executable).ours("executable")?;
+                let origin = LaunchOrigin { executable, export_ordinal: dispatch.export_ordinal, command_index: command_index as u32 };
+                Step::Launch { info, arguments: span, grid, origin }
             }
             Command::Collective(collective) => {
                 let resources = list.resource_set();
@@ -182,7 +213,7 @@ pub(crate) fn plan<'a>(
     Ok(Plan { steps, arguments: arguments.finish() })
 }
 
-fn enqueue(hip: &HipSymbols, gpu_index: usize, stream: hipStream_t, step: Step, arguments: &mut KernelArgumentTable) -> Result<()> {
+fn enqueue(hip: &HipSymbols, gpu_index: usize, stream: hipStream_t, step: Step, arguments: &mut KernelArgumentTable, timing: Option<DispatchTiming<'_>>) -> Result<()> {
     match step {
         Step::Barrier => Ok(()),
         Step::Collective(call) => enqueue_collective(hip, stream, &call),
@@ -216,7 +247,8 @@ fn enqueue(hip: &HipSymbols, gpu_index: usize, stream: hipStream_t, step: Step, 
                 hipMemcpyAsync(target.device_pointer(), source.device_pointer(), target.length as usize, hipMemcpyDeviceToDevice, stream)
             )
         }
-        Step::Launch { info, arguments: span, grid } => {
+        Step::Launch { info, arguments: span, grid, origin } => {
+            let indirect = matches!(grid, Grid::Indirect(_));
             let grid = match grid {
                 Grid::Direct(count) => count,
                 Grid::Indirect(range) => read_indirect_workgroups(hip, stream, &range)?,
@@ -224,6 +256,28 @@ fn enqueue(hip: &HipSymbols, gpu_index: usize, stream: hipStream_t, step: Step, 
             if grid.contains(&0) {
                 return Ok(());
             }
+            if let Some(timing) = timing {
+                let profile = origin.executable.profile();
+                let name = profile.functions.get(origin.export_ordinal as usize).map_or("", |function| function.name.as_str());
+                if timing.profile.wants_dispatch(name, timing.command_buffer_id, origin.command_index) {
+                    let identity = crate::profiling::LaunchIdentity {
+                        executable: profile.clone(),
+                        function_ordinal: origin.export_ordinal,
+                        command_index: origin.command_index,
+                        workgroup_count: grid,
+                        workgroup_size: info.block_dims,
+                        indirect,
+                    };
+                    return timing.profile.time_dispatch(stream, identity, || launch(hip, stream, &info, grid, arguments.kernel_params(span)));
+                }
+            }
+            launch(hip, stream, &info, grid, arguments.kernel_params(span))
+        }
+    }
+}
+
+/// `hipModuleLaunchKernel` of one dispatch.
+fn launch(hip: &HipSymbols, stream: hipStream_t, info: &KernelLaunchInfo, grid: [u32; 3], kernel_params: *mut *mut core::ffi::c_void) -> Result<()> {
             hip_call!(
                 hip,
                 hipModuleLaunchKernel(
@@ -236,12 +290,54 @@ fn enqueue(hip: &HipSymbols, gpu_index: usize, stream: hipStream_t, step: Step, 
                     info.block_dims[2],
                     info.shared_memory_bytes,
                     stream,
-                    arguments.kernel_params(span),
+                    kernel_params,
                     core::ptr::null_mut()
                 )
             )
-        }
-    }
+}
+
+/// The recorded commands as profiles describe them.
+pub(crate) fn describe_commands(list: &CommandList) -> Vec<crate::profiling::records::CommandProfile> {
+    use crate::profiling::records::{CommandOpType, CommandProfile};
+    let blank = |op, command_index| CommandProfile {
+        op,
+        command_index,
+        executable_id: 0,
+        function_ordinal: u32::MAX,
+        binding_count: 0,
+        workgroup_count: [0; 3],
+        workgroup_size: [0; 3],
+        length: 0,
+        indirect: false,
+    };
+    let length = |buffer_ref: &BufferRef| buffer_ref.length;
+    (0u32..)
+        .zip(list.commands())
+        .map(|(index, command)| match command {
+            Command::Fill { target, .. } => CommandProfile { length: length(target), ..blank(CommandOpType::Fill, index) },
+            Command::Update { target, .. } => CommandProfile { length: length(target), ..blank(CommandOpType::Update, index) },
+            Command::Copy { target, .. } => CommandProfile { length: length(target), ..blank(CommandOpType::Copy, index) },
+            Command::Dispatch(dispatch) => {
+                let executable = list.resource_set().executable(dispatch.executable).downcast::<crate::executable::HipExecutable>();
+                let function = executable.and_then(|executable| executable.profile().functions.get(dispatch.export_ordinal as usize).cloned());
+                let (workgroup_count, indirect) = match &dispatch.workgroups {
+                    Workgroups::Direct(count) => (*count, false),
+                    Workgroups::Indirect(_) => ([0; 3], true),
+                };
+                CommandProfile {
+                    executable_id: executable.map_or(0, |executable| executable.profile().id),
+                    function_ordinal: dispatch.export_ordinal,
+                    binding_count: dispatch.bindings.len as u32,
+                    workgroup_count,
+                    workgroup_size: function.map_or([0; 3], |function| function.workgroup_size),
+                    indirect,
+                    ..blank(CommandOpType::Dispatch, index)
+                }
+            }
+            Command::Barrier => blank(CommandOpType::Barrier, index),
+            Command::Collective(_) | Command::SignalEvent(_) | Command::ResetEvent { .. } | Command::WaitEvents(_) => blank(CommandOpType::Marker, index),
+        })
+        .collect()
 }
 
 /// Enqueues one collective's RCCL calls (inside the group `issue` opened), as IREE's

@@ -127,8 +127,7 @@ crate::hal_thunks! {
         flags: iree_hal_dealloca_flags_t,
     ) -> Status {
         check_flags("queue_dealloca", flags, KNOWN_DEALLOCA_FLAGS)?;
-        let (issue, keep_alive) = crate::memory_pools::dealloca_operation(buffer);
-        device.submit("queue_dealloca", queue_affinity, wait_semaphore_list, signal_semaphore_list, issue, keep_alive)
+        device.submit_dealloca(queue_affinity, wait_semaphore_list, signal_semaphore_list, buffer)
     }
 
     /// The call runs on the queue's stream once the waits and the work queued before it are

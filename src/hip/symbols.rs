@@ -38,6 +38,9 @@ super::symbol_table::symbol_table! {
     optional hipDrvGraphAddMemcpyNode(*mut hipGraphNode_t, hipGraph_t, *const hipGraphNode_t, usize, *const HIP_MEMCPY3D, hipCtx_t);
     required hipEventCreateWithFlags(*mut hipEvent_t, c_uint);
     required hipEventDestroy(hipEvent_t);
+    // Profiling timestamps (`crate::profiling`).
+    required hipEventElapsedTime(*mut f32, hipEvent_t, hipEvent_t);
+    required hipEventQuery(hipEvent_t);
     required hipEventRecord(hipEvent_t, hipStream_t);
     required hipEventSynchronize(hipEvent_t);
     required hipFree(*mut c_void);

@@ -56,6 +56,8 @@ pub struct StreamContext<'a> {
     /// The queue epoch this operation completes: reached (`QueueEpochs::completed`) once the
     /// stream has finished it and everything issued before it.
     pub epoch: u64,
+    /// The operation's profile while a profiling session records it (`crate::profiling`).
+    pub profile: Option<&'a crate::profiling::OperationProfile>,
 }
 
 /// How far a queue got, counted in operations issued onto its stream (IREE 3.13 calls such a
@@ -89,6 +91,8 @@ pub struct Operation {
     /// Objects the operation uses (buffers, command buffers...), dropped once it finished.
     pub keep_alive: Vec<Box<dyn Held>>,
     pub kind: IssueKind,
+    /// Set while a profiling session records the queue's operations.
+    pub profile: Option<Box<crate::profiling::OperationProfile>>,
 }
 
 /// What an operation's issue step puts on the stream, which decides where it may be issued
@@ -133,6 +137,7 @@ pub struct ReadyOperation {
     progress: Option<Arc<SignalProgress>>,
     device_waits: DeviceWaits,
     kind: IssueKind,
+    profile: Option<Box<crate::profiling::OperationProfile>>,
 }
 
 impl ReadyOperation {
@@ -140,7 +145,10 @@ impl ReadyOperation {
     /// (they see the failure themselves). What it used is released on `queue`'s worker: this
     /// may run in a timepoint, where releasing a buffer could not call HIP.
     fn fail(self, queue: &QueueShared, status: Status, released: &mut Vec<Arc<PendingOperation>>) {
-        let ReadyOperation { signals, issue, mut keep_alive, progress, .. } = self;
+        let ReadyOperation { signals, issue, mut keep_alive, progress, profile, .. } = self;
+        if let Some(profile) = profile {
+            profile.failed();
+        }
         fail_signals(&signals, status);
         if let Some(progress) = progress {
             progress.finish(released);
@@ -360,6 +368,7 @@ impl QueueShared {
                     device_waits: DeviceWaits::new(),
                     // Nothing signals: completing it as issued tells nobody anything early.
                     kind: IssueKind::Immediate,
+                    profile: None,
                 };
                 fifo.ready.push_back(ready);
                 if fifo.worker_waiting && !fifo.issuing {
@@ -372,11 +381,15 @@ impl QueueShared {
         let _claim = IssuingClaim(self);
         let result = self.gpu.make_current().and_then(|_context| {
             let epoch = self.epochs.issued.load(Ordering::Relaxed);
-            let stream = StreamContext { hip: &self.hip, gpu: &self.gpu, gpu_index: self.gpu_index, stream: self.stream.raw(), epoch };
-            issue(&stream)
+            issue(&self.stream_context(epoch, None))
         });
         record_release(name, result);
         Ok(())
+    }
+
+    /// What an operation's issue step gets, for queue epoch `epoch`.
+    fn stream_context<'a>(&'a self, epoch: u64, profile: Option<&'a crate::profiling::OperationProfile>) -> StreamContext<'a> {
+        StreamContext { hip: &self.hip, gpu: &self.gpu, gpu_index: self.gpu_index, stream: self.stream.raw(), epoch, profile }
     }
 
     /// Gives the issuing claim back. The worker waits for it both to issue what is ready and,
@@ -439,19 +452,25 @@ impl QueueShared {
                 return;
             }
         };
-        let mut stream = StreamContext { hip: &self.hip, gpu: &self.gpu, gpu_index: self.gpu_index, stream: self.stream.raw(), epoch: 0 };
         let mut call = self.spare_completion();
         let issued = &mut call.value.operations;
         issued.reserve(batch.size_hint().0);
         let mut progresses = Progresses::new();
         let mut complete_at_once = self.nothing_in_flight();
         for ready in batch {
-            let ReadyOperation { name, signals, issue, keep_alive, progress, device_waits, kind, .. } = ready;
+            let ReadyOperation { name, signals, issue, keep_alive, progress, device_waits, kind, profile } = ready;
             complete_at_once &= kind == IssueKind::Immediate && device_waits.is_empty();
-            stream.epoch = self.epochs.issued.load(Ordering::Relaxed) + 1;
-            match order_and_issue(&stream, name, &device_waits, issue) {
+            let epoch = self.epochs.issued.load(Ordering::Relaxed) + 1;
+            let issued_now = order_and_issue(&self.stream_context(epoch, profile.as_deref()), name, &device_waits, issue);
+            if let Some(profile) = profile {
+                match &issued_now {
+                    Ok(()) => profile.issued(epoch),
+                    Err(_) => profile.failed(),
+                }
+            }
+            match issued_now {
                 Ok(()) => {
-                    self.epochs.issued.store(stream.epoch, Ordering::Relaxed);
+                    self.epochs.issued.store(epoch, Ordering::Relaxed);
                     if let Some(progress) = &progress {
                         progresses.push(progress.clone());
                     }
@@ -611,7 +630,14 @@ fn order_and_issue(stream: &StreamContext, name: &str, device_waits: &[DeviceWai
             hip_call!(stream.hip, hipStreamWaitEvent(stream.stream, event.raw(), 0)).map_err(|status| status.annotate(&format!("while issuing {name}")))?;
         }
     }
-    issue(stream).map_err(|status| status.annotate(&format!("while issuing {name}")))
+    let Some(profile) = stream.profile else {
+        return issue(stream).map_err(|status| status.annotate(&format!("while issuing {name}")));
+    };
+    profile
+        .start(stream.stream)
+        .and_then(|()| issue(stream))
+        .and_then(|()| profile.finish(stream.stream))
+        .map_err(|status| status.annotate(&format!("while issuing {name}")))
 }
 
 /// An operation on the stream, waiting for its completion callback.
@@ -787,7 +813,7 @@ impl Queue {
     /// Submits an operation; returns at once (having issued it, when it had nothing to wait
     /// for and the queue was idle).
     pub fn submit(&self, operation: Operation) {
-        let Operation { name, waits, signals, issue, keep_alive, kind } = operation;
+        let Operation { name, waits, signals, issue, keep_alive, kind, mut profile } = operation;
         let shared = &self.shared;
         let progress = (!signals.is_empty()).then(|| SignalProgress::new(shared.clone()));
         let register_signals = |progress: &Option<Arc<SignalProgress>>| {
@@ -799,7 +825,7 @@ impl Queue {
         };
         if waits.is_empty() {
             register_signals(&progress);
-            let ready = ReadyOperation { name, signals, issue, keep_alive, progress, device_waits: DeviceWaits::new(), kind };
+            let ready = ReadyOperation { name, signals, issue, keep_alive, progress, device_waits: DeviceWaits::new(), kind, profile };
             let mut released = Vec::new();
             shared.issue_or_push(ready, &mut released);
             issue_released(released);
@@ -821,7 +847,10 @@ impl Queue {
         // waits for itself.
         register_signals(&progress);
         let nothing_to_wait_for = device_waits.is_empty() && host_waits.is_empty();
-        let ready = ReadyOperation { name, signals, issue, keep_alive, progress, device_waits, kind };
+        if let Some(profile) = profile.as_mut() {
+            profile.note_waits(device_waits.len() as u32, host_waits.len() as u32);
+        }
+        let ready = ReadyOperation { name, signals, issue, keep_alive, progress, device_waits, kind, profile };
         if pending.is_none() && host_waits.is_empty() {
             // Every wait is reached or already ordered behind queued work.
             let mut released = Vec::new();
