@@ -571,6 +571,8 @@ fn build_iree_3_13_glue(crate_dir: &Path, out_dir: &Path) {
         // Constants of the enums we mirror come from our mirrors.
         .blocklist_item("IREE_ALLOCATOR_COMMAND_.*")
         .blocklist_item("IREE_TIMEOUT_.*")
+        .blocklist_item("IREE_STATUS_.*")
+        .blocklist_item("iree_status_code_e")
         .blocklist_item("iree_(allocator_command|timeout_type)_e")
         .default_enum_style(bindgen::EnumVariation::Consts)
         .prepend_enum_name(false)

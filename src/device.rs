@@ -725,30 +725,85 @@ crate::hal_thunks! {
         crate::semaphore::wait_semaphore_list(wait_mode, semaphore_list, timeout)
     }
 
-    /// No profiler is attached; profiling captures nothing, as IREE's C driver without Tracy.
+    /// IREE v3.3.0's profiling entry points drive external profilers (RenderDoc-like), which
+    /// HIP has none of; the driver's own trace is `IREE_HIP_TRACE_FILE` (`crate::profiling`).
     #[cfg(not(feature = "iree-3-13"))]
     fn device_profiling_begin(_device: Ours<HipDevice>, _options: *const iree_hal_device_profiling_options_t) -> Status {
         Ok(())
     }
 
-    /// IREE 3.13's HAL-native profiling writes records to a sink; this driver records none
-    /// yet, so a request for any is refused (UNIMPLEMENTED, as IREE's C HIP driver) rather
-    /// than answered with an empty capture. A request for nothing is fine.
+    /// IREE 3.13's HAL-native profiling: a session recording the requested families into
+    /// the options' sink (`crate::profiling`). Families HIP cannot provide (host execution,
+    /// counters, traces, device metrics, command regions) are refused, naming them.
     #[cfg(feature = "iree-3-13")]
-    fn device_profiling_begin(_device: Ours<HipDevice>, options: hal_object::Ref<iree_hal_device_profiling_options_t>) -> Status {
-        if options.flags != 0 || options.data_families != 0 || !options.sink.is_null() {
-            return Err(crate::status!(Unimplemented, "HIP HAL-native profiling (profile sinks) is not implemented by this driver yet"));
+    fn device_profiling_begin(device: Ours<HipDevice>, options: hal_object::Ref<iree_hal_device_profiling_options_t>) -> Status {
+        use crate::profiling::families;
+        let lightweight = options.flags & IREE_HAL_DEVICE_PROFILING_FLAG_LIGHTWEIGHT_STATISTICS != 0;
+        if options.flags & !IREE_HAL_DEVICE_PROFILING_FLAG_LIGHTWEIGHT_STATISTICS != 0 {
+            return Err(crate::status!(InvalidArgument, "unsupported profiling flags {:#x}", options.flags));
         }
-        Ok(())
+        let requested = options.data_families | if lightweight { families::LIGHTWEIGHT_STATISTICS } else { 0 };
+        if requested == 0 {
+            return Ok(());
+        }
+        let unsupported = requested & !families::SUPPORTED;
+        if unsupported != 0 {
+            return Err(crate::status!(
+                Unimplemented,
+                "HIP profiling does not provide {} (it records {})",
+                families::names(unsupported),
+                families::names(families::SUPPORTED)
+            ));
+        }
+        if options.sink.is_null() {
+            return Err(crate::status!(InvalidArgument, "HAL-native profiling with requested data requires a profile sink"));
+        }
+        let filter = capture_filter(&options.capture_filter)?;
+        let output = Box::new(crate::profiling::iree_sink::IreeSink::new(options.sink)?);
+        // Executable metadata comes with every family that refers to executables.
+        let families = requested | families::EXECUTABLE_METADATA;
+        device.profiling.begin(&device.gpus, crate::profiling::SessionOptions { families, filter }, output)
     }
 
-    fn device_profiling_flush(_device: Ours<HipDevice>) -> Status {
-        Ok(())
+    fn device_profiling_flush(device: Ours<HipDevice>) -> Status {
+        device.profiling.flush()
     }
 
-    fn device_profiling_end(_device: Ours<HipDevice>) -> Status {
-        Ok(())
+    fn device_profiling_end(device: Ours<HipDevice>) -> Status {
+        device.profiling.end()
     }
+}
+
+/// IREE 3.13's capture filter, its pattern copied.
+#[cfg(feature = "iree-3-13")]
+fn capture_filter(filter: &iree_hal_profile_capture_filter_t) -> Result<crate::profiling::CaptureFilter> {
+    let has = |flag: u32| filter.flags & flag != 0;
+    let known = IREE_HAL_PROFILE_CAPTURE_FILTER_FLAG_EXECUTABLE_FUNCTION_PATTERN
+        | IREE_HAL_PROFILE_CAPTURE_FILTER_FLAG_COMMAND_BUFFER_ID
+        | IREE_HAL_PROFILE_CAPTURE_FILTER_FLAG_COMMAND_INDEX
+        | IREE_HAL_PROFILE_CAPTURE_FILTER_FLAG_PHYSICAL_DEVICE_ORDINAL
+        | IREE_HAL_PROFILE_CAPTURE_FILTER_FLAG_QUEUE_ORDINAL;
+    if filter.flags & !known != 0 {
+        return Err(crate::status!(InvalidArgument, "unsupported profile capture filter bits {:#x}", filter.flags & !known));
+    }
+    let function_pattern = if has(IREE_HAL_PROFILE_CAPTURE_FILTER_FLAG_EXECUTABLE_FUNCTION_PATTERN) {
+        let pattern = &filter.executable_function_pattern;
+        if pattern.size == 0 || pattern.data.is_null() {
+            return Err(crate::status!(InvalidArgument, "profile capture executable function filter must not be empty"));
+        }
+        // SAFETY: IREE's contract: the view is readable for the call; it is copied here.
+        let bytes = unsafe { core::slice::from_raw_parts(pattern.data.cast::<u8>(), pattern.size) };
+        Some(String::from_utf8_lossy(bytes).into_owned())
+    } else {
+        None
+    };
+    Ok(crate::profiling::CaptureFilter {
+        function_pattern,
+        command_buffer_id: has(IREE_HAL_PROFILE_CAPTURE_FILTER_FLAG_COMMAND_BUFFER_ID).then_some(filter.command_buffer_id),
+        command_index: has(IREE_HAL_PROFILE_CAPTURE_FILTER_FLAG_COMMAND_INDEX).then_some(filter.command_index),
+        gpu: has(IREE_HAL_PROFILE_CAPTURE_FILTER_FLAG_PHYSICAL_DEVICE_ORDINAL).then_some(filter.physical_device_ordinal),
+        queue: has(IREE_HAL_PROFILE_CAPTURE_FILTER_FLAG_QUEUE_ORDINAL).then_some(filter.queue_ordinal),
+    })
 }
 
 static HIP_DEVICE_VTABLE: iree_hal_device_vtable_t = iree_hal_device_vtable_t {

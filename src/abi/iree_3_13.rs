@@ -12,6 +12,9 @@ include!(concat!(env!("OUT_DIR"), "/iree_3_13_types.rs"));
 // SAFETY: a reference count IREE changes atomically and a pointer to a static vtable.
 unsafe impl Send for iree_hal_slab_provider_t {}
 unsafe impl Sync for iree_hal_slab_provider_t {}
+// SAFETY: as the slab provider: IREE's sinks are retained and called from any thread.
+unsafe impl Send for iree_hal_profile_sink_t {}
+unsafe impl Sync for iree_hal_profile_sink_t {}
 
 impl iree_hal_external_timepoint_t {
     /// The HIP event of a HIP_EVENT timepoint (None for other types).

@@ -86,6 +86,13 @@ unsafe impl Resource for iree_hal_slab_provider_t {
     const KIND: &'static str = "slab provider";
 }
 
+// SAFETY: IREE 3.13's profile sinks are HAL resources (`IREE_HAL_API_RETAIN_RELEASE`): the
+// resource header first, a vtable whose first entry is `destroy`.
+#[cfg(feature = "iree-3-13")]
+unsafe impl Resource for iree_hal_profile_sink_t {
+    const KIND: &'static str = "profile sink";
+}
+
 // SAFETY: `iree_hal_buffer_t` starts with the resource header; buffers go back to their
 // pooling allocator on the last release (`iree_hal_buffer_release`).
 unsafe impl Resource for iree_hal_buffer_t {
