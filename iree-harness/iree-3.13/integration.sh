@@ -32,6 +32,17 @@ step "$here/external-build/build.sh" build/iree-313-external
 step "$here/external-build/test_external_build.sh" build/iree-313-external target/release
 step "$here/preload/build_shared_iree.sh" build/iree-313-shared
 step "$here/preload/test_preload.sh" build/iree-313-shared target/iree-3.13/release target/release
+# Profiling: IREE 3.13's HAL-native profiling read back by iree-profile, and the driver's
+# own trace file from the external and the preloaded build (../profiling/check_profiling.py).
+profile_check() {
+  local python="$repo/.venv-iree-3.13/bin/python" check="$repo/iree-harness/profiling/check_profiling.py"
+  "$python" "$check" ireeprof build/iree-313-profiling --compile "$IREE_313_TOOLS/iree-compile" \
+    --tools build/iree-313-external/tools --profile-tools "$IREE_313_TOOLS"
+  "$python" "$check" trace build/iree-313-profiling-trace --compile "$IREE_313_TOOLS/iree-compile" \
+    --tool linked=build/iree-313-external/tools/iree-run-module \
+    "--tool=preload=$here/preload/with_rust_hip.sh build/iree-313-shared/tools/iree-run-module"
+}
+step profile_check profiling
 step "$here/programs/rust.sh" run --out build/iree-3.13-programs-rust
 [ $dispatch = 1 ] && step "$here/programs/rust.sh" dispatch --out build/iree-3.13-dispatch-programs-rust
 printf '%s\n' "${timings[@]}"

@@ -25,6 +25,7 @@ struct CliFlagsRaw {
     /// Registered by the IREE 3.13 build only.
     async_caching_set: i32,
     async_caching: i32,
+    trace_file: iree_string_view_t,
 }
 
 extern "C" {
@@ -44,6 +45,8 @@ pub struct CliFlags {
     pub default_index: Option<i32>,
     /// IREE 3.13's `--hip_async_caching`.
     pub async_caching: Option<bool>,
+    /// `--hip_trace_file` (`crate::profiling::trace_file`).
+    pub trace_file: Option<String>,
 }
 
 /// The flags IREE has parsed so far.
@@ -67,6 +70,8 @@ pub fn current() -> CliFlags {
         tracing: set(raw.tracing_set, raw.tracing),
         default_index: set(raw.default_index_set, raw.default_index),
         async_caching: set(raw.async_caching_set, raw.async_caching).map(|v| v != 0),
+        // SAFETY: as the dylib paths: a view into argv, or empty.
+        trace_file: (raw.trace_file.size != 0).then(|| unsafe { crate::status::string_from_view(raw.trace_file) }),
     }
 }
 

@@ -64,6 +64,7 @@ typedef struct {
   size_t dylib_path_count;
   hip_rs_string_view_t dylib_paths[HIP_RS_MAX_DYLIB_PATHS];
   int32_t async_caching_set, async_caching; /* IREE 3.13 only */
+  hip_rs_string_view_t trace_file;          /* size 0: not given */
 } hip_rs_cli_flags_t;
 
 static hip_rs_cli_flags_t hip_rs_flags;
@@ -78,6 +79,7 @@ enum {
 #if defined(IREE_HAL_HIP_RS_IREE_3_13)
   HIP_RS_FLAG_ASYNC_CACHING,
 #endif
+  HIP_RS_FLAG_TRACE_FILE,
   HIP_RS_FLAG_COUNT,
 };
 
@@ -87,6 +89,7 @@ static const char* const hip_rs_flag_names[HIP_RS_FLAG_COUNT] = {
 #if defined(IREE_HAL_HIP_RS_IREE_3_13)
     "hip_async_caching",
 #endif
+    "hip_trace_file",
 };
 
 static const char* const hip_rs_flag_descriptions[HIP_RS_FLAG_COUNT] = {
@@ -102,6 +105,9 @@ static const char* const hip_rs_flag_descriptions[HIP_RS_FLAG_COUNT] = {
 #if defined(IREE_HAL_HIP_RS_IREE_3_13)
     "Enables caching for stream-ordered allocations.",
 #endif
+    "Writes each HIP device's queue operations, dispatches and allocations, timed on the GPU,\n"
+    "to this file as a Chrome/Perfetto trace when the device is destroyed (a second device\n"
+    "writes FILE.1, ...). Overrides IREE_HIP_TRACE_FILE.",
 };
 
 static hip_rs_string_view_t hip_rs_cstring_view(const char* text) {
@@ -184,6 +190,9 @@ static hip_rs_status_t hip_rs_parse_flag(hip_rs_string_view_t name, void* storag
       f->async_caching_set = 1;
       return NULL;
 #endif
+    case HIP_RS_FLAG_TRACE_FILE:
+      f->trace_file = value;
+      return NULL;
     default:
       return hip_rs_flag_error("?", value, "a known flag");
   }
@@ -218,6 +227,9 @@ static void hip_rs_print_flag(hip_rs_string_view_t name, void* storage, FILE* fi
       fprintf(file, "--hip_async_caching=%s\n", (!f->async_caching_set || f->async_caching) ? "true" : "false");
       break;
 #endif
+    case HIP_RS_FLAG_TRACE_FILE:
+      fprintf(file, "--hip_trace_file=%.*s\n", (int)f->trace_file.size, f->trace_file.data ? f->trace_file.data : "");
+      break;
   }
 }
 

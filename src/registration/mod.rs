@@ -11,6 +11,7 @@
 //! | `--hip_async_allocations` | `IREE_HIP_ASYNC_ALLOCATIONS` | stream-ordered allocations |
 //! | `--hip_tracing` | `IREE_HIP_TRACING` | tracing verbosity |
 //! | `--hip_default_index` | `IREE_HIP_DEFAULT_INDEX` | default device index |
+//! | `--hip_trace_file` | `IREE_HIP_TRACE_FILE` | write each device's life as a Chrome/Perfetto trace (`crate::profiling`) |
 //! | `--hip_async_caching` (IREE 3.13 build) | `IREE_HIP_ASYNC_CACHING` | caching of stream-ordered allocations without HIP memory pools (kept in the parameters; this driver allocates synchronously there) |
 //!
 //! Preloaded into an IREE build that has IREE's C HIP driver, these flags replace that
@@ -37,6 +38,8 @@ pub struct DriverSettings {
     pub search_paths: Vec<String>,
     pub params: iree_hal_hip_device_params_t,
     pub default_device_index: i32,
+    /// `--hip_trace_file` (the driver reads `IREE_HIP_TRACE_FILE` itself when it is not given).
+    pub trace_file: Option<String>,
 }
 
 /// Reads the settings: command-line flags win, then the environment, then defaults.
@@ -89,7 +92,7 @@ pub fn settings(flags: &cli_flags::CliFlags, env: &dyn Fn(&str) -> Option<String
     } else {
         env("IREE_HIP_DYLIB_PATH").map(|v| v.split(';').map(str::to_owned).collect()).unwrap_or_default()
     };
-    Ok(DriverSettings { search_paths, params, default_device_index })
+    Ok(DriverSettings { search_paths, params, default_device_index, trace_file: flags.trace_file.clone() })
 }
 
 fn process_settings() -> Result<DriverSettings> {
@@ -130,7 +133,8 @@ crate::hal_thunks! {
             return Err(crate::status!(Unavailable, "no driver '{}' is provided by this factory", String::from_utf8_lossy(driver_name)));
         }
         let settings = process_settings()?;
-        let driver = HipDriver::create(DRIVER_NAME, &settings.search_paths, settings.params, settings.default_device_index)?;
+        let mut driver = HipDriver::create(DRIVER_NAME, &settings.search_paths, settings.params, settings.default_device_index)?;
+        driver.set_trace_file(settings.trace_file);
         out_driver.set(hal_object::into_raw(driver));
         Ok(())
     }
