@@ -123,6 +123,12 @@ pub struct HipCommandBuffer {
     /// Its identity in profiles (IREE 3.13's `iree_hal_command_buffer_profile_id`): unique
     /// in the process, never 0.
     profile_id: u64,
+    /// The one-shot command buffer of an IREE 3.13 `queue_dispatch`: profiles show its
+    /// dispatch as a direct queue dispatch (no command buffer, no command index).
+    queue_dispatch: AtomicBool,
+    /// HAL operations recorded so far, whether they became a command or not (the next one's
+    /// IREE command index).
+    operations_recorded: std::sync::atomic::AtomicU32,
     /// Its commands as profiles describe them, made at its first profiled issue.
     profile: std::sync::OnceLock<Arc<crate::profiling::records::CommandBufferProfile>>,
 }
@@ -207,6 +213,8 @@ impl HipCommandBuffer {
             inline: if spec.mode & IREE_HAL_COMMAND_BUFFER_MODE_ALLOW_INLINE_EXECUTION != 0 { spec.inline_target } else { None },
             graph_target: spec.graph_target,
             profile_id,
+            operations_recorded: std::sync::atomic::AtomicU32::new(0),
+            queue_dispatch: AtomicBool::new(false),
             profile: std::sync::OnceLock::new(),
         });
         Ok(crate::hal_object::into_raw(command_buffer))
@@ -234,6 +242,12 @@ impl HipCommandBuffer {
         self.profile_id
     }
 
+    /// Marks the command buffer of an IREE 3.13 `queue_dispatch` (see `queue_dispatch`).
+    #[cfg(feature = "iree-3-13")]
+    fn mark_as_queue_dispatch(&self) {
+        self.queue_dispatch.store(true, Ordering::Relaxed);
+    }
+
     /// Enqueues every recorded command on the queue's stream, resolving binding table slots
     /// against `binding_table`. Returns once the work is enqueued, not run: the caller keeps
     /// the command buffer and the table's buffers alive until the stream has passed this
@@ -249,7 +263,8 @@ impl HipCommandBuffer {
             return Err(crate::status!(FailedPrecondition, "one-shot command buffer issued a second time"));
         }
         recorder.issued = true;
-        if let Some(profile) = queue.profile {
+        let direct = self.queue_dispatch.load(Ordering::Relaxed);
+        if let (Some(profile), false) = (queue.profile, direct) {
             profile.note_command_buffer(self.profile.get_or_init(|| Arc::new(self.describe(&recorder.list))).clone());
         }
         if self.inline.is_some() {
@@ -266,7 +281,8 @@ impl HipCommandBuffer {
             graphs.launch(&current, gpu_index, stream, list, binding_table)
         } else {
             check_collective_gpus(&recorder.list, gpu)?;
-            let timing = timed.map(|profile| stream::DispatchTiming { profile, command_buffer_id: self.profile_id });
+            let command_buffer_id = if direct { 0 } else { self.profile_id };
+            let timing = timed.map(|profile| stream::DispatchTiming { profile, command_buffer_id });
             stream::issue_timed(hip, gpu_index, stream, &recorder.list, 0..recorder.list.commands().len(), binding_table, timing)
         }
     }
@@ -379,6 +395,7 @@ impl HipCommandBuffer {
             return Err(crate::status!(FailedPrecondition, "{what}: command buffer is not recording (phase {:?})", recorder.phase));
         }
         let Recorder { list, inline_pending, .. } = &mut *recorder;
+        let operation_index = self.operations_recorded.fetch_add(1, Ordering::Relaxed);
         let Some(command) = build(list)? else {
             // Nothing to do (an empty range).
             return Ok(());
@@ -392,7 +409,7 @@ impl HipCommandBuffer {
             ));
         }
         self.last_is_collective.store(matches!(command, Command::Collective(_)), Ordering::Release);
-        list.push(command);
+        list.push(command, operation_index);
         if let Some(target) = &self.inline {
             // Inline: onto the queue's stream now; kept afterwards for the references it
             // holds (the stream may still be using them).
@@ -423,6 +440,8 @@ impl HipCommandBuffer {
             // without taking the recorder's lock: a barrier per command is common.
             self.ensure_recording(what)?;
             if !self.last_is_collective.load(Ordering::Acquire) {
+                // Still an operation: later commands keep IREE's indices.
+                self.operations_recorded.fetch_add(1, Ordering::Relaxed);
                 return Ok(());
             }
         }

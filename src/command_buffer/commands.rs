@@ -242,6 +242,10 @@ impl Command {
 #[derive(Default)]
 pub(crate) struct CommandList {
     commands: Vec<Command>,
+    /// Each command's index among the HAL operations recorded (IREE's command index, which
+    /// profiles report): it differs from the position where an operation recorded nothing
+    /// (a STREAM command buffer's barriers, empty ranges).
+    operation_indices: Vec<u32>,
     /// Every dispatch's bindings, back to back.
     bindings: Vec<BufferRef>,
     /// Every dispatch's constants, back to back.
@@ -271,6 +275,7 @@ impl CommandList {
     /// lists are kept already or this one is too large to keep.
     pub(crate) fn recycle(mut self) {
         self.commands.clear();
+        self.operation_indices.clear();
         self.bindings.clear();
         self.constants.clear();
         self.update_data.clear();
@@ -293,6 +298,7 @@ impl CommandList {
             return;
         }
         self.commands.shrink_to_fit();
+        self.operation_indices.shrink_to_fit();
         self.bindings.shrink_to_fit();
         self.constants.shrink_to_fit();
         self.update_data.shrink_to_fit();
@@ -316,14 +322,22 @@ impl CommandList {
     }
 
     #[inline]
-    pub(crate) fn push(&mut self, command: Command) {
+    /// Appends the command of HAL operation `operation_index`.
+    pub(crate) fn push(&mut self, command: Command, operation_index: u32) {
         self.commands.push(command);
+        self.operation_indices.push(operation_index);
+    }
+
+    /// The HAL operation index of the command at `position`.
+    pub(crate) fn operation_index(&self, position: usize) -> u32 {
+        self.operation_indices.get(position).copied().unwrap_or(position as u32)
     }
 
     /// Removes the last command (one that failed to issue inline). Its payloads stay in the
     /// shared arrays, unused; its objects stay held until the list goes.
     pub(crate) fn pop(&mut self) {
         self.commands.pop();
+        self.operation_indices.pop();
     }
 
     pub(crate) fn bindings(&self, dispatch: &Dispatch) -> &[BufferRef] {
@@ -487,7 +501,7 @@ mod tests {
     fn list_of_barriers(count: usize) -> CommandList {
         let mut list = CommandList::default();
         for _ in 0..count {
-            list.push(Command::Barrier);
+            list.push(Command::Barrier, list.commands().len() as u32);
         }
         list
     }

@@ -115,6 +115,7 @@ pub fn prepare_single_dispatch(
     let command_buffer: Retained<HipCommandBuffer> = unsafe { Retained::adopt_ours(raw) };
     let ordinal = i32::try_from(function.value)
         .map_err(|_| crate::status!(OutOfRange, "queue_dispatch: function {} is not an export ordinal", function.value))?;
+    command_buffer.mark_as_queue_dispatch();
     command_buffer.begin()?;
     let block_dims = command_buffer.export_block_dims(executable, ordinal)?;
     let workgroups = super::vtable::workgroups_3_13(config, block_dims, flags)?;

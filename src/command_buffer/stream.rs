@@ -45,6 +45,7 @@ pub(crate) struct LaunchOrigin<'a> {
 #[derive(Clone, Copy)]
 pub(crate) struct DispatchTiming<'a> {
     pub profile: &'a crate::profiling::OperationProfile,
+    /// 0 for a direct queue dispatch, whose launch has no command index either.
     pub command_buffer_id: u64,
 }
 
@@ -192,7 +193,7 @@ pub(crate) fn plan<'a>(
                 };
                 let (info, span) = prepare_dispatch(list, dispatch, binding_table, gpu_index, what, &mut arguments)?;
                 let executable = list.resource_set().executable(dispatch.executable).ours("executable")?;
-                let origin = LaunchOrigin { executable, export_ordinal: dispatch.export_ordinal, command_index: command_index as u32 };
+                let origin = LaunchOrigin { executable, export_ordinal: dispatch.export_ordinal, command_index: list.operation_index(command_index) };
                 Step::Launch { info, arguments: span, grid, origin }
             }
             Command::Collective(collective) => {
@@ -259,11 +260,12 @@ fn enqueue(hip: &HipSymbols, gpu_index: usize, stream: hipStream_t, step: Step, 
             if let Some(timing) = timing {
                 let profile = origin.executable.profile();
                 let name = profile.functions.get(origin.export_ordinal as usize).map_or("", |function| function.name.as_str());
-                if timing.profile.wants_dispatch(name, timing.command_buffer_id, origin.command_index) {
+                let command_index = if timing.command_buffer_id == 0 { u32::MAX } else { origin.command_index };
+                if timing.profile.wants_dispatch(name, timing.command_buffer_id, command_index) {
                     let identity = crate::profiling::LaunchIdentity {
                         executable: profile.clone(),
                         function_ordinal: origin.export_ordinal,
-                        command_index: origin.command_index,
+                        command_index,
                         workgroup_count: grid,
                         workgroup_size: info.block_dims,
                         indirect,
@@ -311,8 +313,10 @@ pub(crate) fn describe_commands(list: &CommandList) -> Vec<crate::profiling::rec
         indirect: false,
     };
     let length = |buffer_ref: &BufferRef| buffer_ref.length;
-    (0u32..)
-        .zip(list.commands())
+    list.commands()
+        .iter()
+        .enumerate()
+        .map(|(position, command)| (list.operation_index(position), command))
         .map(|(index, command)| match command {
             Command::Fill { target, .. } => CommandProfile { length: length(target), ..blank(CommandOpType::Fill, index) },
             Command::Update { target, .. } => CommandProfile { length: length(target), ..blank(CommandOpType::Update, index) },

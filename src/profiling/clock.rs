@@ -1,7 +1,8 @@
 //! Device time from HIP events. HIP has no device clock to read, only the time between two
 //! completed timing events (`hipEventElapsedTime`, in milliseconds as an f32). A session's
-//! device ticks are nanoseconds since an anchor event recorded on each GPU when the session
-//! began; every event's tick is measured from the latest anchor recorded before it was
+//! device ticks are nanoseconds of the GPU's clock, counted from an anchor event recorded on
+//! each GPU when the session began, whose tick is the host time of that first sample (so
+//! ticks read as host nanoseconds, drift aside); every event's tick is measured from the latest anchor recorded before it was
 //! issued (anchors are added at each clock sample, so the f32 spans stay short and precise).
 //! Each anchor is recorded on an idle stream of its own and waited for, between two readings
 //! of the host clock: that bracket is the clock sample tying the ticks to host time.
@@ -51,17 +52,24 @@ impl GpuClock {
         let current = self.gpu.make_current()?;
         let event = current.create_event(0)?;
         let hip = self.hip();
-        let begin = crate::semaphore::iree_time_now_ns();
+        let (begin, raw_begin) = (crate::semaphore::iree_time_now_ns(), monotonic_raw_ns());
         hip_call!(hip, hipEventRecord(event.raw(), self.calibration.raw()))?;
         hip_call!(hip, hipEventSynchronize(event.raw()))?;
-        let end = crate::semaphore::iree_time_now_ns();
+        let (end, raw_end) = (crate::semaphore::iree_time_now_ns(), monotonic_raw_ns());
         let mut anchors = self.anchors.lock();
         let tick = match anchors.last() {
             Some(previous) => previous.tick + elapsed_ns(hip, previous.event.raw(), event.raw())?,
-            None => 0,
+            None => (begin + (end - begin) / 2).max(1) as u64,
         };
         anchors.push(Anchor { event, tick });
-        Ok(ClockSample { sample_id, gpu: gpu_index, device_tick: tick, host_time_begin_ns: begin, host_time_end_ns: end })
+        Ok(ClockSample {
+            sample_id,
+            gpu: gpu_index,
+            device_tick: tick,
+            host_time_begin_ns: begin,
+            host_time_end_ns: end,
+            host_system_ns: raw_begin + (raw_end - raw_begin) / 2,
+        })
     }
 
     /// The anchor events recorded from now on are measured from.
@@ -103,6 +111,15 @@ impl GpuClock {
         let anchor = anchors.get(anchor).ok_or_else(|| crate::status!(Internal, "profiling: clock anchor {anchor} missing"))?;
         Ok(anchor.tick + elapsed_ns(self.hip(), anchor.event.raw(), event.raw())?)
     }
+}
+
+/// CLOCK_MONOTONIC_RAW in nanoseconds: the "system timestamp" of clock samples (the clock
+/// IREE's AMDGPU driver's KFD samples pair with, unaffected by NTP slewing).
+fn monotonic_raw_ns() -> u64 {
+    let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: a valid timespec to write; CLOCK_MONOTONIC_RAW exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_RAW, &mut now) };
+    now.tv_sec as u64 * 1_000_000_000 + now.tv_nsec as u64
 }
 
 /// Nanoseconds from `start` to `end` (both completed), 0 if `end` came first.

@@ -280,11 +280,14 @@ fn clock_record(sample: &ClockSample) -> iree_hal_profile_clock_correlation_reco
         // samples no CPU clock with its events, and iree-profile fits ticks to this one.
         flags: IREE_HAL_PROFILE_CLOCK_CORRELATION_FLAG_DEVICE_TICK
             | IREE_HAL_PROFILE_CLOCK_CORRELATION_FLAG_HOST_CPU_TIMESTAMP
+            | IREE_HAL_PROFILE_CLOCK_CORRELATION_FLAG_HOST_SYSTEM_TIMESTAMP
             | IREE_HAL_PROFILE_CLOCK_CORRELATION_FLAG_HOST_TIME_BRACKET,
         physical_device_ordinal: sample.gpu,
         sample_id: sample.sample_id,
         device_tick: sample.device_tick,
         host_cpu_timestamp_ns: sample.host_midpoint_ns().max(0) as u64,
+        host_system_timestamp: sample.host_system_ns,
+        host_system_frequency_hz: 1_000_000_000,
         host_time_begin_ns: sample.host_time_begin_ns,
         host_time_end_ns: sample.host_time_end_ns,
         ..Default::default()

@@ -213,8 +213,13 @@ impl Session {
                 failure: None,
             }),
         });
+        // The first clock sample goes out at once: a capture ended early still has it.
         let samples = session.sample_clocks()?;
-        session.state.lock().batch.clock_samples.extend(samples);
+        let mut state = session.state.lock();
+        if !samples.is_empty() {
+            state.output.write(Batch { clock_samples: samples, ..Default::default() })?;
+        }
+        drop(state);
         Ok(session)
     }
 

@@ -167,6 +167,8 @@ pub struct ClockSample {
     /// IREE host time just before the device sample was taken, and just after.
     pub host_time_begin_ns: i64,
     pub host_time_end_ns: i64,
+    /// CLOCK_MONOTONIC_RAW nanoseconds at the bracket's middle.
+    pub host_system_ns: u64,
 }
 
 impl ClockSample {
