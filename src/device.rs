@@ -725,11 +725,23 @@ crate::hal_thunks! {
         crate::semaphore::wait_semaphore_list(wait_mode, semaphore_list, timeout)
     }
 
-    /// IREE v3.3.0's profiling entry points drive external profilers (RenderDoc-like), which
-    /// HIP has none of; the driver's own trace is `IREE_HIP_TRACE_FILE` (`crate::profiling`).
+    /// IREE v3.3.0's profiling (`--device_profiling_mode=queue|dispatch|executable`
+    /// `--device_profiling_file=<path>` in IREE's tools): the driver's trace
+    /// (`crate::profiling::trace_file`) of the profiled span, written to the file at
+    /// `profiling_end`. Every mode records queue operations and each dispatch's span (HIP
+    /// has no hardware counters to add for `dispatch` or `executable`).
     #[cfg(not(feature = "iree-3-13"))]
-    fn device_profiling_begin(_device: Ours<HipDevice>, _options: *const iree_hal_device_profiling_options_t) -> Status {
-        Ok(())
+    fn device_profiling_begin(device: Ours<HipDevice>, options: hal_object::Ref<iree_hal_device_profiling_options_t>) -> Status {
+        if options.mode == IREE_HAL_DEVICE_PROFILING_MODE_NONE {
+            return Ok(());
+        }
+        // SAFETY: IREE's contract: NULL or a NUL-terminated path readable for the call.
+        let path = unsafe { options.file_path.as_ref().map(|first| core::ffi::CStr::from_ptr(first)) };
+        let path = path.map(|path| path.to_string_lossy().into_owned()).filter(|path| !path.is_empty()).ok_or_else(|| {
+            crate::status!(InvalidArgument, "HIP device profiling writes a Chrome/Perfetto trace: name its file (--device_profiling_file=trace.json)")
+        })?;
+        let options = crate::profiling::SessionOptions { families: crate::profiling::trace_file::FAMILIES, filter: Default::default() };
+        device.profiling.begin(&device.gpus, options, Box::new(crate::profiling::trace_file::TraceFile::at(&path)))
     }
 
     /// IREE 3.13's HAL-native profiling: a session recording the requested families into

@@ -7,7 +7,8 @@
       by each iree-run-module COMMAND (words split on spaces) in stream and graph mode.
       Checks the JSON's schema, that each dispatch is named after its export and nested in
       its command buffer's span, that the GPU's spans do not overlap, and that every issued
-      operation has a host submission event. With --c-harness, examples/run_program.
+      operation has a host submission event. With --c-harness, examples/run_program; with
+      --device-profiling-file, IREE v3.3.0's --device_profiling_mode/_file flags too.
 
   check_profiling.py ireeprof WORK --compile IREE_COMPILE --tools DIR --profile-tools DIR
       IREE 3.13's HAL-native profiling: DIR/iree-run-module (our driver) with
@@ -146,6 +147,17 @@ def trace_mode(args) -> None:
         if check(result.returncode == 0, f"{label} --hip_trace_file: runs ({result.stderr[-500:]})"):
             check_trace_file(path, f"{label} --hip_trace_file", 2)
             check(not os.path.exists(unused), f"{label}: --hip_trace_file overrides IREE_HIP_TRACE_FILE")
+        if args.device_profiling_file:
+            # IREE v3.3.0's own profiling flags write the same trace of the profiled span.
+            path = os.path.join(args.work, f"{label}-device-profiling.trace.json")
+            if os.path.exists(path):
+                os.remove(path)
+            result = run([*words, "--device=hip", "--device_profiling_mode=dispatch", f"--device_profiling_file={path}", *arguments])
+            if check(result.returncode == 0, f"{label} --device_profiling_mode=dispatch: runs ({result.stderr[-500:]})"):
+                check_trace_file(path, f"{label} --device_profiling_file", 2)
+            result = run([*words, "--device=hip", "--device_profiling_mode=queue", *arguments])
+            check(result.returncode != 0 and "--device_profiling_file=trace.json" in result.stderr,
+                  f"{label}: --device_profiling_mode without a file is refused, saying what to give ({result.stderr.strip()[-200:]})")
     if args.c_harness:
         run_program, copies = args.c_harness
         path = os.path.join(args.work, "run_program.trace.json")
@@ -263,6 +275,8 @@ def main() -> int:
     trace.add_argument("--compile", required=True)
     trace.add_argument("--tool", action="append", default=[], help="LABEL=iree-run-module command")
     trace.add_argument("--c-harness", nargs=2, metavar=("RUN_PROGRAM", "COPIES_VMFB"))
+    trace.add_argument("--device-profiling-file", action="store_true",
+                       help="also IREE v3.3.0's --device_profiling_mode/--device_profiling_file")
     ireeprof = modes.add_parser("ireeprof")
     ireeprof.add_argument("work")
     ireeprof.add_argument("--compile", required=True)

@@ -2,7 +2,9 @@
 //! and `chrome://tracing` open), for any IREE build: a device created while
 //! `IREE_HIP_TRACE_FILE` (or `--hip_trace_file`) names a file records its whole life and
 //! writes the file when it is destroyed. A second device in the same process writes
-//! `<file>.1`, the next `<file>.2`, and so on.
+//! `<file>.1`, the next `<file>.2`, and so on. In IREE v3.3.0, `profiling_begin` with a
+//! file path (`--device_profiling_mode=... --device_profiling_file=...`) writes the same
+//! trace of the span it profiles.
 //!
 //! Layout: one process per device; per GPU one track of device time (each queue
 //! operation's span, the dispatches of a command buffer nested inside its span, named
@@ -43,6 +45,13 @@ impl TraceFile {
         let index = DEVICES_TRACED.fetch_add(1, Ordering::Relaxed);
         let path = if index == 0 { PathBuf::from(base) } else { PathBuf::from(format!("{base}.{index}")) };
         TraceFile { path, gpus: Vec::new(), session_id: 0, collected: Batch::default() }
+    }
+}
+
+impl TraceFile {
+    /// A trace written to exactly `path` (IREE v3.3.0's `--device_profiling_file`).
+    pub fn at(path: &str) -> TraceFile {
+        TraceFile { path: PathBuf::from(path), gpus: Vec::new(), session_id: 0, collected: Batch::default() }
     }
 }
 
