@@ -245,6 +245,13 @@ fn compile_iree_link_shim() {
         build.define("IREE_HAL_HIP_RS_IREE_3_13", None);
     }
     build.compile("iree_hal_hip_rs_iree_link_shim");
+    // IREE's device tracing API, weakly referenced (src/profiling/tracy.rs).
+    println!("cargo:rerun-if-changed=src/profiling/tracing_glue.c");
+    cc::Build::new()
+        .file("src/profiling/tracing_glue.c")
+        .flag_if_supported("-Wall")
+        .flag_if_supported("-Wextra")
+        .compile("iree_hal_hip_rs_tracing_glue");
 }
 
 fn generate_c_header(crate_dir: &Path, out_dir: &Path) {

@@ -117,9 +117,14 @@ impl HipDevice {
         let allocator = HipAllocator::create(hip, owned.as_raw(), gpus.clone(), host_allocator)?;
         *owned.device_allocator.lock() = Some(allocator);
         if let Some(path) = request.trace_file.as_deref().filter(|path| !path.is_empty()) {
-            let options = crate::profiling::SessionOptions { families: crate::profiling::trace_file::FAMILIES, filter: Default::default() };
+            let options = crate::profiling::SessionOptions::new(crate::profiling::trace_file::FAMILIES, Default::default());
             let output = Box::new(crate::profiling::trace_file::TraceFile::for_next_device(path));
             owned.profiling.begin(&gpus, options, output).map_err(|status| status.annotate("starting the trace IREE_HIP_TRACE_FILE names"))?;
+        } else if let (Some(families), true) = (crate::profiling::tracy::families_for_level(request.params.stream_tracing), crate::profiling::tracy::available()) {
+            // An IREE build with device tracing: Tracy GPU zones, as IREE's C driver.
+            let options = crate::profiling::SessionOptions { live: true, ..crate::profiling::SessionOptions::new(families, Default::default()) };
+            let output = Box::new(crate::profiling::tracy::TracyOutput::new());
+            owned.profiling.begin(&gpus, options, output).map_err(|status| status.annotate("starting Tracy GPU tracing (--hip_tracing)"))?;
         }
         Ok(owned.into_raw_header())
     }
@@ -740,7 +745,7 @@ crate::hal_thunks! {
         let path = path.map(|path| path.to_string_lossy().into_owned()).filter(|path| !path.is_empty()).ok_or_else(|| {
             crate::status!(InvalidArgument, "HIP device profiling writes a Chrome/Perfetto trace: name its file (--device_profiling_file=trace.json)")
         })?;
-        let options = crate::profiling::SessionOptions { families: crate::profiling::trace_file::FAMILIES, filter: Default::default() };
+        let options = crate::profiling::SessionOptions::new(crate::profiling::trace_file::FAMILIES, Default::default());
         device.profiling.begin(&device.gpus, options, Box::new(crate::profiling::trace_file::TraceFile::at(&path)))
     }
 
@@ -774,7 +779,7 @@ crate::hal_thunks! {
         let output = Box::new(crate::profiling::iree_sink::IreeSink::new(options.sink)?);
         // Executable metadata comes with every family that refers to executables.
         let families = requested | families::EXECUTABLE_METADATA;
-        device.profiling.begin(&device.gpus, crate::profiling::SessionOptions { families, filter }, output)
+        device.profiling.begin(&device.gpus, crate::profiling::SessionOptions::new(families, filter), output)
     }
 
     fn device_profiling_flush(device: Ours<HipDevice>) -> Status {

@@ -50,7 +50,7 @@ impl Output for TestOutput {
 
 fn session(gpus: &[Gpu], families: u64) -> (Arc<Session>, Arc<Mutex<Collected>>) {
     let collected = Arc::new(Mutex::new(Collected::default()));
-    let options = SessionOptions { families, filter: Default::default() };
+    let options = SessionOptions::new(families, Default::default());
     let session = Session::begin(gpus, options, Box::new(TestOutput(collected.clone()))).unwrap();
     (session, collected)
 }

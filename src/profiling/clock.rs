@@ -52,10 +52,10 @@ impl GpuClock {
         let current = self.gpu.make_current()?;
         let event = current.create_event(0)?;
         let hip = self.hip();
-        let (begin, raw_begin) = (crate::semaphore::iree_time_now_ns(), monotonic_raw_ns());
+        let (begin, raw_begin, tracing_begin) = (crate::semaphore::iree_time_now_ns(), monotonic_raw_ns(), super::tracy::now());
         hip_call!(hip, hipEventRecord(event.raw(), self.calibration.raw()))?;
         hip_call!(hip, hipEventSynchronize(event.raw()))?;
-        let (end, raw_end) = (crate::semaphore::iree_time_now_ns(), monotonic_raw_ns());
+        let (end, raw_end, tracing_end) = (crate::semaphore::iree_time_now_ns(), monotonic_raw_ns(), super::tracy::now());
         let mut anchors = self.anchors.lock();
         let tick = match anchors.last() {
             Some(previous) => previous.tick + elapsed_ns(hip, previous.event.raw(), event.raw())?,
@@ -69,6 +69,7 @@ impl GpuClock {
             host_time_begin_ns: begin,
             host_time_end_ns: end,
             host_system_ns: raw_begin + (raw_end - raw_begin) / 2,
+            tracing_time: tracing_begin.zip(tracing_end).map(|(begin, end)| begin + (end - begin) / 2),
         })
     }
 

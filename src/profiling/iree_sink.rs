@@ -129,6 +129,10 @@ fn length<T>() -> u32 {
 }
 
 impl Output for IreeSink {
+    fn name(&self) -> &'static str {
+        "HAL-native profiling"
+    }
+
     fn begin(&mut self, session_id: u64, gpus: &[GpuDescription]) -> Result<()> {
         self.session_id = session_id;
         self.gpu_count = gpus.len() as u32;

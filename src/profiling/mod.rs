@@ -26,6 +26,7 @@ mod clock;
 pub mod iree_sink;
 pub mod records;
 pub mod trace_file;
+pub mod tracy;
 
 use crate::hip::gpu::Gpu;
 use crate::hip::handles::Event;
@@ -113,10 +114,26 @@ impl CaptureFilter {
 pub struct SessionOptions {
     pub families: u64,
     pub filter: CaptureFilter,
+    /// Read and write completed operations as they are issued, sampling the clock at least
+    /// once a second (a live consumer such as Tracy); otherwise only at flushes and the end.
+    pub live: bool,
 }
+
+impl SessionOptions {
+    pub fn new(families: u64, filter: CaptureFilter) -> SessionOptions {
+        SessionOptions { families, filter, live: false }
+    }
+}
+
+/// How often a live session samples the clock.
+const LIVE_SAMPLE_INTERVAL: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Where a session's records go.
 pub trait Output: Send {
+    /// What the session is, for messages ("a profiling session (...) is already active").
+    fn name(&self) -> &'static str {
+        "profiling"
+    }
     /// The session starts on `gpus` GPUs of one queue each.
     fn begin(&mut self, session_id: u64, gpus: &[GpuDescription]) -> Result<()>;
     /// Records collected since the last write.
@@ -167,6 +184,9 @@ pub struct Session {
     id: u64,
     families: u64,
     filter: CaptureFilter,
+    live: bool,
+    /// The output's name, for messages.
+    name: &'static str,
     clocks: Vec<GpuClock>,
     next_event_id: AtomicU64,
     next_sample_id: AtomicU64,
@@ -184,6 +204,8 @@ struct SessionState {
     written_command_buffers: HashSet<u64>,
     /// The first failure while collecting, reported by the next flush or the end.
     failure: Option<Status>,
+    /// When the clocks were last sampled.
+    last_sample: std::time::Instant,
 }
 
 /// Process-wide, so sessions of different devices never share an id.
@@ -196,10 +218,13 @@ impl Session {
         let clocks = gpus.iter().map(GpuClock::create).collect::<Result<Vec<_>>>()?;
         let descriptions: Vec<GpuDescription> = gpus.iter().enumerate().map(|(ordinal, gpu)| describe(ordinal as u32, gpu)).collect();
         output.begin(id, &descriptions)?;
+        let name = output.name();
         let session = Arc::new(Session {
             id,
             families: options.families,
             filter: options.filter,
+            live: options.live,
+            name,
             clocks,
             next_event_id: AtomicU64::new(1),
             next_sample_id: AtomicU64::new(1),
@@ -211,6 +236,7 @@ impl Session {
                 written_executables: HashSet::new(),
                 written_command_buffers: HashSet::new(),
                 failure: None,
+                last_sample: std::time::Instant::now(),
             }),
         });
         // The first clock sample goes out at once: a capture ended early still has it.
@@ -347,9 +373,25 @@ impl Session {
         self.write(&mut state)
     }
 
+    /// A live session's write as work is issued: what completed, and a clock sample when
+    /// the last is older than `LIVE_SAMPLE_INTERVAL`.
+    fn write_live(&self, state: &mut SessionState) -> Result<()> {
+        if state.last_sample.elapsed() >= LIVE_SAMPLE_INTERVAL {
+            let samples = self.sample_clocks()?;
+            state.batch.clock_samples.extend(samples);
+            state.last_sample = std::time::Instant::now();
+        }
+        if state.batch.is_empty() {
+            return Ok(());
+        }
+        let batch = core::mem::take(&mut state.batch);
+        state.output.write(batch)
+    }
+
     fn write(&self, state: &mut SessionState) -> Result<()> {
         let samples = self.sample_clocks()?;
         state.batch.clock_samples.extend(samples);
+        state.last_sample = std::time::Instant::now();
         if let Some(failure) = state.failure.take() {
             return Err(failure);
         }
@@ -537,7 +579,12 @@ impl OperationProfile {
         let issued = IssuedProfile { record, timing: timing.into_inner(), command_buffer: command_buffer.into_inner() };
         let mut state = session.state.lock();
         state.pending.push_back(issued);
-        if state.pending.len() >= PENDING_READ_THRESHOLD {
+        if session.live {
+            session.collect(&mut state, false);
+            if let Err(status) = session.write_live(&mut state) {
+                state.failure.get_or_insert(status);
+            }
+        } else if state.pending.len() >= PENDING_READ_THRESHOLD {
             session.collect(&mut state, false);
         }
     }
@@ -656,7 +703,13 @@ impl DeviceProfiling {
     pub fn begin(&self, gpus: &[Gpu], options: SessionOptions, output: Box<dyn Output>) -> Result<()> {
         let mut slot = self.session.lock();
         if let Some(active) = slot.as_ref() {
-            return Err(crate::status!(FailedPrecondition, "a profiling session ({}) is already active on this device; end it first", active.id));
+            return Err(crate::status!(
+                FailedPrecondition,
+                "{} is already recording this device (session {}); end it first{}",
+                active.name,
+                active.id,
+                if active.name.starts_with("Tracy") { " (--hip_tracing=0 turns it off)" } else { "" }
+            ));
         }
         *slot = Some(Session::begin(gpus, options, output)?);
         self.active.store(true, Ordering::Release);

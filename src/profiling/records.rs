@@ -169,6 +169,8 @@ pub struct ClockSample {
     pub host_time_end_ns: i64,
     /// CLOCK_MONOTONIC_RAW nanoseconds at the bracket's middle.
     pub host_system_ns: u64,
+    /// Tracy's clock at the bracket's middle, where the program has IREE's device tracing.
+    pub tracing_time: Option<i64>,
 }
 
 impl ClockSample {

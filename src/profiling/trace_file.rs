@@ -56,6 +56,10 @@ impl TraceFile {
 }
 
 impl Output for TraceFile {
+    fn name(&self) -> &'static str {
+        "the driver's trace file (IREE_HIP_TRACE_FILE or --device_profiling_file)"
+    }
+
     fn begin(&mut self, session_id: u64, gpus: &[GpuDescription]) -> Result<()> {
         self.session_id = session_id;
         self.gpus = gpus.to_vec();
