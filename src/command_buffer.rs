@@ -283,7 +283,7 @@ impl HipCommandBuffer {
             check_collective_gpus(&recorder.list, gpu)?;
             let command_buffer_id = if direct { 0 } else { self.profile_id };
             let timing = timed.map(|profile| stream::DispatchTiming { profile, command_buffer_id });
-            stream::issue_timed(hip, gpu_index, stream, &recorder.list, 0..recorder.list.commands().len(), binding_table, timing)
+            stream::issue(hip, gpu_index, stream, &recorder.list, 0..recorder.list.commands().len(), binding_table, timing)
         }
     }
 
@@ -344,7 +344,7 @@ impl HipCommandBuffer {
         if let (Some(target), Some(first)) = (&self.inline, recorder.inline_pending.take()) {
             // The last batch of collectives of an inline command buffer.
             let list = &recorder.list;
-            target.gpu.make_current().and_then(|_context| stream::issue(&self.hip, target.gpu_index, target.stream.0, list, first..list.commands().len(), &[]))?;
+            target.gpu.make_current().and_then(|_context| stream::issue(&self.hip, target.gpu_index, target.stream.0, list, first..list.commands().len(), &[], None))?;
         }
         recorder.phase = Phase::Executable;
         self.recording.store(false, Ordering::Release);
@@ -421,7 +421,7 @@ impl HipCommandBuffer {
             // Pending collectives first, as one RCCL group.
             let first = inline_pending.take().unwrap_or(last);
             let issued = target.gpu.make_current()
-                .and_then(|_context| stream::issue(&self.hip, target.gpu_index, target.stream.0, list, first..last + 1, &[]));
+                .and_then(|_context| stream::issue(&self.hip, target.gpu_index, target.stream.0, list, first..last + 1, &[], None));
             if let Err(status) = issued {
                 list.pop();
                 self.last_is_collective.store(matches!(list.commands().last(), Some(Command::Collective(_))), Ordering::Release);

@@ -206,7 +206,7 @@ impl HipDevice {
         issue: crate::queue::IssueFn,
         keep_alive: Vec<Box<dyn crate::queue::Held>>,
     ) -> Result<()> {
-        self.submit_operation(name, queue_affinity, waits, signals, issue, keep_alive, crate::queue::IssueKind::Stream)
+        self.submit_detailed(name, Default::default(), queue_affinity, waits, signals, issue, keep_alive, crate::queue::IssueKind::Stream)
     }
 
     /// As `submit`, for an operation moving `payload_length` bytes (what profiles show).
@@ -238,23 +238,9 @@ impl HipDevice {
         self.submit_detailed("queue_execute", details, queue_affinity, waits, signals, issue, keep_alive, kind)
     }
 
-    /// As `submit`, for an issue step that may block until its stream drained (file
-    /// transfers): the submitting thread never runs it.
-    #[allow(clippy::too_many_arguments)]
-    fn submit_operation(
-        &self,
-        name: &'static str,
-        queue_affinity: iree_hal_queue_affinity_t,
-        waits: SemaphoreListView<'_>,
-        signals: SemaphoreListView<'_>,
-        issue: crate::queue::IssueFn,
-        keep_alive: Vec<Box<dyn crate::queue::Held>>,
-        kind: crate::queue::IssueKind,
-    ) -> Result<()> {
-        self.submit_detailed(name, Default::default(), queue_affinity, waits, signals, issue, keep_alive, kind)
-    }
-
-    /// As `submit_operation`, with what profiles show of the operation.
+    /// Submits `issue` of `kind` (`Blocking` for an issue step that may block until its
+    /// stream drained, which the submitting thread never runs), with what profiles show of
+    /// the operation.
     #[allow(clippy::too_many_arguments)]
     fn submit_detailed(
         &self,
@@ -681,7 +667,7 @@ crate::hal_thunks! {
         _flags: iree_hal_read_flags_t,
     ) -> Status {
         let transfer = crate::file::prepare_read(source_file, source_offset, target_buffer, target_offset, length)?;
-        device.submit_operation("queue_read", queue_affinity, wait_semaphore_list, signal_semaphore_list, transfer.issue, transfer.keep_alive, crate::queue::IssueKind::Blocking)
+        device.submit_detailed("queue_read", crate::profiling::OperationDetails { payload_length: length, ..Default::default() }, queue_affinity, wait_semaphore_list, signal_semaphore_list, transfer.issue, transfer.keep_alive, crate::queue::IssueKind::Blocking)
     }
 
     fn device_queue_write(
@@ -697,7 +683,7 @@ crate::hal_thunks! {
         _flags: iree_hal_write_flags_t,
     ) -> Status {
         let transfer = crate::file::prepare_write(source_buffer, source_offset, target_file, target_offset, length)?;
-        device.submit_operation("queue_write", queue_affinity, wait_semaphore_list, signal_semaphore_list, transfer.issue, transfer.keep_alive, crate::queue::IssueKind::Blocking)
+        device.submit_detailed("queue_write", crate::profiling::OperationDetails { payload_length: length, ..Default::default() }, queue_affinity, wait_semaphore_list, signal_semaphore_list, transfer.issue, transfer.keep_alive, crate::queue::IssueKind::Blocking)
     }
 
     #[cfg(not(feature = "iree-3-13"))]

@@ -36,6 +36,7 @@ step "$here/preload/test_preload.sh" build/iree-313-shared target/iree-3.13/rele
 # own trace file from the external and the preloaded build (../profiling/check_profiling.py).
 profile_check() {
   local python="$repo/.venv-iree-3.13/bin/python" check="$repo/iree-harness/profiling/check_profiling.py"
+  export IREE_HIP_DYLIB_PATH=$IREE_HAL_HIP_RS_LIB_DIR
   "$python" "$check" ireeprof build/iree-313-profiling --compile "$IREE_313_TOOLS/iree-compile" \
     --tools build/iree-313-external/tools --profile-tools "$IREE_313_TOOLS"
   "$python" "$check" trace build/iree-313-profiling-trace --compile "$IREE_313_TOOLS/iree-compile" \

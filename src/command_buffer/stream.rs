@@ -71,22 +71,11 @@ pub(crate) struct Plan<'a> {
     pub arguments: KernelArgumentTable,
 }
 
-/// Enqueues `list`'s commands in `range` on `stream`; the GPU's context must be current.
-/// Every reference is resolved and every kernel looked up before anything is enqueued, so
-/// bad input fails without leaving part of the command buffer on the stream.
+/// Enqueues `list`'s commands in `range` on `stream`, each launch timed for a profile when
+/// `timing` is given; the GPU's context must be current. Every reference is resolved and
+/// every kernel looked up before anything is enqueued, so bad input fails without leaving
+/// part of the command buffer on the stream.
 pub(crate) fn issue(
-    hip: &HipSymbols,
-    gpu_index: usize,
-    stream: hipStream_t,
-    list: &CommandList,
-    range: Range<usize>,
-    binding_table: &[Binding<'_>],
-) -> Result<()> {
-    issue_plan(hip, gpu_index, stream, plan(gpu_index, list, range, binding_table)?, None)
-}
-
-/// As `issue`, each launch timed for a profile when `timing` is given.
-pub(crate) fn issue_timed(
     hip: &HipSymbols,
     gpu_index: usize,
     stream: hipStream_t,
