@@ -160,3 +160,31 @@ fn queue_events_alone_record_no_gpu_timing() {
     assert_eq!((events[0].op, events[0].submission_id), (QueueOpType::Update, 7));
     assert_eq!(collected.batches.iter().map(|batch| batch.device_spans.len() + batch.clock_samples.len()).sum::<usize>(), 0, "no GPU timing asked for");
 }
+
+#[test]
+fn a_long_session_samples_the_clock_again_while_work_is_issued() {
+    let hip = hip();
+    let gpu = Gpu::retain(&hip, 0).unwrap();
+    let stream = gpu.make_current().unwrap().create_stream(hipStreamNonBlocking).unwrap();
+    let (session, collected) = session(std::slice::from_ref(&gpu), families::DEVICE_QUEUE_EVENTS);
+    for epoch in 1..=2u64 {
+        let profile = session.operation(submission("queue_execute")).unwrap();
+        profile.start(stream.raw()).unwrap();
+        busy(&hip, &stream, Duration::from_millis(5));
+        profile.finish(stream.raw()).unwrap();
+        profile.issued(epoch);
+        // Over the one-second sampling interval between the two.
+        std::thread::sleep(Duration::from_millis(1100));
+    }
+    session.end().unwrap();
+    let collected = collected.lock().unwrap();
+    let samples: Vec<&ClockSample> = collected.batches.iter().flat_map(|batch| &batch.clock_samples).collect();
+    // Begin, once after the interval (at the second operation), and the end.
+    assert!(samples.len() >= 3, "{} samples", samples.len());
+    assert!(samples.windows(2).all(|pair| pair[1].device_tick > pair[0].device_tick), "ticks grow: {samples:?}");
+    let spans: Vec<&DeviceSpanRecord> = collected.batches.iter().flat_map(|batch| &batch.device_spans).collect();
+    assert_eq!(spans.len(), 2);
+    // The second operation was measured from the newer anchor, still on the same timeline.
+    assert!(spans[1].start_tick >= spans[0].end_tick + 1_000_000_000, "{spans:?}");
+    assert!(spans.iter().all(|span| span.end_tick - span.start_tick >= 5_000_000), "{spans:?}");
+}

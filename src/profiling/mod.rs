@@ -114,8 +114,9 @@ impl CaptureFilter {
 pub struct SessionOptions {
     pub families: u64,
     pub filter: CaptureFilter,
-    /// Read and write completed operations as they are issued, sampling the clock at least
-    /// once a second (a live consumer such as Tracy); otherwise only at flushes and the end.
+    /// Read and write completed operations as they are issued (a live consumer such as
+    /// Tracy); otherwise at flushes and the end. Either way the clock is sampled at least
+    /// once a second while work is issued.
     pub live: bool,
 }
 
@@ -125,8 +126,8 @@ impl SessionOptions {
     }
 }
 
-/// How often a live session samples the clock.
-const LIVE_SAMPLE_INTERVAL: std::time::Duration = std::time::Duration::from_secs(1);
+/// How often a session samples the clock (adding an anchor) while work is issued.
+const SAMPLE_INTERVAL: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Where a session's records go.
 pub trait Output: Send {
@@ -374,9 +375,9 @@ impl Session {
     }
 
     /// A live session's write as work is issued: what completed, and a clock sample when
-    /// the last is older than `LIVE_SAMPLE_INTERVAL`.
+    /// the last is older than `SAMPLE_INTERVAL`.
     fn write_live(&self, state: &mut SessionState) -> Result<()> {
-        if state.last_sample.elapsed() >= LIVE_SAMPLE_INTERVAL {
+        if state.last_sample.elapsed() >= SAMPLE_INTERVAL {
             let samples = self.sample_clocks()?;
             state.batch.clock_samples.extend(samples);
             state.last_sample = std::time::Instant::now();
@@ -584,8 +585,21 @@ impl OperationProfile {
             if let Err(status) = session.write_live(&mut state) {
                 state.failure.get_or_insert(status);
             }
-        } else if state.pending.len() >= PENDING_READ_THRESHOLD {
+            return;
+        }
+        if state.pending.len() >= PENDING_READ_THRESHOLD {
             session.collect(&mut state, false);
+        }
+        // A fresh anchor now and then, so that work issued later is measured over short
+        // spans (f32 milliseconds from an hour-old anchor would keep 0.25 ms of resolution).
+        if state.last_sample.elapsed() >= SAMPLE_INTERVAL {
+            match session.sample_clocks() {
+                Ok(samples) => state.batch.clock_samples.extend(samples),
+                Err(status) => {
+                    state.failure.get_or_insert(status);
+                }
+            }
+            state.last_sample = std::time::Instant::now();
         }
     }
 
