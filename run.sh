@@ -3,9 +3,11 @@
 # the default HIP device: a real AMD GPU if the system has one (its libamdhip64.so), else
 # the software HIP device built here. Then a program compiled by IREE's compiler
 # (iree-harness/programs/copies.mlir) runs through IREE's VM and our driver on the same
-# device, and last a small CNN (examples/stripes_classifier.mlir) compiled for an AMD GPU
+# device, then a small CNN (examples/stripes_classifier.mlir) compiled for an AMD GPU
 # (gfx942) by softhip-iree-compile runs in IREE's iree-run-module built with our driver
-# (iree-harness/external-build/).
+# (iree-harness/external-build/), and last a network trained here on scikit-learn's
+# handwritten digits classifies 360 test images there, checked against llvm-cpu
+# (examples/digits/).
 # IREE_VERSION=3.13 runs the same job with IREE 3.13 (iree-harness/iree-3.13/run.sh).
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -39,3 +41,8 @@ phase "building IREE's tools with our driver (log: build/iree-external-build.log
 echo "stripes classifier (a CNN compiled for gfx942 by softhip-iree-compile) on the HIP device, through our driver:"
 echo "  images: horizontal vertical vertical horizontal stripes; expect classes 0 1 1 0 (0 = horizontal)"
 iree-harness/dispatch-programs/stripes_classifier_check.sh build/run-program build/iree-external/tools/iree-run-module
+
+# Real data: scikit-learn's handwritten digits, a network trained with numpy, its accuracy
+# through our driver equal to llvm-cpu's.
+echo "handwritten digits (scikit-learn's, a network trained here with numpy) on the HIP device, through our driver:"
+.venv/bin/python examples/digits/digits.py build/digits --run-module build/iree-external/tools/iree-run-module
