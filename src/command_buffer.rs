@@ -296,6 +296,11 @@ impl HipCommandBuffer {
             command_categories: u64::from(header.allowed_categories),
             queue_affinity: self.base.queue_affinity(),
             commands: stream::describe_commands(list),
+            executables: list
+                .resource_set()
+                .executables()
+                .filter_map(|executable| executable.downcast::<crate::executable::HipExecutable>().map(|ours| ours.profile().clone()))
+                .collect(),
         }
     }
 

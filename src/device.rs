@@ -745,7 +745,9 @@ crate::hal_thunks! {
         if options.flags & !IREE_HAL_DEVICE_PROFILING_FLAG_LIGHTWEIGHT_STATISTICS != 0 {
             return Err(crate::status!(InvalidArgument, "unsupported profiling flags {:#x}", options.flags));
         }
-        let requested = options.data_families | if lightweight { families::LIGHTWEIGHT_STATISTICS } else { 0 };
+        // As IREE's AMDGPU driver: the lightweight statistics flag alone asks for its
+        // cheapest set; with families named, those are what is recorded.
+        let requested = if options.data_families == 0 && lightweight { families::LIGHTWEIGHT_STATISTICS } else { options.data_families };
         if requested == 0 {
             return Ok(());
         }

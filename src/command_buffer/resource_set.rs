@@ -122,6 +122,11 @@ impl ResourceSet {
         self.executables[held.0 as usize].borrow()
     }
 
+    /// Every executable held (each once).
+    pub(crate) fn executables(&self) -> impl Iterator<Item = Borrowed<'_, iree_hal_executable_t>> {
+        self.executables.iter().map(|executable| executable.borrow())
+    }
+
     /// Releases every reference, keeping the lists' storage for reuse.
     pub(crate) fn clear(&mut self) {
         self.buffers.clear();

@@ -25,8 +25,9 @@ struct Anchor {
 /// One GPU's clock in a session.
 pub(crate) struct GpuClock {
     gpu: Gpu,
-    /// Where anchors are recorded: a stream of their own, idle, so an anchor completes at once.
-    calibration: Stream,
+    /// Where anchors are recorded: a stream of their own, idle, so an anchor completes at
+    /// once (taken by `release`).
+    calibration: Mutex<Option<Stream>>,
     anchors: Mutex<Vec<Anchor>>,
     /// Timing events whose spans were read, for reuse.
     spare: Mutex<Vec<Event>>,
@@ -36,7 +37,14 @@ impl GpuClock {
     pub(crate) fn create(gpu: &Gpu) -> Result<GpuClock> {
         let current = gpu.make_current()?;
         let calibration = current.create_stream(hipStreamNonBlocking)?;
-        Ok(GpuClock { gpu: gpu.clone(), calibration, anchors: Mutex::new(Vec::new()), spare: Mutex::new(Vec::new()) })
+        Ok(GpuClock { gpu: gpu.clone(), calibration: Mutex::new(Some(calibration)), anchors: Mutex::new(Vec::new()), spare: Mutex::new(Vec::new()) })
+    }
+
+    /// Destroys the clock's stream and events (the session ended; called where HIP may be).
+    pub(crate) fn release(&self) {
+        self.spare.lock().clear();
+        self.anchors.lock().clear();
+        self.calibration.lock().take();
     }
 
     pub(crate) fn gpu(&self) -> &Gpu {
@@ -52,8 +60,10 @@ impl GpuClock {
         let current = self.gpu.make_current()?;
         let event = current.create_event(0)?;
         let hip = self.hip();
+        let calibration = self.calibration.lock();
+        let calibration = calibration.as_ref().ok_or_else(|| crate::status!(FailedPrecondition, "profiling: the session has ended"))?;
         let (begin, raw_begin, tracing_begin) = (crate::semaphore::iree_time_now_ns(), monotonic_raw_ns(), super::tracy::now());
-        hip_call!(hip, hipEventRecord(event.raw(), self.calibration.raw()))?;
+        hip_call!(hip, hipEventRecord(event.raw(), calibration.raw()))?;
         hip_call!(hip, hipEventSynchronize(event.raw()))?;
         let (end, raw_end, tracing_end) = (crate::semaphore::iree_time_now_ns(), monotonic_raw_ns(), super::tracy::now());
         let mut anchors = self.anchors.lock();

@@ -56,8 +56,9 @@ pub mod families {
 
     /// What this driver records.
     pub const SUPPORTED: u64 = QUEUE_EVENTS | DEVICE_QUEUE_EVENTS | DISPATCH_EVENTS | EXECUTABLE_METADATA | MEMORY_EVENTS;
-    /// What IREE's lightweight statistics flag asks of a producer: its cheapest useful set.
-    pub const LIGHTWEIGHT_STATISTICS: u64 = QUEUE_EVENTS | DISPATCH_EVENTS | EXECUTABLE_METADATA;
+    /// What IREE's lightweight statistics flag alone asks of a producer: its cheapest useful
+    /// set (as IREE's AMDGPU driver; timing dispatches is not cheap).
+    pub const LIGHTWEIGHT_STATISTICS: u64 = QUEUE_EVENTS | EXECUTABLE_METADATA;
     /// Families timed on the GPU.
     pub const DEVICE_TIMED: u64 = DEVICE_QUEUE_EVENTS | DISPATCH_EVENTS;
 
@@ -191,8 +192,12 @@ pub struct Session {
     clocks: Vec<GpuClock>,
     next_event_id: AtomicU64,
     next_sample_id: AtomicU64,
-    /// Set once the session ended: operations still in flight record nothing more.
+    /// Set once the session ended: operations still in flight record nothing more (read
+    /// without the lock for a quick answer; `SessionState::ended` decides).
     ended: AtomicBool,
+    /// When the clocks were last sampled, in nanoseconds since `started`.
+    last_sample_ns: AtomicU64,
+    started: std::time::Instant,
     state: Mutex<SessionState>,
 }
 
@@ -205,9 +210,18 @@ struct SessionState {
     written_command_buffers: HashSet<u64>,
     /// The first failure while collecting, reported by the next flush or the end.
     failure: Option<Status>,
-    /// When the clocks were last sampled.
-    last_sample: std::time::Instant,
+    /// Set (with `Session::ended`) when the session ends: nothing is added after.
+    ended: bool,
+    /// HIP events held by `pending` (what the read threshold counts).
+    pending_events: usize,
 }
+
+/// GPUs as bits (by ordinal modulo 64: a collision only delays reading an operation).
+type SmallGpuSet = u64;
+
+/// How many HIP events issued operations may hold before the issuing thread reads the
+/// completed ones itself (which recycles their events).
+const PENDING_EVENT_THRESHOLD: usize = 4096;
 
 /// Process-wide, so sessions of different devices never share an id.
 static NEXT_SESSION_ID: AtomicU64 = AtomicU64::new(1);
@@ -230,6 +244,8 @@ impl Session {
             next_event_id: AtomicU64::new(1),
             next_sample_id: AtomicU64::new(1),
             ended: AtomicBool::new(false),
+            last_sample_ns: AtomicU64::new(0),
+            started: std::time::Instant::now(),
             state: Mutex::new(SessionState {
                 output,
                 pending: VecDeque::new(),
@@ -237,17 +253,51 @@ impl Session {
                 written_executables: HashSet::new(),
                 written_command_buffers: HashSet::new(),
                 failure: None,
-                last_sample: std::time::Instant::now(),
+                ended: false,
+                pending_events: 0,
             }),
         });
-        // The first clock sample goes out at once: a capture ended early still has it.
-        let samples = session.sample_clocks()?;
-        let mut state = session.state.lock();
-        if !samples.is_empty() {
-            state.output.write(Batch { clock_samples: samples, ..Default::default() })?;
+        // The first clock sample goes out at once: a capture ended early still has it. A
+        // failure from here on ends the output begun above.
+        let first = session.sample_clocks().and_then(|samples| {
+            let mut state = session.state.lock();
+            if samples.is_empty() {
+                return Ok(());
+            }
+            state.output.write(Batch { clock_samples: samples, ..Default::default() })
+        });
+        if let Err(status) = first {
+            session.ended.store(true, Ordering::Relaxed);
+            let mut state = session.state.lock();
+            state.ended = true;
+            let _ = state.output.end(Some(status.code()));
+            drop(state);
+            session.release_gpu_resources();
+            return Err(status);
         }
-        drop(state);
         Ok(session)
+    }
+
+    /// Whether the clocks were last sampled longer than `SAMPLE_INTERVAL` ago.
+    fn sample_due(&self) -> bool {
+        let now = self.started.elapsed().as_nanos() as u64;
+        now.saturating_sub(self.last_sample_ns.load(Ordering::Relaxed)) >= SAMPLE_INTERVAL.as_nanos() as u64
+    }
+
+    /// Samples the clocks into the batch (a fresh anchor for work issued from now on).
+    fn sample_into(&self, state: &mut SessionState) -> Result<()> {
+        let samples = self.sample_clocks()?;
+        state.batch.clock_samples.extend(samples);
+        self.last_sample_ns.store(self.started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Destroys the clocks' HIP streams and events here, on a thread that may call HIP,
+    /// rather than wherever the last reference to the session goes.
+    fn release_gpu_resources(&self) {
+        for clock in &self.clocks {
+            clock.release();
+        }
     }
 
     pub fn id(&self) -> u64 {
@@ -313,29 +363,45 @@ impl Session {
             buffer_usage,
             length,
         };
-        self.state.lock().batch.memory.push(record);
+        let mut state = self.state.lock();
+        if !state.ended {
+            state.batch.memory.push(record);
+        }
     }
 
     /// Reads the timing of the issued operations that completed (all of them, waiting for
     /// each, with `wait`), into the batch.
-    fn collect(&self, state: &mut SessionState, wait: bool) {
-        while let Some(issued) = state.pending.front() {
-            match issued.read(self, wait) {
-                // Not complete yet: neither are the ones issued after it.
-                Ok(None) => break,
+    fn collect(&self, state: &mut SessionState) {
+        // Every GPU's operations complete in order, but the GPUs independently: each is read
+        // as far as it got.
+        let mut waiting = VecDeque::with_capacity(state.pending.len());
+        let mut blocked_gpus: SmallGpuSet = 0;
+        while let Some(issued) = state.pending.pop_front() {
+            let gpu_bit = 1u64 << (issued.record.gpu % 64);
+            if blocked_gpus & gpu_bit != 0 {
+                waiting.push_back(issued);
+                continue;
+            }
+            match issued.read(self) {
+                Ok(None) => {
+                    // Not complete yet: neither are the ones issued after it on that GPU.
+                    blocked_gpus |= gpu_bit;
+                    waiting.push_back(issued);
+                }
                 Ok(Some(records)) => {
-                    let issued = state.pending.pop_front().expect("just looked at");
+                    state.pending_events -= issued.event_count();
                     issued.recycle(self);
                     let (queue_event, span, dispatches, command_buffer) = records;
                     self.add(state, queue_event, span, dispatches, command_buffer);
                 }
                 Err(status) => {
-                    let issued = state.pending.pop_front().expect("just looked at");
+                    state.pending_events -= issued.event_count();
                     issued.recycle(self);
                     state.failure.get_or_insert(status.annotate("reading profiling timestamps"));
                 }
             }
         }
+        state.pending = waiting;
     }
 
     fn add(
@@ -348,6 +414,12 @@ impl Session {
     ) {
         if let Some(command_buffer) = command_buffer {
             if state.written_command_buffers.insert(command_buffer.id) {
+                // Its commands name executables: those go out first.
+                for executable in &command_buffer.executables {
+                    if state.written_executables.insert(executable.id) {
+                        state.batch.executables.push(executable.clone());
+                    }
+                }
                 state.batch.command_buffers.push(command_buffer);
             }
         }
@@ -370,18 +442,16 @@ impl Session {
     /// Writes what completed so far to the output, with a fresh clock sample.
     pub fn flush(&self) -> Result<()> {
         let mut state = self.state.lock();
-        self.collect(&mut state, false);
+        if state.ended {
+            return Ok(());
+        }
+        self.collect(&mut state);
         self.write(&mut state)
     }
 
-    /// A live session's write as work is issued: what completed, and a clock sample when
-    /// the last is older than `SAMPLE_INTERVAL`.
+    /// A live session's write as work is issued: what completed (with the clock samples
+    /// taken since, which `OperationProfile::start` takes when due).
     fn write_live(&self, state: &mut SessionState) -> Result<()> {
-        if state.last_sample.elapsed() >= SAMPLE_INTERVAL {
-            let samples = self.sample_clocks()?;
-            state.batch.clock_samples.extend(samples);
-            state.last_sample = std::time::Instant::now();
-        }
         if state.batch.is_empty() {
             return Ok(());
         }
@@ -390,9 +460,7 @@ impl Session {
     }
 
     fn write(&self, state: &mut SessionState) -> Result<()> {
-        let samples = self.sample_clocks()?;
-        state.batch.clock_samples.extend(samples);
-        state.last_sample = std::time::Instant::now();
+        self.sample_into(state)?;
         if let Some(failure) = state.failure.take() {
             return Err(failure);
         }
@@ -407,11 +475,27 @@ impl Session {
     /// ends the output. Operations issued from now on record nothing.
     pub fn end(&self) -> Result<()> {
         self.ended.store(true, Ordering::Relaxed);
+        // The GPU is waited for without the lock: work still on a stream (a host call) may
+        // need the session meanwhile (a failure it records).
+        let pending = {
+            let mut state = self.state.lock();
+            if state.ended {
+                return Ok(());
+            }
+            state.ended = true;
+            core::mem::take(&mut state.pending)
+        };
+        for issued in &pending {
+            issued.wait(self);
+        }
         let mut state = self.state.lock();
-        self.collect(&mut state, true);
+        state.pending = pending;
+        self.collect(&mut state);
         let written = self.write(&mut state);
         let outcome = written.as_ref().err().map(Status::code);
         let ended = state.output.end(outcome);
+        drop(state);
+        self.release_gpu_resources();
         written.and(ended)
     }
 }
@@ -512,6 +596,14 @@ impl OperationProfile {
         if !self.device_timed() {
             return Ok(());
         }
+        if self.session.sample_due() {
+            // A fresh anchor before this operation's events, so they are measured over short spans
+            // (f32 milliseconds from an hour-old anchor keep 0.25 ms of resolution).
+            let mut state = self.session.state.lock();
+            if !state.ended && self.session.sample_due() {
+                self.session.sample_into(&mut state)?;
+            }
+        }
         let clock = self.clock();
         let anchor = clock.current_anchor();
         let start = self.record_event(stream)?;
@@ -579,43 +671,45 @@ impl OperationProfile {
         let OperationProfile { record, timing, command_buffer, .. } = *self;
         let issued = IssuedProfile { record, timing: timing.into_inner(), command_buffer: command_buffer.into_inner() };
         let mut state = session.state.lock();
+        if state.ended {
+            // Its events are destroyed here, on the issuing thread.
+            drop(state);
+            drop(issued);
+            return;
+        }
+        state.pending_events += issued.event_count();
         state.pending.push_back(issued);
         if session.live {
-            session.collect(&mut state, false);
+            session.collect(&mut state);
             if let Err(status) = session.write_live(&mut state) {
                 state.failure.get_or_insert(status);
             }
-            return;
-        }
-        if state.pending.len() >= PENDING_READ_THRESHOLD {
-            session.collect(&mut state, false);
-        }
-        // A fresh anchor now and then, so that work issued later is measured over short
-        // spans (f32 milliseconds from an hour-old anchor would keep 0.25 ms of resolution).
-        if state.last_sample.elapsed() >= SAMPLE_INTERVAL {
-            match session.sample_clocks() {
-                Ok(samples) => state.batch.clock_samples.extend(samples),
-                Err(status) => {
-                    state.failure.get_or_insert(status);
-                }
-            }
-            state.last_sample = std::time::Instant::now();
+        } else if state.pending.len() >= PENDING_READ_THRESHOLD || state.pending_events >= PENDING_EVENT_THRESHOLD {
+            session.collect(&mut state);
         }
     }
 
     /// The operation failed before or while being issued: only its queue event is recorded.
-    pub fn failed(self: Box<Self>) {
-        let session = self.session.clone();
-        if session.ended.load(Ordering::Relaxed) {
-            return;
-        }
-        let OperationProfile { mut record, timing, command_buffer, .. } = *self;
-        record.event_id = session.next_event_id();
-        let mut state = session.state.lock();
+    /// May run in a semaphore timepoint: the session comes back in a `SessionHold`, for the
+    /// caller to let go of where HIP may be called (the last reference tears clocks down).
+    pub fn failed(self: Box<Self>) -> SessionHold {
+        let OperationProfile { session, mut record, timing, command_buffer } = *self;
         if let Some(timing) = timing.into_inner() {
+            // Recycling keeps the events (nothing is destroyed here).
             session.clocks[record.gpu as usize].recycle(timing.events());
         }
-        session.add(&mut state, record, None, Vec::new(), command_buffer.into_inner());
+        let command_buffer = command_buffer.into_inner();
+        if command_buffer.is_none() {
+            // Never described (it was not issued): the record names no command buffer.
+            record.command_buffer_id = 0;
+        }
+        let mut state = session.state.lock();
+        if !state.ended {
+            record.event_id = session.next_event_id();
+            session.add(&mut state, record, None, Vec::new(), command_buffer);
+        }
+        drop(state);
+        SessionHold(session)
     }
 }
 
@@ -623,6 +717,16 @@ impl Timing {
     fn events(self) -> impl Iterator<Item = Event> {
         let Timing { start, end, dispatches, .. } = self;
         core::iter::once(start).chain(end).chain(dispatches.into_iter().flat_map(|dispatch| [dispatch.start, dispatch.end]))
+    }
+}
+
+/// A reference to a session handed back by `OperationProfile::failed`, released where HIP
+/// may be called (a queue's worker: `Held::release_shared` never lets it go in place).
+pub struct SessionHold(#[allow(dead_code)] Arc<Session>);
+
+impl crate::queue::Held for SessionHold {
+    fn release_shared(&mut self) -> bool {
+        false
     }
 }
 
@@ -638,7 +742,7 @@ type ReadRecords = (QueueEventRecord, Option<DeviceSpanRecord>, Vec<DispatchReco
 impl IssuedProfile {
     /// The records, once the operation's events completed (waiting for them with `wait`);
     /// `None` while they have not.
-    fn read(&self, session: &Session, wait: bool) -> Result<Option<ReadRecords>> {
+    fn read(&self, session: &Session) -> Result<Option<ReadRecords>> {
         let mut record = self.record.clone();
         record.event_id = session.next_event_id();
         let command_buffer_id = self.command_buffer.as_ref().map_or(record.command_buffer_id, |profile| profile.id);
@@ -650,9 +754,7 @@ impl IssuedProfile {
         let Some(end) = &timing.end else {
             return Ok(Some((record, None, Vec::new(), self.command_buffer.clone())));
         };
-        if wait {
-            clock.wait(end)?;
-        } else if !clock.is_complete(end)? {
+        if !clock.is_complete(end)? {
             return Ok(None);
         }
         let span = DeviceSpanRecord {
@@ -686,6 +788,18 @@ impl IssuedProfile {
             });
         }
         Ok(Some((record, Some(span), dispatches, self.command_buffer.clone())))
+    }
+
+    /// Waits for the operation's last event (a failure is reported when it is read).
+    fn wait(&self, session: &Session) {
+        if let Some(end) = self.timing.as_ref().and_then(|timing| timing.end.as_ref()) {
+            let _ = session.clocks[self.record.gpu as usize].wait(end);
+        }
+    }
+
+    /// The HIP events it holds.
+    fn event_count(&self) -> usize {
+        self.timing.as_ref().map_or(0, |timing| 1 + usize::from(timing.end.is_some()) + 2 * timing.dispatches.len())
     }
 
     fn recycle(self, session: &Session) {

@@ -232,4 +232,6 @@ pub struct CommandBufferProfile {
     pub command_categories: u64,
     pub queue_affinity: u64,
     pub commands: Vec<CommandProfile>,
+    /// The executables its dispatches name (written before the command buffer's records).
+    pub executables: Vec<Arc<ExecutableProfile>>,
 }

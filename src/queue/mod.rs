@@ -147,7 +147,8 @@ impl ReadyOperation {
     fn fail(self, queue: &QueueShared, status: Status, released: &mut Vec<Arc<PendingOperation>>) {
         let ReadyOperation { signals, issue, mut keep_alive, progress, profile, .. } = self;
         if let Some(profile) = profile {
-            profile.failed();
+            // Possibly in a timepoint: the session is let go of on the worker.
+            keep_alive.push(Box::new(profile.failed()));
         }
         fail_signals(&signals, status);
         if let Some(progress) = progress {
@@ -465,7 +466,7 @@ impl QueueShared {
             if let Some(profile) = profile {
                 match &issued_now {
                     Ok(()) => profile.issued(epoch),
-                    Err(_) => profile.failed(),
+                    Err(_) => drop(profile.failed()),
                 }
             }
             match issued_now {
