@@ -152,7 +152,9 @@ impl HipAllocator {
             host_ptr,
             release_hook: None,
         };
-        Ok(HipBuffer::wrap(spec, self.hip.clone(), self.stats.clone()))
+        let buffer = HipBuffer::wrap(spec, self.hip.clone(), self.stats.clone());
+        buffer::note_allocation(&self.stats, buffer);
+        Ok(buffer)
     }
 }
 

@@ -51,8 +51,34 @@ pub trait BorrowedMemory: Send {
 /// itself and calls owners' release callbacks.
 pub type ReleaseHook = Box<dyn FnOnce(*mut iree_hal_buffer_t, *mut c_void) + Send>;
 
-/// Allocation accounting shared by an allocator and its buffers.
-pub type SharedStatistics = Arc<Mutex<iree_hal_allocator_statistics_t>>;
+/// Allocation accounting shared by an allocator and its buffers, and the device's
+/// profiling, which records the allocator's allocations and frees as memory events.
+#[derive(Clone, Default)]
+pub struct SharedStatistics(Arc<Statistics>);
+
+#[derive(Default)]
+struct Statistics {
+    counts: Mutex<iree_hal_allocator_statistics_t>,
+    profiling: std::sync::OnceLock<Arc<crate::profiling::DeviceProfiling>>,
+}
+
+impl SharedStatistics {
+    pub fn lock(&self) -> parking_lot::MutexGuard<'_, iree_hal_allocator_statistics_t> {
+        self.0.counts.lock()
+    }
+
+    /// Allocations counted here are recorded by `profiling` while it has a session.
+    pub fn attach_profiling(&self, profiling: Arc<crate::profiling::DeviceProfiling>) {
+        let _ = self.0.profiling.set(profiling);
+    }
+
+    /// A memory event of the buffer at `buffer` (its address is the allocation's identity).
+    fn note(&self, kind: crate::profiling::records::MemoryEventType, buffer: *const iree_hal_buffer_t, header: &iree_hal_buffer_t) {
+        let Some(session) = self.0.profiling.get().and_then(|profiling| profiling.session()) else { return };
+        let gpu = header.placement.queue_affinity.trailing_zeros().min(63);
+        session.memory_event(kind, buffer as usize as u64, gpu, u64::from(header.memory_type), u64::from(header.allowed_usage), header.allocation_size);
+    }
+}
 
 fn is_host_memory(memory_type: iree_hal_memory_type_t) -> bool {
     memory_type & IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL != IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL
@@ -107,6 +133,14 @@ pub struct BufferSpec {
     pub device_ptr: *mut c_void,
     pub host_ptr: *mut c_void,
     pub release_hook: Option<ReleaseHook>,
+}
+
+/// Records the allocator's allocation of `buffer` as a memory event.
+pub(crate) fn note_allocation(stats: &SharedStatistics, buffer: *mut iree_hal_buffer_t) {
+    // SAFETY: a buffer just made, live for the call.
+    if let Some(header) = unsafe { buffer.as_ref() } {
+        stats.note(crate::profiling::records::MemoryEventType::BufferAllocate, buffer, header);
+    }
 }
 
 impl HipBuffer {
@@ -271,6 +305,10 @@ impl Drop for HipBuffer {
         }
         if !matches!(self.memory, BufferMemory::External | BufferMemory::Borrowed) {
             record_free(&self.stats, self.base.memory_type, self.base.allocation_size);
+        }
+        if matches!(self.memory, BufferMemory::Device | BufferMemory::Host) {
+            // The allocator's own allocations (queue allocations have events of their own).
+            self.stats.note(crate::profiling::records::MemoryEventType::BufferFree, &self.base, &self.base);
         }
     }
 }

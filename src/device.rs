@@ -52,7 +52,7 @@ pub struct HipDevice {
     timepoint_gates: Arc<crate::external_timepoint::TimepointGates>,
     /// Profiling sessions (`crate::profiling`): IREE 3.13's `profiling_begin`, or the trace
     /// file `IREE_HIP_TRACE_FILE` names. Ended before the queues go.
-    profiling: crate::profiling::DeviceProfiling,
+    profiling: Arc<crate::profiling::DeviceProfiling>,
     /// One queue per GPU, in the same order.
     queues: Vec<Queue>,
     /// Stream-ordered allocation pools; `None` keeps queue_alloca synchronous.
@@ -105,7 +105,7 @@ impl HipDevice {
             queue_pools: crate::queue_pool::QueuePools::new(queues.iter().map(|queue| queue.epochs().clone())),
             #[cfg(feature = "iree-3-13")]
             timepoint_gates: crate::external_timepoint::TimepointGates::new(hip.clone(), gpus.clone()),
-            profiling: crate::profiling::DeviceProfiling::default(),
+            profiling: Arc::new(crate::profiling::DeviceProfiling::default()),
             queues,
             memory_pools,
             #[cfg(feature = "iree-3-13")]
@@ -115,6 +115,9 @@ impl HipDevice {
         }));
         // Released (destroying the device) if the allocator cannot be made.
         let allocator = HipAllocator::create(hip, owned.as_raw(), gpus.clone(), host_allocator)?;
+        if let Some(stats) = crate::allocator::shared_statistics(&allocator) {
+            stats.attach_profiling(owned.profiling.clone());
+        }
         *owned.device_allocator.lock() = Some(allocator);
         if let Some(path) = request.trace_file.as_deref().filter(|path| !path.is_empty()) {
             let options = crate::profiling::SessionOptions::new(crate::profiling::trace_file::FAMILIES, Default::default());

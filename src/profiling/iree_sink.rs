@@ -372,16 +372,17 @@ fn dispatch_event(dispatch: &DispatchRecord) -> iree_hal_profile_dispatch_event_
 }
 
 fn memory_event(event: &MemoryRecord) -> iree_hal_profile_memory_event_t {
+    let queued = matches!(event.kind, MemoryEventType::QueueAlloca | MemoryEventType::QueueDealloca);
     iree_hal_profile_memory_event_t {
         record_length: length::<iree_hal_profile_memory_event_t>(),
         type_: event.kind as u32,
-        flags: IREE_HAL_PROFILE_MEMORY_EVENT_FLAG_QUEUE_OPERATION,
+        flags: if queued { IREE_HAL_PROFILE_MEMORY_EVENT_FLAG_QUEUE_OPERATION } else { 0 },
         result: u32::MAX,
         event_id: event.event_id,
         host_time_ns: event.host_time_ns,
         allocation_id: event.allocation_id,
         physical_device_ordinal: event.gpu,
-        queue_ordinal: if event.gpu == u32::MAX { u32::MAX } else { 0 },
+        queue_ordinal: if queued { 0 } else { u32::MAX },
         memory_type: event.memory_type,
         buffer_usage: event.buffer_usage,
         length: event.length,

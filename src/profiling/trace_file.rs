@@ -197,10 +197,13 @@ fn render(session_id: u64, gpus: &[GpuDescription], batch: &Batch, outcome: Opti
             event.payload_length
         ));
     }
-    let mut live: HashMap<u32, i128> = HashMap::new();
+    // Bytes held per GPU: by queue allocations, and by the allocator's own allocations (a
+    // queue allocation may also be one of those, so the two are counted apart).
+    let mut live: HashMap<(u32, bool), i128> = HashMap::new();
     for event in &batch.memory {
         let ts = host_us(event.host_time_ns);
-        let bytes = live.entry(event.gpu).or_default();
+        let queue = matches!(event.kind, MemoryEventType::QueueAlloca | MemoryEventType::QueueDealloca);
+        let bytes = live.entry((event.gpu, queue)).or_default();
         match event.kind {
             MemoryEventType::QueueAlloca | MemoryEventType::BufferAllocate => *bytes += i128::from(event.length),
             MemoryEventType::QueueDealloca | MemoryEventType::BufferFree => *bytes -= i128::from(event.length),
@@ -212,7 +215,8 @@ fn render(session_id: u64, gpus: &[GpuDescription], batch: &Batch, outcome: Opti
             event.allocation_id,
             event.length
         ));
-        events.push(format!(r#"{{"ph":"C","pid":{pid},"name":"GPU {} queue allocations (bytes)","ts":{ts:.3},"args":{{"bytes":{}}}}}"#, event.gpu, (*bytes).max(0)));
+        let what = if queue { "queue allocations" } else { "allocator allocations" };
+        events.push(format!(r#"{{"ph":"C","pid":{pid},"name":"GPU {} {what} (bytes)","ts":{ts:.3},"args":{{"bytes":{}}}}}"#, event.gpu, (*bytes).max(0)));
     }
     let mut json = String::from("{\"traceEvents\":[\n");
     json.push_str(&events.join(",\n"));

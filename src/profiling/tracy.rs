@@ -146,8 +146,10 @@ impl Output for TracyOutput {
         for event in &batch.memory {
             let bytes = self.live_bytes.entry(event.gpu).or_default();
             match event.kind {
-                MemoryEventType::QueueAlloca | MemoryEventType::BufferAllocate => *bytes += event.length as i64,
-                MemoryEventType::QueueDealloca | MemoryEventType::BufferFree => *bytes -= event.length as i64,
+                MemoryEventType::QueueAlloca => *bytes += event.length as i64,
+                MemoryEventType::QueueDealloca => *bytes -= event.length as i64,
+                // The allocator's own allocations are not part of the queue allocation plot.
+                MemoryEventType::BufferAllocate | MemoryEventType::BufferFree => continue,
             }
             // SAFETY: plain values; the glue checks the plot functions resolved.
             unsafe { iree_hal_hip_rs_tracing_plot_allocations(event.gpu, (*bytes).max(0)) };
