@@ -101,9 +101,10 @@ crate::hal_thunks! {
         check_flags("queue_alloca", flags, KNOWN_ALLOCA_FLAGS)?;
         // An empty allocation needs no pool memory: it takes the device's own path.
         if !pool.is_null() && allocation_size != 0 {
-            out_buffer.set(device.queue_pools.alloca(crate::queue_pool::PoolAlloca {
+            let queue_index = device.queue_index(queue_affinity)?;
+            let buffer = device.queue_pools.alloca(crate::queue_pool::PoolAlloca {
                 device: hal_object::as_raw(device),
-                queue_index: device.queue_index(queue_affinity)?,
+                queue_index,
                 waits: wait_semaphore_list,
                 signals: signal_semaphore_list,
                 pool,
@@ -111,7 +112,11 @@ crate::hal_thunks! {
                 allocation_size,
                 allow_wait_frontier: flags & IREE_HAL_ALLOCA_FLAG_ALLOW_POOL_WAIT_FRONTIER as u64 != 0,
                 hip: device.hip.clone(),
-            })?);
+            })?;
+            // Its memory event (the pool's allocations run on the pools' own thread, not as
+            // queue operations).
+            device.note_alloca(buffer, queue_index, &params, allocation_size);
+            out_buffer.set(buffer);
             return Ok(());
         }
         out_buffer.set(device.queue_alloca(queue_affinity, wait_semaphore_list, signal_semaphore_list, with_default_buffer_params(params), allocation_size)?);
