@@ -49,8 +49,11 @@ impl Output for TestOutput {
 }
 
 fn session(gpus: &[Gpu], families: u64) -> (Arc<Session>, Arc<Mutex<Collected>>) {
+    session_with(gpus, SessionOptions::new(families, Default::default()))
+}
+
+fn session_with(gpus: &[Gpu], options: SessionOptions) -> (Arc<Session>, Arc<Mutex<Collected>>) {
     let collected = Arc::new(Mutex::new(Collected::default()));
-    let options = SessionOptions::new(families, Default::default());
     let session = Session::begin(gpus, options, Box::new(TestOutput(collected.clone()))).unwrap();
     (session, collected)
 }
@@ -166,25 +169,27 @@ fn a_long_session_samples_the_clock_again_while_work_is_issued() {
     let hip = hip();
     let gpu = Gpu::retain(&hip, 0).unwrap();
     let stream = gpu.make_current().unwrap().create_stream(hipStreamNonBlocking).unwrap();
-    let (session, collected) = session(std::slice::from_ref(&gpu), families::DEVICE_QUEUE_EVENTS);
+    // A short interval stands for the default second.
+    let options = SessionOptions { sample_interval: Duration::from_millis(100), ..SessionOptions::new(families::DEVICE_QUEUE_EVENTS, Default::default()) };
+    let (session, collected) = session_with(std::slice::from_ref(&gpu), options);
     for epoch in 1..=2u64 {
+        // Over the sampling interval before each.
+        std::thread::sleep(Duration::from_millis(150));
         let profile = session.operation(submission("queue_execute")).unwrap();
         profile.start(stream.raw()).unwrap();
         busy(&hip, &stream, Duration::from_millis(5));
         profile.finish(stream.raw()).unwrap();
         profile.issued(epoch);
-        // Over the one-second sampling interval between the two.
-        std::thread::sleep(Duration::from_millis(1100));
     }
     session.end().unwrap();
     let collected = collected.lock().unwrap();
     let samples: Vec<&ClockSample> = collected.batches.iter().flat_map(|batch| &batch.clock_samples).collect();
-    // Begin, once after the interval (at the second operation), and the end.
-    assert!(samples.len() >= 3, "{} samples", samples.len());
+    // Begin, before each operation (the interval passed), and the end.
+    assert!(samples.len() >= 4, "{} samples", samples.len());
     assert!(samples.windows(2).all(|pair| pair[1].device_tick > pair[0].device_tick), "ticks grow: {samples:?}");
     let spans: Vec<&DeviceSpanRecord> = collected.batches.iter().flat_map(|batch| &batch.device_spans).collect();
     assert_eq!(spans.len(), 2);
     // The second operation was measured from the newer anchor, still on the same timeline.
-    assert!(spans[1].start_tick >= spans[0].end_tick + 1_000_000_000, "{spans:?}");
+    assert!(spans[1].start_tick >= spans[0].end_tick + 100_000_000, "{spans:?}");
     assert!(spans.iter().all(|span| span.end_tick - span.start_tick >= 5_000_000), "{spans:?}");
 }

@@ -119,11 +119,13 @@ pub struct SessionOptions {
     /// Tracy); otherwise at flushes and the end. Either way the clock is sampled at least
     /// once a second while work is issued.
     pub live: bool,
+    /// How old the last clock sample may get while work is issued (`SAMPLE_INTERVAL`).
+    pub sample_interval: std::time::Duration,
 }
 
 impl SessionOptions {
     pub fn new(families: u64, filter: CaptureFilter) -> SessionOptions {
-        SessionOptions { families, filter, live: false }
+        SessionOptions { families, filter, live: false, sample_interval: SAMPLE_INTERVAL }
     }
 }
 
@@ -187,6 +189,7 @@ pub struct Session {
     families: u64,
     filter: CaptureFilter,
     live: bool,
+    sample_interval: std::time::Duration,
     /// The output's name, for messages.
     name: &'static str,
     clocks: Vec<GpuClock>,
@@ -239,6 +242,7 @@ impl Session {
             families: options.families,
             filter: options.filter,
             live: options.live,
+            sample_interval: options.sample_interval,
             name,
             clocks,
             next_event_id: AtomicU64::new(1),
@@ -278,10 +282,10 @@ impl Session {
         Ok(session)
     }
 
-    /// Whether the clocks were last sampled longer than `SAMPLE_INTERVAL` ago.
+    /// Whether the clocks were last sampled longer than the sample interval ago.
     fn sample_due(&self) -> bool {
         let now = self.started.elapsed().as_nanos() as u64;
-        now.saturating_sub(self.last_sample_ns.load(Ordering::Relaxed)) >= SAMPLE_INTERVAL.as_nanos() as u64
+        now.saturating_sub(self.last_sample_ns.load(Ordering::Relaxed)) >= self.sample_interval.as_nanos() as u64
     }
 
     /// Samples the clocks into the batch (a fresh anchor for work issued from now on).
