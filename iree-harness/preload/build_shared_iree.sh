@@ -7,12 +7,13 @@
 # on only because IREE declares iree-check-module test-only; no test is built.
 # usage: build_shared_iree.sh <build dir> [extra cmake arguments...]
 # Environment: IREE_PRELOAD_JOBS (ninja -j, default 2),
-#              IREE_PRELOAD_TARGETS (default: iree-run-module iree-benchmark-module iree-check-module).
+#              IREE_PRELOAD_TARGETS (default: iree-run-module iree-benchmark-module iree-check-module),
+#              IREE_SOURCE_DIR (IREE's sources; default: tools/iree-source/locate.sh's).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$1
 shift
-iree=$("$here/../../tools/iree-source/locate.sh")
+iree=${IREE_SOURCE_DIR:-$("$here/../../tools/iree-source/locate.sh")}
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 mkdir -p "$build"
