@@ -9,6 +9,7 @@
 #    against IREE 3.13's C driver (pip's tools) and local-sync: programs/rust.sh run
 #    (build/iree-3.13-programs-rust/results.md) and programs/rust.sh dispatch
 #    (build/iree-3.13-dispatch-programs-rust/table.md).
+# Also: profiling (HAL-native captures, trace files) and Tracy zones (a traced shared build).
 # usage: integration.sh [--no-dispatch]
 # Environment: IREE_313_BUILD_JOBS (ninja -j, default 2).
 set -euo pipefail
@@ -44,6 +45,18 @@ profile_check() {
     "--tool=preload=$here/preload/with_rust_hip.sh build/iree-313-shared/tools/iree-run-module"
 }
 step profile_check profiling
+# Tracy GPU zones: IREE 3.13's shared tools built with device tracing through our recording
+# provider, IREE 3.13's C driver inside and ours preloaded (../tracing/check_tracing.py).
+tracing_check() {
+  local tracing="$repo/iree-harness/tracing"
+  local flags="-include $tracing/hip_rs_tracing_config.h -I$tracing"
+  IREE_313_PRELOAD_TARGETS="iree-run-module iree-benchmark-module" \
+    "$here/preload/build_shared_iree.sh" build/iree-313-shared-traced -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags"
+  "$repo/.venv-iree-3.13/bin/python" "$tracing/check_tracing.py" build/iree-313-tracing-check \
+    --tools build/iree-313-shared-traced/tools --library target/iree-3.13/release/libiree_hal_hip_rs.so \
+    --hip-dir "$IREE_HAL_HIP_RS_LIB_DIR" --compile "$IREE_313_TOOLS/iree-compile" --long-dispatches 20000
+}
+step tracing_check tracing
 step "$here/programs/rust.sh" run --out build/iree-3.13-programs-rust
 [ $dispatch = 1 ] && step "$here/programs/rust.sh" dispatch --out build/iree-3.13-dispatch-programs-rust
 printf '%s\n' "${timings[@]}"
