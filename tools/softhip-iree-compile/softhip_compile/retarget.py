@@ -992,6 +992,392 @@ def _overlap(a, b):
     return a[0] == b[0] and (a[1] is None or b[1] is None or a[1] == b[1])
 
 
+GLOBAL = 1
+_BUFFER_ACCESS = re.compile(r"llvm\.amdgcn\.raw\.ptr\.buffer\.(load|store|atomic)")
+
+
+def _lane_structure(value, lanes, depth=12):
+    """_structure, except that an induction variable (a phi of a start value
+    and itself plus a constant step) is keyed by its start and step, so that
+    two loops walking a lane's elements the same way (IREE's workgroup-strided
+    loops: start at the lane, step by the workgroup size) give one key. Only
+    steps of at least `lanes` (0: unknown) are keyed so: then the lanes' element
+    sets stay disjoint."""
+    if value.is_constant_int:
+        return ("c", value.const_sext_value)
+    if depth and value.is_instruction and value.opcode == llvm.Opcode.PHI and value.num_operands == 2 and lanes:
+        for start_at, step_at in ((0, 1), (1, 0)):
+            start, step = value.get_operand(start_at), value.get_operand(step_at)
+            if (step.is_instruction and step.opcode == llvm.Opcode.Add and step.num_operands == 2
+                    and step.get_operand(0) == value and step.get_operand(1).is_constant_int
+                    and step.get_operand(1).const_sext_value >= lanes):
+                return ("iv", _lane_structure(start, lanes, depth - 1), step.get_operand(1).const_sext_value)
+    if depth and value.is_instruction and value.opcode in ARITHMETIC:
+        return (value.opcode.value,) + tuple(_lane_structure(value.get_operand(i), lanes, depth - 1)
+                                             for i in range(value.num_operands))
+    return ("v", value)
+
+
+def _global_access(inst, lanes=0):
+    """(area, index key, kind) of a global memory access after the buffer fat
+    pointer lowering: a raw buffer load/store/atomic (the area is the kernel
+    argument the buffer resource was made from, the index its constant base
+    offsets and the access's offset) or a plain load/store of an address space
+    1 pointer (the argument under its GEPs, their indices); None when `inst`
+    touches no global memory. An area None overlaps every area."""
+    op = inst.opcode
+    if op == llvm.Opcode.Call and not inst.called_value.is_inline_asm and inst.called_value.is_function:
+        match = _BUFFER_ACCESS.match(inst.called_value.name)
+        if not match:
+            return None
+        kind = {"load": "r", "store": "w", "atomic": "a"}[match.group(1)]
+        # load(rsrc, voffset, soffset, aux); store(data, rsrc, voffset, soffset, aux);
+        # atomics take their data operand(s) first: the resource is the first ptr addrspace(8).
+        operands = [inst.get_arg_operand(i) for i in range(inst.num_arg_operands)]
+        position = next((i for i, v in enumerate(operands)
+                         if v.type.is_pointer and v.type.pointer_address_space == 8), None)
+        if position is None or position + 2 >= len(operands):
+            return None, None, kind
+        resource, offsets = operands[position], operands[position + 1:position + 3]
+        base = None
+        if resource.is_instruction and resource.opcode == llvm.Opcode.Call:
+            callee = resource.called_value
+            if callee.is_function and callee.name.startswith("llvm.amdgcn.make.buffer.rsrc"):
+                base = resource.get_arg_operand(0)
+        if base is None:
+            return None, None, kind
+        area, base_index = _global_area_and_index(base, lanes)
+        return area, base_index + tuple(_lane_structure(v, lanes) for v in offsets), kind
+    if op == llvm.Opcode.Load:
+        pointer, kind = inst.get_operand(0), "r"
+    elif op == llvm.Opcode.Store:
+        pointer, kind = inst.get_operand(1), "w"
+    elif op in (llvm.Opcode.AtomicRMW, llvm.Opcode.AtomicCmpXchg):
+        pointer, kind = inst.get_operand(0), "a"
+    else:
+        return None
+    if not pointer.type.is_pointer or pointer.type.pointer_address_space != GLOBAL:
+        return None
+    area, index = _global_area_and_index(pointer, lanes)
+    return area, index, kind
+
+
+def _global_area_and_index(pointer, lanes=0):
+    """(the kernel argument under a global pointer's GEPs, their index key);
+    (None, ()) for any other root."""
+    base, index = pointer, []
+    while base.is_instruction and base.opcode == llvm.Opcode.GetElementPtr:
+        index = [base.get_operand(i) for i in range(1, base.num_operands)] + index
+        base = base.get_operand(0)
+    key = tuple(_lane_structure(v, lanes) for v in index if not (v.is_constant_int and v.const_zext_value == 0))
+    return ((base, None) if base.is_argument else None), key
+
+
+ONE_LANE_BLOCK = "softhip.one_lane"
+# What a lane-uniform stretch of a kernel may call: intrinsics whose result is
+# the same in every lane given the same operands.
+_UNIFORM_CALLS = re.compile(
+    r"^llvm\.(?!amdgcn\.)|^llvm\.amdgcn\.(workgroup\.id|make\.buffer\.rsrc|raw\.ptr\.buffer|s\.waitcnt|"
+    r"rcp|rsq|sqrt|exp2|log|fmed3|cvt|dispatch\.ptr|implicitarg\.ptr|sched|s\.sleep|s\.setprio|iglp)")
+# What makes a value differ between lanes.
+_LANE_SOURCES = re.compile(r"^llvm\.amdgcn\.(workitem\.id|mbcnt)")
+
+
+def _run_uniform_tails_on_one_lane(module, kernels, workgroup_dims):
+    """A GPU runs a wave's lanes in lockstep; the software device runs a
+    workgroup's lanes one after another between barriers. Where every lane
+    does the same work on the same data (IREE's FFT stages, sorts and scans:
+    each lane repeats the whole computation, in place), lockstep lanes act as
+    one lane and lanes one after another repeat it, which for in-place work
+    computes something else. So the lane-uniform tail of a kernel, a part
+    that every path from the entry reaches, outside loops, with no value that
+    differs between lanes and no barrier, runs on lane 0 alone: after a
+    barrier (what the lanes stored before it is then visible, as lockstep
+    makes it), the other lanes return. Where the rest of the kernel has no
+    barrier, the last lane runs the tail instead, with no barrier: the
+    software device runs such a workgroup's lanes one after another in order
+    (x fastest; software-hip's simt.rs), so the others are done by then, and
+    the kernel stays a plain loop of lanes rather than fibers. Returns the
+    kernels so changed."""
+    changed = []
+    t = module.types
+
+    def declared(name, ftype):
+        return module.get_function(name) or module.add_function(name, ftype)
+
+    for kernel in kernels:
+        if not _calls_are_lane_safe(kernel, set()):
+            continue
+        blocks = list(kernel.basic_blocks)
+        lane_dependent = _lane_dependent_instructions(kernel)
+        successors = {b: list(b.successors) for b in blocks}
+
+        def reachable(start, without=None):
+            seen, stack = set(), [start]
+            while stack:
+                block = stack.pop()
+                if block in seen or (without is not None and block == without):
+                    continue
+                seen.add(block)
+                stack.extend(successors[block])
+            return seen
+
+        entry = blocks[0]
+        for candidate in blocks:
+            tail = reachable(candidate)
+            outside = [b for b in blocks if b not in tail and candidate in successors[b]]
+            if candidate == entry:
+                if any(candidate in successors[b] for b in tail):
+                    continue  # the entry as a loop header
+            elif not outside or any(not successors[b] for b in reachable(entry, without=candidate)):
+                continue  # a path from the entry returns without reaching it
+            if any(inst in lane_dependent or _is_barrier_call(inst) for b in tail for inst in b.instructions):
+                continue
+            leave = kernel.append_basic_block("softhip.other_lanes")
+            with module.create_builder(leave) as builder:
+                builder.ret_void()
+            if candidate == entry:
+                first = candidate.first_non_phi
+                first = _hoist_buffer_resources(candidate, first)
+                with module.create_builder(first) as builder:
+                    other_lane = _other_lane(builder, declared, t)
+                one_lane = candidate.split_basic_block(first, ONE_LANE_BLOCK)
+                candidate.terminator.erase_from_parent()
+                with module.create_builder(candidate) as builder:
+                    builder.cond_br(other_lane, leave, one_lane)
+            else:
+                # Entered once (the tail never leads back): a block on the edges
+                # from outside waits for the lanes, then lets lane 0 in.
+                gate = kernel.append_basic_block(ONE_LANE_BLOCK + ".gate")
+                _route_through(module, candidate, outside, gate)
+                dims = workgroup_dims.get(kernel.name)
+                head_barrier = any(_is_barrier_call(inst) and not _is_trivial_barrier(inst)
+                                   for b in blocks if b not in tail for inst in b.instructions)
+                with module.create_builder(gate) as builder:
+                    if dims is None or head_barrier:
+                        builder.call(declared("llvm.amdgcn.s.barrier", t.function(t.void, [])), [])
+                        other_lane = _other_lane(builder, declared, t)
+                    else:
+                        other_lane = _other_lane(builder, declared, t, last=dims)
+                    builder.cond_br(other_lane, leave, candidate)
+            changed.append(kernel.name)
+            break
+    return changed
+
+
+def _other_lane(builder, declared, t, last=None):
+    """Whether this lane is not lane 0 (or, given the workgroup's dims, not
+    the last lane)."""
+    ids = [builder.call(declared(f"llvm.amdgcn.workitem.id.{axis}", t.function(t.i32, [])), [])
+           for axis in "xyz"]
+    if last is not None:
+        ids = [builder.xor(i, t.i32.constant(d - 1)) for i, d in zip(ids, last)]
+    return builder.icmp(llvm.IntPredicate.NE, builder.or_(builder.or_(ids[0], ids[1]), ids[2]),
+                        t.i32.constant(0))
+
+
+def _route_through(module, block, outside, gate):
+    """Sends the edges from the `outside` blocks into `block` through the empty
+    `gate`: the gate merges their phi values, the block's phis (rebuilt: the
+    bindings cannot change a phi's incoming block) take the gate's."""
+    for phi in list(block.phis):
+        pairs = [(phi.get_incoming_value(i), phi.get_incoming_block(i)) for i in range(phi.num_incoming)]
+        from_outside = [(v, b) for v, b in pairs if any(b == o for o in outside)]
+        if len(from_outside) == 1:
+            merged = from_outside[0][0]
+        else:
+            with module.create_builder(gate) as builder:
+                merged = builder.phi(phi.type)
+            for value, incoming in from_outside:
+                merged.add_incoming(value, incoming)
+        with module.create_builder(block.first_instruction) as builder:
+            replacement = builder.phi(phi.type)
+        replacement.add_incoming(merged, gate)
+        for value, incoming in pairs:
+            if not any(incoming == o for o in outside):
+                replacement.add_incoming(value, incoming)
+        phi.replace_all_uses_with(replacement)
+        phi.erase_from_parent()
+    for before in outside:
+        before.terminator.replace_uses_of_with(block.as_value(), gate.as_value())
+
+
+def _hoist_buffer_resources(block, first):
+    """Moves the block's buffer resources (and the address arithmetic they are
+    made from) before `first`, where every lane makes them: the rewriting of
+    resources wants them where the kernel starts. Returns the instruction the
+    one-lane part starts at."""
+    order = list(block.instructions)
+    start = next(i for i, inst in enumerate(order) if inst == first)
+    later = order[start:]
+    needed = []
+
+    def need(value):
+        if not value.is_instruction or value.block != block or value in needed:
+            return True
+        if not any(value == inst for inst in later):
+            return True  # before `first` already
+        if value.opcode == llvm.Opcode.Call:
+            callee = value.called_value
+            if not (callee.is_function and callee.name.startswith("llvm.amdgcn.make.buffer.rsrc")):
+                return False
+        elif value.opcode not in (llvm.Opcode.GetElementPtr, llvm.Opcode.AddrSpaceCast, llvm.Opcode.BitCast) \
+                and value.opcode not in ARITHMETIC:
+            return False
+        if not all(need(value.get_operand(i)) for i in range(value.num_operands)):
+            return False
+        needed.append(value)
+        return True
+
+    for inst in later:
+        if (inst.opcode == llvm.Opcode.Call and inst.called_value.is_function
+                and inst.called_value.name.startswith("llvm.amdgcn.make.buffer.rsrc")):
+            need(inst)
+    rest = [inst for inst in later if not any(inst == n for n in needed)]
+    for inst in later:  # in their order, before the first instruction that stays
+        if any(inst == n for n in needed):
+            inst.move_before(rest[0])
+    return rest[0]
+
+
+def _calls_are_lane_safe(function, seen):
+    """No wave operation, inline assembly or lane id reached from `function`
+    but through the lane-id intrinsics themselves (which
+    _lane_dependent_instructions follows)."""
+    if function.name in seen:
+        return True
+    seen.add(function.name)
+    for block in function.basic_blocks:
+        for inst in block.instructions:
+            if inst.opcode != llvm.Opcode.Call:
+                continue
+            value = inst.called_value
+            if _is_barrier_call(inst):
+                continue  # also gfx11's inline `s_barrier`
+            if value.is_inline_asm or not value.is_function:
+                return False
+            name = value.name
+            if _LANE_SOURCES.match(name) or _UNIFORM_CALLS.match(name) or name == "llvm.amdgcn.s.barrier":
+                continue
+            if name.startswith("llvm."):
+                return False
+            callee = function.module.get_function(name)
+            if callee is None or callee.is_declaration or not _calls_are_lane_safe(callee, seen):
+                return False
+    return True
+
+
+def _lane_dependent_instructions(function):
+    """The instructions whose value may differ between lanes: the lane ids,
+    what is computed from them (through phis and loads too), and loads of
+    private memory (an alloca's contents are per lane)."""
+    dependent = set()
+    instructions = [inst for block in function.basic_blocks for inst in block.instructions]
+    changed = True
+    while changed:
+        changed = False
+        for inst in instructions:
+            if inst in dependent:
+                continue
+            hit = False
+            if inst.opcode == llvm.Opcode.Call and inst.called_value.is_function and _LANE_SOURCES.match(inst.called_value.name):
+                hit = True
+            elif inst.opcode == llvm.Opcode.Alloca:
+                hit = True
+            else:
+                hit = any(inst.get_operand(i) in dependent for i in range(inst.num_operands)
+                          if inst.get_operand(i).is_instruction)
+            if hit:
+                dependent.add(inst)
+                changed = True
+    return dependent
+
+
+def _product(dims):
+    return dims[0] * dims[1] * dims[2]
+
+
+def _workgroup_dims(ir_text: str) -> dict[str, tuple[int, int, int]]:
+    """The `!reqd_work_group_size` of each kernel that has one (read from the
+    text: the bindings cannot read a metadata node's integers)."""
+    nodes = {m.group(1): m.group(2) for m in re.finditer(r"^(![0-9]+) = !\{(i32 \d+, i32 \d+, i32 \d+)\}", ir_text, re.M)}
+    sizes = {}
+    for m in re.finditer(r"^define [^@\n]*@\"?([\w.$-]+)\"?\(.*!reqd_work_group_size (![0-9]+)", ir_text, re.M):
+        dims = re.findall(r"i32 (\d+)", nodes.get(m.group(2), ""))
+        if len(dims) == 3:
+            sizes[m.group(1)] = (int(dims[0]), int(dims[1]), int(dims[2]))
+    return sizes
+
+
+def _blocks_from(starts):
+    seen, stack = set(), list(starts)
+    while stack:
+        block = stack.pop()
+        if block not in seen:
+            seen.add(block)
+            stack.extend(block.successors)
+    return seen
+
+
+def _check_global_lockstep(module, reach, workgroup_dims):
+    """Global memory between two barriers, as _check_lds_lockstep for LDS: the
+    lanes of a workgroup run one after another there, a GPU runs a wave's lanes
+    in lockstep. A kernel whose lanes all read and rewrite the same elements in
+    place (IREE's FFT stages: each lane repeats the whole butterfly), or read
+    what other lanes store before any barrier, computes something else when the
+    lanes run one after another, so it is refused. Kernel arguments do not
+    alias (IREE marks them noalias); different workgroups never share a
+    barrier interval on a GPU either."""
+    lane_dependent = _LaneDependence()
+    for function in module.functions:
+        if function.is_declaration:
+            continue
+        kernels = reach.kernels_reaching(function.name) or [function.name]
+        lanes = max(_product(workgroup_dims.get(k, (0, 0, 0))) for k in kernels)
+        if lanes == 1:
+            continue  # one lane per workgroup: nothing runs beside it
+        blocks = list(function.basic_blocks)
+        one_lane = _blocks_from(block for block in blocks if block.name.startswith(ONE_LANE_BLOCK))
+        entry_state = {b: frozenset() for b in blocks}
+        changed = True
+        while changed:
+            changed = False
+            for block in blocks:
+                if block in one_lane:
+                    continue  # lane 0 alone (_run_uniform_tails_on_one_lane)
+                state = set(entry_state[block])
+                for inst in block.instructions:
+                    if _is_barrier_call(inst):
+                        state = set()
+                        continue
+                    access = _global_access(inst, lanes)
+                    if access is None:
+                        continue
+                    area, index, kind = access
+                    private = index is not None and _mentions_lane(index, lane_dependent)
+                    for other_kind, other_area, other_index, other_private in state:
+                        if not _overlap(area, other_area):
+                            continue
+                        if kind == other_kind:
+                            continue
+                        if private and other_private and index == other_index:
+                            continue
+                        if os.environ.get("SOFTHIP_DEBUG_LDS"):
+                            print("global conflict:", kind, area, index, private, "vs", other_kind,
+                                  other_area, other_index, other_private, file=sys.stderr)
+                        raise UnsupportedConstruct(
+                            f"global memory written and read by different lanes between two "
+                            f"barriers (in kernel {', '.join(kernels)}): the kernel relies on a "
+                            "wave's lanes running in lockstep, which the software HIP device "
+                            "does not emulate")
+                    state.add((kind, area, index, private))
+                for successor in block.successors:
+                    merged = entry_state[successor] | state
+                    if merged != entry_state[successor]:
+                        entry_state[successor] = frozenset(merged)
+                        changed = True
+
+
 def _check_lds_lockstep(module, reach):
     """The software device runs the lanes of a workgroup one after another
     between two barriers; a GPU runs a wave's lanes in lockstep, so a kernel may
@@ -1204,7 +1590,10 @@ def retarget(ir_text: str, runtime_bitcode: bytes, gpu_arch: str = "gfx942",
             module.run_passes("globaldce")
             kernels = _kernels(module)
             reach = _Reach(module, kernels)
+            dims = _workgroup_dims(ir_text)
+            _run_uniform_tails_on_one_lane(module, kernels, dims)
             _check_lds_lockstep(module, reach)
+            _check_global_lockstep(module, reach, dims)
             rewriter = _Rewriter(module, kernels, reach)
             rewriter.data_layout = x86.create_data_layout()
             rewriter.rewrite()

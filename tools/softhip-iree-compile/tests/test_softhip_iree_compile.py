@@ -357,6 +357,134 @@ define amdgpu_kernel void @reads_a_neighbour(ptr addrspace(1) %out) {
 }
 """
 
+# Every lane rewrites the same element in place, as IREE's FFT stages, sorts and scans
+# do: lockstep lanes act as one lane (x[0] + 1), lanes one after another would add 64.
+UNIFORM_IN_PLACE = """
+declare i32 @llvm.amdgcn.workitem.id.x()
+define amdgpu_kernel void @adds_one_in_place(ptr addrspace(1) noalias %x) !reqd_work_group_size !0 {
+  %v = load i32, ptr addrspace(1) %x
+  %w = add i32 %v, 1
+  store i32 %w, ptr addrspace(1) %x
+  ret void
+}
+; Lanes 0 and 1 clear y[0..1] (lane-dependent), then every lane reads them and rewrites
+; y[0] in place: on a GPU the clearing is seen (same wave, program order) and y[0] = x + 1.
+define amdgpu_kernel void @clears_then_updates(ptr addrspace(1) noalias %x, ptr addrspace(1) noalias %y) !reqd_work_group_size !0 {
+entry:
+  %l = call i32 @llvm.amdgcn.workitem.id.x()
+  %first = icmp ult i32 %l, 2
+  br i1 %first, label %clear, label %join
+clear:
+  %slot = getelementptr i32, ptr addrspace(1) %y, i32 %l
+  store i32 0, ptr addrspace(1) %slot
+  br label %join
+join:
+  %y1 = getelementptr i32, ptr addrspace(1) %y, i32 1
+  %a = load i32, ptr addrspace(1) %y
+  %b = load i32, ptr addrspace(1) %y1
+  %c = load i32, ptr addrspace(1) %x
+  %s = add i32 %a, %b
+  %t = add i32 %s, %c
+  %u = add i32 %t, 1
+  store i32 %u, ptr addrspace(1) %y
+  ret void
+}
+; The same after a barrier of the kernel's own.
+declare void @llvm.amdgcn.s.barrier()
+define amdgpu_kernel void @barrier_clears_then_updates(ptr addrspace(1) noalias %x, ptr addrspace(1) noalias %y, ptr addrspace(1) noalias %scratch) !reqd_work_group_size !0 {
+entry:
+  %l = call i32 @llvm.amdgcn.workitem.id.x()
+  %own = getelementptr i32, ptr addrspace(1) %scratch, i32 %l
+  store i32 %l, ptr addrspace(1) %own
+  call void @llvm.amdgcn.s.barrier()
+  %first = icmp ult i32 %l, 2
+  br i1 %first, label %clear, label %join
+clear:
+  %slot = getelementptr i32, ptr addrspace(1) %y, i32 %l
+  store i32 0, ptr addrspace(1) %slot
+  br label %join
+join:
+  %y1 = getelementptr i32, ptr addrspace(1) %y, i32 1
+  %a = load i32, ptr addrspace(1) %y
+  %b = load i32, ptr addrspace(1) %y1
+  %c = load i32, ptr addrspace(1) %x
+  %s = add i32 %a, %b
+  %t = add i32 %s, %c
+  %u = add i32 %t, 1
+  store i32 %u, ptr addrspace(1) %y
+  ret void
+}
+!0 = !{i32 64, i32 1, i32 1}
+"""
+
+# Each lane stores its element, then reads its neighbour's with no barrier between:
+# on a GPU the wave's stores all happen first; lanes one after another read stale data.
+LOCKSTEP_GLOBAL = """
+declare i32 @llvm.amdgcn.workitem.id.x()
+define amdgpu_kernel void @reads_a_neighbours_store(ptr addrspace(1) noalias %x, ptr addrspace(1) noalias %out) !reqd_work_group_size !0 {
+  %l = call i32 @llvm.amdgcn.workitem.id.x()
+  %slot = getelementptr i32, ptr addrspace(1) %x, i32 %l
+  store i32 %l, ptr addrspace(1) %slot
+  %n = add i32 %l, 1
+  %m = and i32 %n, 63
+  %nslot = getelementptr i32, ptr addrspace(1) %x, i32 %m
+  %r = load i32, ptr addrspace(1) %nslot
+  %o = getelementptr i32, ptr addrspace(1) %out, i32 %l
+  store i32 %r, ptr addrspace(1) %o
+  ret void
+}
+!0 = !{i32 64, i32 1, i32 1}
+"""
+
+
+class LockstepTest(unittest.TestCase):
+    """Lanes that a GPU runs in lockstep, without a barrier between them."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.work = tempfile.mkdtemp(prefix="softhip-lockstep.")
+        cls.image, cls.kernels = code_object(UNIFORM_IN_PLACE, cls.work, "uniform")
+        cls.hip = SoftwareHip()
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.work, ignore_errors=True)
+
+    def test_lanes_doing_the_same_in_place_work_act_as_one_lane(self):
+        hip = self.hip
+        x = hip.upload(numpy.array([5], numpy.int32))
+        for _ in range(2):  # launches of four workgroups of 64 lanes
+            self.assertEqual(hip.launch(self.image, "adds_one_in_place", (64, 1, 1), (4, 1, 1), [x]), 0)
+        self.assertEqual(int(hip.download(x, numpy.zeros(1, numpy.int32))[0]), 5 + 2 * 4)
+
+    def test_a_lane_dependent_start_is_seen_by_the_uniform_rest(self):
+        hip = self.hip
+        x = hip.upload(numpy.array([41], numpy.int32))
+        y = hip.upload(numpy.array([1000, 2000], numpy.int32))
+        self.assertEqual(hip.launch(self.image, "clears_then_updates", (64, 1, 1), (1, 1, 1), [x, y]), 0)
+        self.assertEqual(list(hip.download(y, numpy.zeros(2, numpy.int32))), [42, 0])
+        # No barrier anywhere: the last lane runs the uniform part, lanes stay a plain loop.
+        self.assertFalse(self.kernels["clears_then_updates"].sync)
+
+    def test_with_a_barrier_before_it_lane_0_runs_the_uniform_rest_after_another(self):
+        hip = self.hip
+        x = hip.upload(numpy.array([41], numpy.int32))
+        y = hip.upload(numpy.array([1000, 2000], numpy.int32))
+        scratch = hip.upload(numpy.zeros(64, numpy.int32))
+        self.assertEqual(hip.launch(self.image, "barrier_clears_then_updates", (64, 1, 1), (1, 1, 1),
+                                    [x, y, scratch]), 0)
+        self.assertEqual(list(hip.download(y, numpy.zeros(2, numpy.int32))), [42, 0])
+        self.assertEqual(list(hip.download(scratch, numpy.zeros(64, numpy.int32))), list(range(64)))
+        self.assertTrue(self.kernels["barrier_clears_then_updates"].sync)
+
+    def test_global_memory_shared_between_lanes_without_a_barrier_is_refused(self):
+        with tempfile.TemporaryDirectory() as work:
+            with self.assertRaises(retarget.UnsupportedConstruct) as caught:
+                code_object(LOCKSTEP_GLOBAL, work)
+        self.assertIn("lockstep", str(caught.exception))
+        self.assertIn("reads_a_neighbours_store", str(caught.exception))
+
+
 UNSUPPORTED_ASM = """
 define amdgpu_kernel void @has_asm(ptr addrspace(1) %out) {
   call void asm sideeffect "v_nop", ""()
