@@ -1131,8 +1131,9 @@ def _run_uniform_tails_on_one_lane(module, kernels, workgroup_dims):
                     continue  # the entry as a loop header
             elif not outside or any(not successors[b] for b in reachable(entry, without=candidate)):
                 continue  # a path from the entry returns without reaching it
-            if any(inst in lane_dependent or _is_barrier_call(inst) for b in tail for inst in b.instructions):
-                continue
+            if any(inst in lane_dependent or (_is_barrier_call(inst) and not _is_trivial_barrier(inst))
+                   for b in tail for inst in b.instructions):
+                continue  # (barriers at the kernel's very start or end order nothing)
             leave = kernel.append_basic_block("softhip.other_lanes")
             with module.create_builder(leave) as builder:
                 builder.ret_void()
