@@ -70,6 +70,10 @@ _FP_TYPE = re.compile(r"\b(half|bfloat|float|double|x86_fp80|fp128|ppc_fp128)\b"
 _FP_NAMED = re.compile(r"(?<![\w.%@\"$-])([+-]?)(inf|qnan|snan|nan)(\([^)]*\))?(?![\w.])")
 # ... and other constants as `f0x` and the bits of the value in its own type.
 _FP_BITS = re.compile(r"(?<![\w.%@\"$-])f0x([0-9A-Fa-f]+)(?![\w.])")
+# ... and decimal constants: newer LLVM prints the shortest decimal that reads
+# back as the value (`float 1.393050e-03`), LLVM 21 reads a decimal only when
+# the type holds it exactly ("floating point constant invalid for type").
+_FP_DECIMAL = re.compile(r"(?<![\w.%@\"$-])([+-]?\d+\.\d+(?:[eE][+-]?\d+)?)(?![\w.])")
 # `denormal_fpenv(dynamic)` is LLVM 21's "denormal-fp-math"="dynamic,dynamic".
 _DENORMAL_FPENV = {"denormal_fpenv(dynamic)": '"denormal-fp-math"="dynamic,dynamic"'}
 
@@ -109,6 +113,23 @@ def _fp_bits_hex(type_name: str, bits: str) -> str:
                                "newer LLVM has no LLVM 21 spelling in this tool")
 
 
+def _fp_decimal_hex(type_name: str | None, text: str) -> str:
+    """A decimal constant in LLVM 21's exact form for its type: float as the
+    double's bits of the float value, half 0xH, bfloat 0xR (rounded to
+    nearest even, as the newer LLVM that printed the shortest decimal
+    read it); double, and anything else, unchanged."""
+    value = float(text)
+    if type_name == "float":
+        single = struct.unpack("<f", struct.pack("<f", value))[0]
+        return "0x%016X" % struct.unpack("<Q", struct.pack("<d", single))[0]
+    if type_name == "half":
+        return "0xH%04X" % struct.unpack("<H", struct.pack("<e", value))[0]
+    if type_name == "bfloat":
+        bits = struct.unpack("<I", struct.pack("<f", value))[0]
+        return "0xR%04X" % (((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF)
+    return text
+
+
 def _fp_constants_to_hex(line: str) -> str:
     """Each constant takes the type written last before it on its line (LLVM
     prints a constant after its type, or, for the second operand of a binary
@@ -118,8 +139,12 @@ def _fp_constants_to_hex(line: str) -> str:
         if not types:
             raise UnsupportedConstruct(f"floating-point constant `{match.group(0)}` without a type: {line.strip()}")
         return types[-1]
+    def type_or_none(match):
+        types = _FP_TYPE.findall(line, 0, match.start())
+        return types[-1] if types else None
     line = _FP_NAMED.sub(lambda m: _fp_hex(type_before(m), m.group(1), m.group(2), m.group(3)), line)
-    return _FP_BITS.sub(lambda m: _fp_bits_hex(type_before(m), m.group(1)), line)
+    line = _FP_BITS.sub(lambda m: _fp_bits_hex(type_before(m), m.group(1)), line)
+    return _FP_DECIMAL.sub(lambda m: _fp_decimal_hex(type_or_none(m), m.group(1)), line)
 
 
 def _split_operands(text: str, start: int) -> tuple[list[str], int]:
@@ -172,7 +197,8 @@ def downgrade_ir(ir_text: str, ir_llvm_major: int) -> str:
 
     What IREE 3.13's LLVM (24) prints that LLVM 21 reads otherwise: the
     attributes of NEWER_LLVM_ATTRIBUTES (dropped), floating-point constants
-    spelt `-inf`, `-qnan` or `f0x<bits>` (their LLVM 21 hexadecimal form),
+    spelt `-inf`, `-qnan`, `f0x<bits>` or as a decimal the type does not
+    hold exactly (their LLVM 21 hexadecimal form),
     `denormal_fpenv(dynamic)` (the "denormal-fp-math" string attribute), and
     masked load/store/gather/scatter with the alignment as an attribute of the
     pointer (the alignment operand again). Nothing else needs rewriting: the
@@ -195,7 +221,7 @@ def downgrade_ir(ir_text: str, ir_llvm_major: int) -> str:
             code, _, comment = line.partition(";")
             comment = ";" + comment
         if code.strip() and not code.lstrip().startswith("!"):
-            if _FP_NAMED.search(code) or _FP_BITS.search(code):
+            if _FP_NAMED.search(code) or _FP_BITS.search(code) or _FP_DECIMAL.search(code):
                 code = _fp_constants_to_hex(code)
             for newer, older in _DENORMAL_FPENV.items():
                 code = code.replace(newer, older)
@@ -205,6 +231,41 @@ def downgrade_ir(ir_text: str, ir_llvm_major: int) -> str:
                 code = _masked_to_llvm21(code)
         lines.append(code + comment)
     return "\n".join(lines)
+
+
+def llvm21_parse_error(ir_text: str) -> str | None:
+    """The parser's message when the bindings' LLVM cannot read `ir_text`, None
+    when it can (or its library is not found): llvm-nanobind crashes on a
+    parse error instead of raising, so the text is first parsed through
+    LLVM's C API in that same library, which returns the message."""
+    import ctypes
+    import glob
+    libs = glob.glob(os.path.join(os.path.dirname(os.path.dirname(llvm.__file__)), "llvm_nanobind.libs", "libLLVM-*.so*"))
+    if not libs:
+        return None
+    lib = ctypes.CDLL(libs[0])
+    lib.LLVMContextCreate.restype = ctypes.c_void_p
+    lib.LLVMContextDispose.argtypes = [ctypes.c_void_p]
+    lib.LLVMCreateMemoryBufferWithMemoryRangeCopy.restype = ctypes.c_void_p
+    lib.LLVMCreateMemoryBufferWithMemoryRangeCopy.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p]
+    lib.LLVMParseIRInContext.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p),
+                                         ctypes.POINTER(ctypes.c_void_p)]
+    lib.LLVMDisposeModule.argtypes = [ctypes.c_void_p]
+    lib.LLVMDisposeMessage.argtypes = [ctypes.c_void_p]
+    data = ir_text.encode()
+    context = lib.LLVMContextCreate()
+    try:
+        buffer = lib.LLVMCreateMemoryBufferWithMemoryRangeCopy(data, len(data), b"ir")
+        module, message = ctypes.c_void_p(), ctypes.c_void_p()
+        failed = lib.LLVMParseIRInContext(context, buffer, ctypes.byref(module), ctypes.byref(message))
+        if module.value:
+            lib.LLVMDisposeModule(module)
+        text = ctypes.string_at(message.value).decode(errors="replace") if message.value else ""
+        if message.value:
+            lib.LLVMDisposeMessage(message)
+        return (text.strip() or "a parse error") if failed else None
+    finally:
+        lib.LLVMContextDispose(context)
 
 
 class UnsupportedConstruct(Exception):
@@ -1574,6 +1635,9 @@ def retarget(ir_text: str, runtime_bitcode: bytes, gpu_arch: str = "gfx942",
         wave_size = wave_size_of(gpu_arch)
     gpu_arch = canonical_target(gpu_arch)
     amdgcn, x86 = _target_machines(gpu_arch)
+    error = llvm21_parse_error(ir_text)
+    if error:
+        raise UnsupportedConstruct(f"LLVM IR that LLVM {BINDINGS_LLVM_MAJOR} cannot read: {error}")
     with llvm.create_context() as ctx:
         with ctx.parse_ir(ir_text) as module:
             module.target_triple = AMDGCN_TRIPLE

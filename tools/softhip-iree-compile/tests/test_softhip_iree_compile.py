@@ -516,6 +516,25 @@ class UnsupportedConstructTest(unittest.TestCase):
         self.assertIn("lockstep", str(caught.exception))
         self.assertIn("reads_a_neighbour", str(caught.exception))
 
+    def test_ir_llvm_21_cannot_read_is_an_error_with_the_parsers_message(self):
+        with tempfile.TemporaryDirectory() as work:
+            with self.assertRaises(retarget.UnsupportedConstruct) as caught:
+                code_object("define amdgpu_kernel void @broken(ptr addrspace(1) %out) {\n  ret i32 %out\n", work)
+        self.assertIn("cannot read", str(caught.exception))
+        self.assertIn("error:", str(caught.exception))
+
+    def test_decimal_constants_of_newer_llvm_are_read_exactly(self):
+        # LLVM 24 prints float constants as their shortest decimal; LLVM 21 reads a
+        # decimal only when the type holds it exactly.
+        line = "  %7 = call float @f(float noundef %6, float noundef 1.393050e-03, half 0.1, double 0.1)"
+        rewritten = retarget.downgrade_ir(line, 24)
+        self.assertIn("float noundef 0x3F56D2E000000000", rewritten)  # the float nearest 1.393050e-03
+        self.assertIn("half 0xH2E66", rewritten)
+        self.assertIn("double 0.1", rewritten)  # a decimal double is read as the nearest double
+        self.assertIsNone(retarget.llvm21_parse_error(
+            "define float @g() {\n  ret float " + retarget.downgrade_ir("float 1.393050e-03", 24).split()[1] + "\n}\n"))
+        self.assertIn("invalid for type", retarget.llvm21_parse_error("define float @g() {\n  ret float 1.393050e-03\n}\n"))
+
     def test_unsupported_targets_are_refused_by_name(self):
         for target in ("gfx950", "gfx1200", "gfx803"):
             with self.assertRaises(retarget.UnsupportedConstruct) as caught:
