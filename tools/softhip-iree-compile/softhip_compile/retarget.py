@@ -939,17 +939,26 @@ def _functions_using(value, seen=None):
 LDS = 3
 
 
+def _memory_operand(inst):
+    """(pointer, kind) of a load ('r'), store ('w') or atomic ('a'); None for
+    anything else."""
+    op = inst.opcode
+    if op == llvm.Opcode.Load:
+        return inst.get_operand(0), "r"
+    if op == llvm.Opcode.Store:
+        return inst.get_operand(1), "w"
+    if op in (llvm.Opcode.AtomicRMW, llvm.Opcode.AtomicCmpXchg):
+        return inst.get_operand(0), "a"
+    return None
+
+
 def _lds_pointer_operand(inst):
     """(pointer, kind) of an LDS access: kind 'r' load, 'w' store, 'a' atomic,
     '?' a call given an LDS pointer; None when `inst` touches no LDS."""
-    op = inst.opcode
-    if op == llvm.Opcode.Load:
-        pointer, kind = inst.get_operand(0), "r"
-    elif op == llvm.Opcode.Store:
-        pointer, kind = inst.get_operand(1), "w"
-    elif op in (llvm.Opcode.AtomicRMW, llvm.Opcode.AtomicCmpXchg):
-        pointer, kind = inst.get_operand(0), "a"
-    elif op == llvm.Opcode.Call and not inst.called_value.is_inline_asm:
+    access = _memory_operand(inst)
+    if access is not None:
+        pointer, kind = access
+    elif inst.opcode == llvm.Opcode.Call and not inst.called_value.is_inline_asm:
         for i in range(inst.num_arg_operands):
             operand = inst.get_arg_operand(i)
             if operand.type.is_pointer and operand.type.pointer_address_space == LDS:
@@ -1109,14 +1118,10 @@ def _global_access(inst, lanes=0):
             return None, None, kind
         area, base_index = _global_area_and_index(base, lanes)
         return area, base_index + tuple(_lane_structure(v, lanes) for v in offsets), kind
-    if op == llvm.Opcode.Load:
-        pointer, kind = inst.get_operand(0), "r"
-    elif op == llvm.Opcode.Store:
-        pointer, kind = inst.get_operand(1), "w"
-    elif op in (llvm.Opcode.AtomicRMW, llvm.Opcode.AtomicCmpXchg):
-        pointer, kind = inst.get_operand(0), "a"
-    else:
+    access = _memory_operand(inst)
+    if access is None:
         return None
+    pointer, kind = access
     if not pointer.type.is_pointer or pointer.type.pointer_address_space != GLOBAL:
         return None
     area, index = _global_area_and_index(pointer, lanes)
@@ -1398,46 +1403,16 @@ def _check_global_lockstep(module, reach, workgroup_dims):
         lanes = max(_product(workgroup_dims.get(k, (0, 0, 0))) for k in kernels)
         if lanes == 1:
             continue  # one lane per workgroup: nothing runs beside it
-        blocks = list(function.basic_blocks)
-        one_lane = _blocks_from(block for block in blocks if block.name.startswith(ONE_LANE_BLOCK))
-        entry_state = {b: frozenset() for b in blocks}
-        changed = True
-        while changed:
-            changed = False
-            for block in blocks:
-                if block in one_lane:
-                    continue  # lane 0 alone (_run_uniform_tails_on_one_lane)
-                state = set(entry_state[block])
-                for inst in block.instructions:
-                    if _is_barrier_call(inst):
-                        state = set()
-                        continue
-                    access = _global_access(inst, lanes)
-                    if access is None:
-                        continue
-                    area, index, kind = access
-                    private = index is not None and _mentions_lane(index, lane_dependent)
-                    for other_kind, other_area, other_index, other_private in state:
-                        if not _overlap(area, other_area):
-                            continue
-                        if kind == other_kind:
-                            continue
-                        if private and other_private and index == other_index:
-                            continue
-                        if os.environ.get("SOFTHIP_DEBUG_LDS"):
-                            print("global conflict:", kind, area, index, private, "vs", other_kind,
-                                  other_area, other_index, other_private, file=sys.stderr)
-                        raise UnsupportedConstruct(
-                            f"global memory written and read by different lanes between two "
-                            f"barriers (in kernel {', '.join(kernels)}): the kernel relies on a "
-                            "wave's lanes running in lockstep, which the software HIP device "
-                            "does not emulate")
-                    state.add((kind, area, index, private))
-                for successor in block.successors:
-                    merged = entry_state[successor] | state
-                    if merged != entry_state[successor]:
-                        entry_state[successor] = frozenset(merged)
-                        changed = True
+        one_lane = _blocks_from(block for block in function.basic_blocks if block.name.startswith(ONE_LANE_BLOCK))
+        conflict = _lockstep_conflict(function, lambda inst: _global_access(inst, lanes), lane_dependent, one_lane)
+        if conflict:
+            if os.environ.get("SOFTHIP_DEBUG_LDS"):
+                print("global conflict:", *conflict, file=sys.stderr)
+            raise UnsupportedConstruct(
+                f"global memory written and read by different lanes between two "
+                f"barriers (in kernel {', '.join(kernels)}): the kernel relies on a "
+                "wave's lanes running in lockstep, which the software HIP device "
+                "does not emulate")
 
 
 def _check_lds_lockstep(module, reach):
@@ -1449,48 +1424,71 @@ def _check_lds_lockstep(module, reach):
     must be at the same lane-dependent address (each lane on its own slot);
     anything else is refused instead of racing silently."""
     lane_dependent = _LaneDependence()
+
+    def access_of(inst):
+        access = _lds_pointer_operand(inst)
+        if access is None:
+            return None
+        pointer, kind = access
+        area, index = _lds_area_and_index(pointer)
+        return area, index, kind
+
     for function in module.functions:
         if function.is_declaration:
             continue
-        blocks = list(function.basic_blocks)
-        entry_state = {b: frozenset() for b in blocks}
-        changed = True
-        while changed:
-            changed = False
-            for block in blocks:
-                state = set(entry_state[block])
-                for inst in block.instructions:
-                    if _is_barrier_call(inst):
-                        state = set()
+        conflict = _lockstep_conflict(function, access_of, lane_dependent, set())
+        if conflict:
+            kernels = reach.kernels_reaching(function.name) or [function.name]
+            if os.environ.get("SOFTHIP_DEBUG_LDS"):
+                print("LDS conflict:", *conflict, file=sys.stderr)
+            raise UnsupportedConstruct(
+                f"workgroup memory (LDS) written and read by different lanes between "
+                f"two barriers (in kernel {', '.join(kernels)}): the kernel relies on "
+                "lanes running in lockstep, which the software HIP device does not "
+                "emulate")
+
+
+def _lockstep_conflict(function, access_of, lane_dependent, skip):
+    """Two accesses on a path between barriers (loops included) that lanes run
+    one after another would order differently from lockstep lanes: of one
+    area (`access_of(inst)` gives area, index key, kind: 'r', 'w', 'a', or
+    '?' for a call given the memory), of different kinds, not both at the
+    same lane-dependent index. Blocks in `skip` run on one lane. Returns the
+    two as (kind, area, index, private) tuples, or None."""
+    blocks = list(function.basic_blocks)
+    entry_state = {b: frozenset() for b in blocks}
+    changed = True
+    while changed:
+        changed = False
+        for block in blocks:
+            if block in skip:
+                continue
+            state = set(entry_state[block])
+            for inst in block.instructions:
+                if _is_barrier_call(inst):
+                    state = set()
+                    continue
+                access = access_of(inst)
+                if access is None:
+                    continue
+                area, index, kind = access
+                private = index is not None and _mentions_lane(index, lane_dependent)
+                for other in state:
+                    other_kind, other_area, other_index, other_private = other
+                    if not _overlap(area, other_area):
                         continue
-                    access = _lds_pointer_operand(inst)
-                    if access is None:
+                    if kind == other_kind and kind != "?":
                         continue
-                    pointer, kind = access
-                    area, index = _lds_area_and_index(pointer)
-                    private = index is not None and _mentions_lane(index, lane_dependent)
-                    for other_kind, other_area, other_index, other_private in state:
-                        if not _overlap(area, other_area):
-                            continue
-                        if kind == other_kind and kind != "?":
-                            continue
-                        if private and other_private and index == other_index and "?" not in (kind, other_kind):
-                            continue
-                        kernels = reach.kernels_reaching(function.name) or [function.name]
-                        if os.environ.get("SOFTHIP_DEBUG_LDS"):
-                            print("LDS conflict:", kind, area, index, private, "vs", other_kind,
-                                  other_area, other_index, other_private, file=sys.stderr)
-                        raise UnsupportedConstruct(
-                            f"workgroup memory (LDS) written and read by different lanes between "
-                            f"two barriers (in kernel {', '.join(kernels)}): the kernel relies on "
-                            "lanes running in lockstep, which the software HIP device does not "
-                            "emulate")
-                    state.add((kind, area, index, private))
-                for successor in block.successors:
-                    merged = entry_state[successor] | state
-                    if merged != entry_state[successor]:
-                        entry_state[successor] = frozenset(merged)
-                        changed = True
+                    if private and other_private and index == other_index and "?" not in (kind, other_kind):
+                        continue
+                    return (kind, area, index, private), other
+                state.add((kind, area, index, private))
+            for successor in block.successors:
+                merged = entry_state[successor] | state
+                if merged != entry_state[successor]:
+                    entry_state[successor] = frozenset(merged)
+                    changed = True
+    return None
 
 
 def _make_lds_thread_local(module):

@@ -359,61 +359,48 @@ define amdgpu_kernel void @reads_a_neighbour(ptr addrspace(1) %out) {
 
 # Every lane rewrites the same element in place, as IREE's FFT stages, sorts and scans
 # do: lockstep lanes act as one lane (x[0] + 1), lanes one after another would add 64.
+# Then: lanes 0 and 1 clear y[0..1] (lane-dependent), and every lane reads them and
+# rewrites y[0] in place: on a GPU the clearing is seen (same wave, program order) and
+# y[0] = x + 1; once as it is, once after a barrier of the kernel's own.
+_CLEAR_THEN_UPDATE = """
+  %first = icmp ult i32 %l, 2
+  br i1 %first, label %clear, label %join
+clear:
+  %slot = getelementptr i32, ptr addrspace(1) %y, i32 %l
+  store i32 0, ptr addrspace(1) %slot
+  br label %join
+join:
+  %y1 = getelementptr i32, ptr addrspace(1) %y, i32 1
+  %a = load i32, ptr addrspace(1) %y
+  %b = load i32, ptr addrspace(1) %y1
+  %c = load i32, ptr addrspace(1) %x
+  %s = add i32 %a, %b
+  %t = add i32 %s, %c
+  %u = add i32 %t, 1
+  store i32 %u, ptr addrspace(1) %y
+  ret void
+}
+"""
 UNIFORM_IN_PLACE = """
 declare i32 @llvm.amdgcn.workitem.id.x()
+declare void @llvm.amdgcn.s.barrier()
 define amdgpu_kernel void @adds_one_in_place(ptr addrspace(1) noalias %x) !reqd_work_group_size !0 {
   %v = load i32, ptr addrspace(1) %x
   %w = add i32 %v, 1
   store i32 %w, ptr addrspace(1) %x
   ret void
 }
-; Lanes 0 and 1 clear y[0..1] (lane-dependent), then every lane reads them and rewrites
-; y[0] in place: on a GPU the clearing is seen (same wave, program order) and y[0] = x + 1.
 define amdgpu_kernel void @clears_then_updates(ptr addrspace(1) noalias %x, ptr addrspace(1) noalias %y) !reqd_work_group_size !0 {
 entry:
   %l = call i32 @llvm.amdgcn.workitem.id.x()
-  %first = icmp ult i32 %l, 2
-  br i1 %first, label %clear, label %join
-clear:
-  %slot = getelementptr i32, ptr addrspace(1) %y, i32 %l
-  store i32 0, ptr addrspace(1) %slot
-  br label %join
-join:
-  %y1 = getelementptr i32, ptr addrspace(1) %y, i32 1
-  %a = load i32, ptr addrspace(1) %y
-  %b = load i32, ptr addrspace(1) %y1
-  %c = load i32, ptr addrspace(1) %x
-  %s = add i32 %a, %b
-  %t = add i32 %s, %c
-  %u = add i32 %t, 1
-  store i32 %u, ptr addrspace(1) %y
-  ret void
-}
-; The same after a barrier of the kernel's own.
-declare void @llvm.amdgcn.s.barrier()
+""" + _CLEAR_THEN_UPDATE + """
 define amdgpu_kernel void @barrier_clears_then_updates(ptr addrspace(1) noalias %x, ptr addrspace(1) noalias %y, ptr addrspace(1) noalias %scratch) !reqd_work_group_size !0 {
 entry:
   %l = call i32 @llvm.amdgcn.workitem.id.x()
   %own = getelementptr i32, ptr addrspace(1) %scratch, i32 %l
   store i32 %l, ptr addrspace(1) %own
   call void @llvm.amdgcn.s.barrier()
-  %first = icmp ult i32 %l, 2
-  br i1 %first, label %clear, label %join
-clear:
-  %slot = getelementptr i32, ptr addrspace(1) %y, i32 %l
-  store i32 0, ptr addrspace(1) %slot
-  br label %join
-join:
-  %y1 = getelementptr i32, ptr addrspace(1) %y, i32 1
-  %a = load i32, ptr addrspace(1) %y
-  %b = load i32, ptr addrspace(1) %y1
-  %c = load i32, ptr addrspace(1) %x
-  %s = add i32 %a, %b
-  %t = add i32 %s, %c
-  %u = add i32 %t, 1
-  store i32 %u, ptr addrspace(1) %y
-  ret void
-}
+""" + _CLEAR_THEN_UPDATE + """
 !0 = !{i32 64, i32 1, i32 1}
 """
 
