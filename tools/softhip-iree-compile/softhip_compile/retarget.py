@@ -1392,7 +1392,9 @@ def _check_global_lockstep(module, reach, workgroup_dims):
     in lockstep. A kernel whose lanes all read and rewrite the same elements in
     place (IREE's FFT stages: each lane repeats the whole butterfly), or read
     what other lanes store before any barrier, computes something else when the
-    lanes run one after another, so it is refused. Kernel arguments do not
+    lanes run one after another, so it is refused: an element at an address
+    that does not depend on the lane, read and written by lanes between two
+    barriers outside a one-lane part. Kernel arguments do not
     alias (IREE marks them noalias); different workgroups never share a
     barrier interval on a GPU either."""
     lane_dependent = _LaneDependence()
@@ -1404,7 +1406,8 @@ def _check_global_lockstep(module, reach, workgroup_dims):
         if lanes == 1:
             continue  # one lane per workgroup: nothing runs beside it
         one_lane = _blocks_from(block for block in function.basic_blocks if block.name.startswith(ONE_LANE_BLOCK))
-        conflict = _lockstep_conflict(function, lambda inst: _global_access(inst, lanes), lane_dependent, one_lane)
+        conflict = _lockstep_conflict(function, lambda inst: _global_access(inst, lanes), lane_dependent, one_lane,
+                                      lane_partitioned=True)
         if conflict:
             if os.environ.get("SOFTHIP_DEBUG_LDS"):
                 print("global conflict:", *conflict, file=sys.stderr)
@@ -1448,13 +1451,17 @@ def _check_lds_lockstep(module, reach):
                 "emulate")
 
 
-def _lockstep_conflict(function, access_of, lane_dependent, skip):
+def _lockstep_conflict(function, access_of, lane_dependent, skip, lane_partitioned=False):
     """Two accesses on a path between barriers (loops included) that lanes run
     one after another would order differently from lockstep lanes: of one
     area (`access_of(inst)` gives area, index key, kind: 'r', 'w', 'a', or
     '?' for a call given the memory), of different kinds, not both at the
-    same lane-dependent index. Blocks in `skip` run on one lane. Returns the
-    two as (kind, area, index, private) tuples, or None."""
+    same lane-dependent index. Blocks in `skip` run on one lane. With
+    `lane_partitioned`, any two lane-dependent indices are taken as each
+    lane's own elements (IREE partitions global memory between lanes: a lane
+    reads one accumulator row and writes the next of its own), so only an
+    access at a lane-independent index conflicts. Returns the two as
+    (kind, area, index, private) tuples, or None."""
     blocks = list(function.basic_blocks)
     entry_state = {b: frozenset() for b in blocks}
     changed = True
@@ -1479,7 +1486,8 @@ def _lockstep_conflict(function, access_of, lane_dependent, skip):
                         continue
                     if kind == other_kind and kind != "?":
                         continue
-                    if private and other_private and index == other_index and "?" not in (kind, other_kind):
+                    if private and other_private and "?" not in (kind, other_kind) and (
+                            lane_partitioned or index == other_index):
                         continue
                     return (kind, area, index, private), other
                 state.add((kind, area, index, private))
