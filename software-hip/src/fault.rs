@@ -2,6 +2,10 @@
 //! makes the Nth call (1-based) of the named entry point fail with the given error.
 //!
 //! The variable is read once, the first time any entry point runs.
+//!
+//! `SOFTWARE_HIP_CALL_COUNTS=<file>` writes, when the process exits, how many times each
+//! entry point was called (`name count` per line): what a fault sweep needs to know which
+//! calls a program makes (iree-harness/faults/sweep.py).
 
 use crate::errors::{parse_error, HipResult};
 use crate::types::hipError_t;
@@ -42,6 +46,18 @@ pub fn parse_fail_rules(spec: &str) -> Result<Vec<FailRule>, String> {
 struct FaultState {
     rules: Vec<FailRule>,
     calls: Mutex<HashMap<&'static str, u64>>,
+    counts_file: Option<String>,
+}
+
+/// Writes the call counts to `SOFTWARE_HIP_CALL_COUNTS` (registered with atexit).
+extern "C" fn write_call_counts() {
+    let state = state();
+    let Some(path) = &state.counts_file else { return };
+    let mut lines: Vec<String> = state.calls.lock().iter().map(|(name, count)| format!("{name} {count}\n")).collect();
+    lines.sort();
+    if let Err(error) = std::fs::write(path, lines.concat()) {
+        eprintln!("software-hip: cannot write SOFTWARE_HIP_CALL_COUNTS file {path}: {error}");
+    }
 }
 
 fn state() -> &'static FaultState {
@@ -54,14 +70,19 @@ fn state() -> &'static FaultState {
             }),
             Err(_) => Vec::new(),
         };
-        FaultState { rules, calls: Mutex::new(HashMap::new()) }
+        let counts_file = std::env::var("SOFTWARE_HIP_CALL_COUNTS").ok().filter(|path| !path.is_empty());
+        if counts_file.is_some() {
+            // SAFETY: registers a plain extern "C" function without arguments.
+            unsafe { libc::atexit(write_call_counts) };
+        }
+        FaultState { rules, calls: Mutex::new(HashMap::new()), counts_file }
     })
 }
 
 /// Counts a call of `function` and fails it when a rule names this call.
 pub fn check(function: &'static str) -> HipResult<()> {
     let state = state();
-    if state.rules.is_empty() || !state.rules.iter().any(|rule| rule.function == function) {
+    if state.counts_file.is_none() && !state.rules.iter().any(|rule| rule.function == function) {
         return Ok(());
     }
     let call_number = {

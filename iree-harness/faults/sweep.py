@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""A fault sweep: every HIP function a compiled program calls, failed at a spread of call
+numbers on the software HIP device (SOFTWARE_HIP_FAIL), through our driver and IREE's C
+driver, each run classified.
+
+  sweep.py WORK --driver LABEL=COMMAND [--driver ...] --compile IREE_COMPILE --hip-dir DIR
+           [--calls 1,2,3] [--modes stream,graph] [--timeout S] [--check LABEL]
+
+COMMAND is an iree-run-module command (words split on spaces); `pip` names the binary of
+pip's iree-base-runtime beside this Python (IREE's C driver inside; its console script
+would turn a crash into an exit status). The program is an MLP (two
+matmul dispatches, softhip-iree-compile for gfx942) with its inputs. A clean run per driver
+and mode lists the HIP functions it calls and how often (SOFTWARE_HIP_CALL_COUNTS); then
+each function fails at each call number it reaches, with an error that fits the call (out
+of memory for allocations, launch failure for launches and waits, invalid value
+otherwise). Each run is one of:
+  correct   exit 0, the same output as the clean run (a failed release reported on stderr)
+  status    a failure status that names the HIP function that failed
+  unnamed   a failure status that does not name it
+  wrong     exit 0 with other results
+  crash     killed by a signal
+  hang      still running after the timeout
+The table goes to WORK/faults.md. Exit status 1 when a driver named by --check (default:
+the first) has a crash, hang, wrong result or unnamed status.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(REPO, "iree-harness", "profiling"))
+import check_profiling  # noqa: E402  (its MLP preparation)
+
+KINDS = ("correct", "status", "unnamed", "wrong", "crash", "hang")
+BAD = ("unnamed", "wrong", "crash", "hang")
+
+
+def error_for(function: str) -> str:
+    name = function.lower()
+    if "malloc" in name or "alloc" in name or "poolcreate" in name:
+        return "hipErrorOutOfMemory"
+    if "launch" in name or "synchronize" in name:
+        return "hipErrorLaunchFailure"
+    return "hipErrorInvalidValue"
+
+
+def run(command: list[str], env: dict, timeout: float):
+    """(exit status or None after the timeout, stdout, stderr)."""
+    try:
+        result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, "", ""
+    return result.returncode, result.stdout, result.stderr
+
+
+def pip_tool() -> str:
+    import iree._runtime_libs as libs
+    return os.path.join(os.path.dirname(libs.__file__), "iree-run-module")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("work")
+    parser.add_argument("--driver", action="append", required=True)
+    parser.add_argument("--compile", required=True)
+    parser.add_argument("--hip-dir", required=True)
+    parser.add_argument("--calls", default="1,2,3,5,8,13,20,40")
+    parser.add_argument("--modes", default="stream,graph")
+    parser.add_argument("--timeout", type=float, default=30)
+    parser.add_argument("--check", action="append")
+    args = parser.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    arguments = check_profiling.prepare(os.path.join(args.work, "program"), args.compile)
+    calls = [int(n) for n in args.calls.split(",")]
+    drivers = {label: (pip_tool() if command == "pip" else command)
+               for label, command in (entry.split("=", 1) for entry in args.driver)}
+    checked = args.check or [next(iter(drivers))]
+    base_env = dict(os.environ, IREE_HIP_DYLIB_PATH=args.hip_dir)
+    base_env.pop("SOFTWARE_HIP_FAIL", None)
+
+    rows, findings = [], []
+    for label, command_text in drivers.items():
+        for mode in args.modes.split(","):
+            command = command_text.split() + ["--device=hip", f"--hip_use_streams={'true' if mode == 'stream' else 'false'}",
+                                              *arguments]
+            counts_path = os.path.join(args.work, f"{label}-{mode}.counts")
+            rc, reference, errors = run(command, dict(base_env, SOFTWARE_HIP_CALL_COUNTS=counts_path), args.timeout)
+            if rc != 0 or not os.path.exists(counts_path):
+                print(f"{label} {mode}: the clean run failed ({rc}): {(reference + errors)[-500:]}", file=sys.stderr)
+                return 1
+            counts = {name: int(n) for name, n in (line.split() for line in open(counts_path).read().splitlines())}
+            tally = collections.Counter()
+            for function, count in sorted(counts.items()):
+                for n in calls:
+                    if n > count:
+                        continue
+                    error = error_for(function)
+                    rc, printed, errors = run(command, dict(base_env, SOFTWARE_HIP_FAIL=f"{function}:{n}:{error}"),
+                                              args.timeout)
+                    output = printed + errors
+                    if rc is None:
+                        kind = "hang"
+                    elif rc < 0:
+                        kind = "crash"
+                    elif rc == 0:
+                        # A failed release is reported on stderr and changes nothing printed.
+                        kind = "correct" if printed == reference else "wrong"
+                    else:
+                        kind = "status" if function in output else "unnamed"
+                    tally[kind] += 1
+                    if kind in BAD:
+                        last = output.strip().splitlines()[-1][:300] if output.strip() else ""
+                        findings.append((label, mode, function, n, error, kind, last))
+            runs = sum(tally.values())
+            rows.append((label, mode, len(counts), runs, tally))
+            print(f"{label} {mode}: {len(counts)} HIP functions, {runs} runs: "
+                  + ", ".join(f"{k} {tally[k]}" for k in KINDS), flush=True)
+
+    with open(os.path.join(args.work, "faults.md"), "w") as out:
+        out.write(f"Fault sweep (iree-harness/faults/sweep.py): an MLP, each HIP function it calls failed at "
+                  f"call {args.calls}.\n\n")
+        out.write("| driver | mode | HIP functions | runs | " + " | ".join(KINDS) + " |\n")
+        out.write("|---|---|---|---|" + "---|" * len(KINDS) + "\n")
+        for label, mode, functions, runs, tally in rows:
+            out.write(f"| {label} | {mode} | {functions} | {runs} | " + " | ".join(str(tally[k]) for k in KINDS) + " |\n")
+        if findings:
+            out.write("\n| driver | mode | failed call | error | outcome | last line |\n|---|---|---|---|---|---|\n")
+            for label, mode, function, n, error, kind, last in findings:
+                out.write(f"| {label} | {mode} | {function} #{n} | {error} | {kind} | {last.replace('|', '/')} |\n")
+    print(f"table: {os.path.join(args.work, 'faults.md')}")
+    bad = [f for f in findings if f[0] in checked]
+    for label, mode, function, n, error, kind, last in bad:
+        print(f"FAIL: {label} {mode}: {function} call {n} failing with {error}: {kind}: {last}", file=sys.stderr)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
