@@ -4,13 +4,15 @@ numbers on the software HIP device (SOFTWARE_HIP_FAIL), through our driver and I
 driver, each run classified.
 
   sweep.py WORK --driver LABEL=COMMAND [--driver ...] --compile IREE_COMPILE --hip-dir DIR
-           [--calls 1,2,3] [--modes stream,graph] [--timeout S] [--check LABEL]
+           [--program NAME=VMFB:FLAGFILE ...] [--calls 1,2,3] [--modes stream,graph]
+           [--timeout S] [--check LABEL]
 
 COMMAND is an iree-run-module command (words split on spaces); `pip` names the binary of
 pip's iree-base-runtime beside this Python (IREE's C driver inside; its console script
 would turn a crash into an exit status). The program is an MLP (two
-matmul dispatches, softhip-iree-compile for gfx942) with its inputs. A clean run per driver
-and mode lists the HIP functions it calls and how often (SOFTWARE_HIP_CALL_COUNTS); then
+matmul dispatches, softhip-iree-compile for gfx942) with its inputs, and each --program (a
+compiled module and its iree-run-module flag file: queue allocations, copies, fills, ...).
+A clean run per program, driver and mode lists the HIP functions it calls and how often (SOFTWARE_HIP_CALL_COUNTS); then
 each function fails at each call number it reaches, with an error that fits the call (out
 of memory for allocations, launch failure for launches and waits, invalid value
 otherwise). Each run is one of:
@@ -70,13 +72,18 @@ def main() -> int:
     parser.add_argument("--driver", action="append", required=True)
     parser.add_argument("--compile", required=True)
     parser.add_argument("--hip-dir", required=True)
+    parser.add_argument("--program", action="append", default=[])
     parser.add_argument("--calls", default="1,2,3,5,8,13,20,40")
     parser.add_argument("--modes", default="stream,graph")
     parser.add_argument("--timeout", type=float, default=30)
     parser.add_argument("--check", action="append")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
-    arguments = check_profiling.prepare(os.path.join(args.work, "program"), args.compile)
+    programs = {"mlp": check_profiling.prepare(os.path.join(args.work, "program"), args.compile)}
+    for entry in args.program:
+        name, spec = entry.split("=", 1)
+        module, flags = spec.split(":", 1)
+        programs[name] = [f"--module={module}", f"--flagfile={flags}"]
     calls = [int(n) for n in args.calls.split(",")]
     drivers = {label: (pip_tool() if command == "pip" else command)
                for label, command in (entry.split("=", 1) for entry in args.driver)}
@@ -85,59 +92,70 @@ def main() -> int:
     base_env.pop("SOFTWARE_HIP_FAIL", None)
 
     rows, findings = [], []
-    for label, command_text in drivers.items():
-        for mode in args.modes.split(","):
-            command = command_text.split() + ["--device=hip", f"--hip_use_streams={'true' if mode == 'stream' else 'false'}",
-                                              *arguments]
-            counts_path = os.path.join(args.work, f"{label}-{mode}.counts")
-            rc, reference, errors = run(command, dict(base_env, SOFTWARE_HIP_CALL_COUNTS=counts_path), args.timeout)
-            if rc != 0 or not os.path.exists(counts_path):
-                print(f"{label} {mode}: the clean run failed ({rc}): {(reference + errors)[-500:]}", file=sys.stderr)
-                return 1
-            counts = {name: int(n) for name, n in (line.split() for line in open(counts_path).read().splitlines())}
-            tally = collections.Counter()
-            for function, count in sorted(counts.items()):
-                for n in calls:
-                    if n > count:
-                        continue
-                    error = error_for(function)
-                    rc, printed, errors = run(command, dict(base_env, SOFTWARE_HIP_FAIL=f"{function}:{n}:{error}"),
-                                              args.timeout)
-                    output = printed + errors
-                    if rc is None:
-                        kind = "hang"
-                    elif rc < 0:
-                        kind = "crash"
-                    elif rc == 0:
-                        # A failed release is reported on stderr and changes nothing printed.
-                        kind = "correct" if printed == reference else "wrong"
-                    else:
-                        kind = "status" if function in output else "unnamed"
-                    tally[kind] += 1
-                    if kind in BAD:
-                        last = output.strip().splitlines()[-1][:300] if output.strip() else ""
-                        findings.append((label, mode, function, n, error, kind, last))
-            runs = sum(tally.values())
-            rows.append((label, mode, len(counts), runs, tally))
-            print(f"{label} {mode}: {len(counts)} HIP functions, {runs} runs: "
-                  + ", ".join(f"{k} {tally[k]}" for k in KINDS), flush=True)
+    for program, arguments in programs.items():
+        for label, command_text in drivers.items():
+            for mode in args.modes.split(","):
+                command = command_text.split() + ["--device=hip", f"--hip_use_streams={'true' if mode == 'stream' else 'false'}",
+                                                  *arguments]
+                where = (program, label, mode)
+                result = sweep_one(command, where, calls, base_env, args)
+                if result is None:
+                    return 1
+                functions, tally, found = result
+                rows.append((*where, functions, tally))
+                findings.extend(found)
+                print(f"{program} {label} {mode}: {functions} HIP functions, {sum(tally.values())} runs: "
+                      + ", ".join(f"{k} {tally[k]}" for k in KINDS), flush=True)
 
     with open(os.path.join(args.work, "faults.md"), "w") as out:
-        out.write(f"Fault sweep (iree-harness/faults/sweep.py): an MLP, each HIP function it calls failed at "
+        out.write(f"Fault sweep (iree-harness/faults/sweep.py): each HIP function a program calls failed at "
                   f"call {args.calls}.\n\n")
-        out.write("| driver | mode | HIP functions | runs | " + " | ".join(KINDS) + " |\n")
-        out.write("|---|---|---|---|" + "---|" * len(KINDS) + "\n")
-        for label, mode, functions, runs, tally in rows:
-            out.write(f"| {label} | {mode} | {functions} | {runs} | " + " | ".join(str(tally[k]) for k in KINDS) + " |\n")
+        out.write("| program | driver | mode | HIP functions | runs | " + " | ".join(KINDS) + " |\n")
+        out.write("|---|---|---|---|---|" + "---|" * len(KINDS) + "\n")
+        for program, label, mode, functions, tally in rows:
+            out.write(f"| {program} | {label} | {mode} | {functions} | {sum(tally.values())} | "
+                      + " | ".join(str(tally[k]) for k in KINDS) + " |\n")
         if findings:
-            out.write("\n| driver | mode | failed call | error | outcome | last line |\n|---|---|---|---|---|---|\n")
-            for label, mode, function, n, error, kind, last in findings:
-                out.write(f"| {label} | {mode} | {function} #{n} | {error} | {kind} | {last.replace('|', '/')} |\n")
+            out.write("\n| program | driver | mode | failed call | error | outcome | last line |\n"
+                      "|---|---|---|---|---|---|---|\n")
+            for program, label, mode, function, n, error, kind, last in findings:
+                out.write(f"| {program} | {label} | {mode} | {function} #{n} | {error} | {kind} | {last.replace('|', '/')} |\n")
     print(f"table: {os.path.join(args.work, 'faults.md')}")
-    bad = [f for f in findings if f[0] in checked]
-    for label, mode, function, n, error, kind, last in bad:
-        print(f"FAIL: {label} {mode}: {function} call {n} failing with {error}: {kind}: {last}", file=sys.stderr)
+    bad = [f for f in findings if f[1] in checked]
+    for program, label, mode, function, n, error, kind, last in bad:
+        print(f"FAIL: {program} {label} {mode}: {function} call {n} failing with {error}: {kind}: {last}", file=sys.stderr)
     return 1 if bad else 0
+
+
+def sweep_one(command, where, calls, base_env, args):
+    """One program, driver and mode: (functions called, tally, bad findings), or None when
+    the clean run fails."""
+    counts_path = os.path.join(args.work, "-".join(where) + ".counts")
+    rc, reference, errors = run(command, dict(base_env, SOFTWARE_HIP_CALL_COUNTS=counts_path), args.timeout)
+    if rc != 0 or not os.path.exists(counts_path):
+        print(f"{' '.join(where)}: the clean run failed ({rc}): {(reference + errors)[-500:]}", file=sys.stderr)
+        return None
+    counts = {name: int(n) for name, n in (line.split() for line in open(counts_path).read().splitlines())}
+    tally, found = collections.Counter(), []
+    for function, count in sorted(counts.items()):
+        for n in (n for n in calls if n <= count):
+            error = error_for(function)
+            rc, printed, errors = run(command, dict(base_env, SOFTWARE_HIP_FAIL=f"{function}:{n}:{error}"), args.timeout)
+            output = printed + errors
+            if rc is None:
+                kind = "hang"
+            elif rc < 0:
+                kind = "crash"
+            elif rc == 0:
+                # A failed release is reported on stderr and changes nothing printed.
+                kind = "correct" if printed == reference else "wrong"
+            else:
+                kind = "status" if function in output else "unnamed"
+            tally[kind] += 1
+            if kind in BAD:
+                last = output.strip().splitlines()[-1][:300] if output.strip() else ""
+                found.append((*where, function, n, error, kind, last))
+    return len(counts), tally, found
 
 
 if __name__ == "__main__":
