@@ -29,6 +29,7 @@ import argparse
 import ctypes
 import os
 import re
+import shutil
 import socket
 import struct
 import subprocess
@@ -100,7 +101,7 @@ def overlay(iree: str, tracy: str, root: str) -> str:
     """IREE's sources with TRACY_SOURCES as third_party/tracy, made of symbolic links."""
     source = os.path.join(root, "iree-with-tracy")
     if os.path.isdir(source):
-        subprocess.run(["rm", "-rf", source], check=True)
+        shutil.rmtree(source)  # links only: their targets stay
     os.makedirs(os.path.join(source, "third_party"))
     for entry in os.listdir(iree):
         if entry != "third_party":

@@ -49,15 +49,19 @@ struct FaultState {
     counts_file: Option<String>,
 }
 
-/// Writes the call counts to `SOFTWARE_HIP_CALL_COUNTS` (registered with atexit).
+/// Writes the call counts to `SOFTWARE_HIP_CALL_COUNTS` (registered with atexit; C calls
+/// it, so no panic may leave it).
 extern "C" fn write_call_counts() {
-    let state = state();
-    let Some(path) = &state.counts_file else { return };
-    let mut lines: Vec<String> = state.calls.lock().iter().map(|(name, count)| format!("{name} {count}\n")).collect();
-    lines.sort();
-    if let Err(error) = std::fs::write(path, lines.concat()) {
-        eprintln!("software-hip: cannot write SOFTWARE_HIP_CALL_COUNTS file {path}: {error}");
-    }
+    let _ = std::panic::catch_unwind(|| {
+        let state = state();
+        let Some(path) = &state.counts_file else { return };
+        let mut lines: Vec<String> =
+            state.calls.lock().iter().map(|(name, count)| format!("{name} {count}\n")).collect();
+        lines.sort();
+        if let Err(error) = std::fs::write(path, lines.concat()) {
+            eprintln!("software-hip: cannot write SOFTWARE_HIP_CALL_COUNTS file {path}: {error}");
+        }
+    });
 }
 
 fn state() -> &'static FaultState {

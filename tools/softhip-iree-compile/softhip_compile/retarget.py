@@ -134,17 +134,15 @@ def _fp_constants_to_hex(line: str) -> str:
     """Each constant takes the type written last before it on its line (LLVM
     prints a constant after its type, or, for the second operand of a binary
     operation or comparison, after the first operand's)."""
-    def type_before(match):
+    def type_before(match, required=True):
         types = _FP_TYPE.findall(line, 0, match.start())
-        if not types:
+        if not types and required:
             raise UnsupportedConstruct(f"floating-point constant `{match.group(0)}` without a type: {line.strip()}")
-        return types[-1]
-    def type_or_none(match):
-        types = _FP_TYPE.findall(line, 0, match.start())
         return types[-1] if types else None
     line = _FP_NAMED.sub(lambda m: _fp_hex(type_before(m), m.group(1), m.group(2), m.group(3)), line)
     line = _FP_BITS.sub(lambda m: _fp_bits_hex(type_before(m), m.group(1)), line)
-    return _FP_DECIMAL.sub(lambda m: _fp_decimal_hex(type_or_none(m), m.group(1)), line)
+    # A decimal without a floating-point type before it is no constant of one: left as is.
+    return _FP_DECIMAL.sub(lambda m: _fp_decimal_hex(type_before(m, required=False), m.group(1)), line)
 
 
 def _split_operands(text: str, start: int) -> tuple[list[str], int]:
@@ -1163,9 +1161,7 @@ def _run_uniform_tails_on_one_lane(module, kernels, workgroup_dims):
     barrier, the last lane runs the tail instead, with no barrier: the
     software device runs such a workgroup's lanes one after another in order
     (x fastest; software-hip's simt.rs), so the others are done by then, and
-    the kernel stays a plain loop of lanes rather than fibers. Returns the
-    kernels so changed."""
-    changed = []
+    the kernel stays a plain loop of lanes rather than fibers."""
     t = module.types
 
     def declared(name, ftype):
@@ -1177,25 +1173,14 @@ def _run_uniform_tails_on_one_lane(module, kernels, workgroup_dims):
         blocks = list(kernel.basic_blocks)
         lane_dependent = _lane_dependent_instructions(kernel)
         successors = {b: list(b.successors) for b in blocks}
-
-        def reachable(start, without=None):
-            seen, stack = set(), [start]
-            while stack:
-                block = stack.pop()
-                if block in seen or (without is not None and block == without):
-                    continue
-                seen.add(block)
-                stack.extend(successors[block])
-            return seen
-
         entry = blocks[0]
         for candidate in blocks:
-            tail = reachable(candidate)
+            tail = _blocks_from([candidate])
             outside = [b for b in blocks if b not in tail and candidate in successors[b]]
             if candidate == entry:
                 if any(candidate in successors[b] for b in tail):
                     continue  # the entry as a loop header
-            elif not outside or any(not successors[b] for b in reachable(entry, without=candidate)):
+            elif not outside or any(not successors[b] for b in _blocks_from([entry], without=candidate)):
                 continue  # a path from the entry returns without reaching it
             if any(inst in lane_dependent or (_is_barrier_call(inst) and not _is_trivial_barrier(inst))
                    for b in tail for inst in b.instructions):
@@ -1227,9 +1212,7 @@ def _run_uniform_tails_on_one_lane(module, kernels, workgroup_dims):
                     else:
                         other_lane = _other_lane(builder, declared, t, last=dims)
                     builder.cond_br(other_lane, leave, candidate)
-            changed.append(kernel.name)
             break
-    return changed
 
 
 def _other_lane(builder, declared, t, last=None):
@@ -1324,7 +1307,7 @@ def _calls_are_lane_safe(function, seen):
             if value.is_inline_asm or not value.is_function:
                 return False
             name = value.name
-            if _LANE_SOURCES.match(name) or _UNIFORM_CALLS.match(name) or name == "llvm.amdgcn.s.barrier":
+            if _LANE_SOURCES.match(name) or _UNIFORM_CALLS.match(name):
                 continue
             if name.startswith("llvm."):
                 return False
@@ -1376,13 +1359,15 @@ def _workgroup_dims(ir_text: str) -> dict[str, tuple[int, int, int]]:
     return sizes
 
 
-def _blocks_from(starts):
+def _blocks_from(starts, without=None):
+    """The blocks reachable from `starts` (them included), not through `without`."""
     seen, stack = set(), list(starts)
     while stack:
         block = stack.pop()
-        if block not in seen:
-            seen.add(block)
-            stack.extend(block.successors)
+        if block in seen or (without is not None and block == without):
+            continue
+        seen.add(block)
+        stack.extend(block.successors)
     return seen
 
 
@@ -1409,13 +1394,7 @@ def _check_global_lockstep(module, reach, workgroup_dims):
         conflict = _lockstep_conflict(function, lambda inst: _global_access(inst, lanes), lane_dependent, one_lane,
                                       lane_partitioned=True)
         if conflict:
-            if os.environ.get("SOFTHIP_DEBUG_LDS"):
-                print("global conflict:", *conflict, file=sys.stderr)
-            raise UnsupportedConstruct(
-                f"global memory written and read by different lanes between two "
-                f"barriers (in kernel {', '.join(kernels)}): the kernel relies on a "
-                "wave's lanes running in lockstep, which the software HIP device "
-                "does not emulate")
+            _refuse_lockstep("global memory", "a wave's lanes", kernels, conflict)
 
 
 def _check_lds_lockstep(module, reach):
@@ -1442,13 +1421,16 @@ def _check_lds_lockstep(module, reach):
         conflict = _lockstep_conflict(function, access_of, lane_dependent, set())
         if conflict:
             kernels = reach.kernels_reaching(function.name) or [function.name]
-            if os.environ.get("SOFTHIP_DEBUG_LDS"):
-                print("LDS conflict:", *conflict, file=sys.stderr)
-            raise UnsupportedConstruct(
-                f"workgroup memory (LDS) written and read by different lanes between "
-                f"two barriers (in kernel {', '.join(kernels)}): the kernel relies on "
-                "lanes running in lockstep, which the software HIP device does not "
-                "emulate")
+            _refuse_lockstep("workgroup memory (LDS)", "lanes", kernels, conflict)
+
+
+def _refuse_lockstep(memory, lanes, kernels, conflict):
+    if os.environ.get("SOFTHIP_DEBUG_LDS"):
+        print(f"{memory} conflict:", *conflict, file=sys.stderr)
+    raise UnsupportedConstruct(
+        f"{memory} written and read by different lanes between two barriers (in kernel "
+        f"{', '.join(kernels)}): the kernel relies on {lanes} running in lockstep, which the "
+        "software HIP device does not emulate")
 
 
 def _lockstep_conflict(function, access_of, lane_dependent, skip, lane_partitioned=False):
