@@ -6,6 +6,8 @@
 //! `SOFTWARE_HIP_CALL_COUNTS=<file>` writes, when the process exits, how many times each
 //! entry point was called (`name count` per line): what a fault sweep needs to know which
 //! calls a program makes (iree-harness/faults/sweep.py).
+//!
+//! Every call is also counted for `SOFTWARE_HIP_STATS` (crate::stats) when that is set.
 
 use crate::errors::{parse_error, HipResult};
 use crate::types::hipError_t;
@@ -47,6 +49,8 @@ struct FaultState {
     rules: Vec<FailRule>,
     calls: Mutex<HashMap<&'static str, u64>>,
     counts_file: Option<String>,
+    /// `SOFTWARE_HIP_STATS` is set: every call is counted for its samples.
+    stats: bool,
 }
 
 /// Writes the call counts to `SOFTWARE_HIP_CALL_COUNTS` (registered with atexit; C calls
@@ -79,13 +83,20 @@ fn state() -> &'static FaultState {
             // SAFETY: registers a plain extern "C" function without arguments.
             unsafe { libc::atexit(write_call_counts) };
         }
-        FaultState { rules, calls: Mutex::new(HashMap::new()), counts_file }
+        let stats = crate::stats::enabled();
+        if stats {
+            crate::stats::start();
+        }
+        FaultState { rules, calls: Mutex::new(HashMap::new()), counts_file, stats }
     })
 }
 
 /// Counts a call of `function` and fails it when a rule names this call.
 pub fn check(function: &'static str) -> HipResult<()> {
     let state = state();
+    if state.stats {
+        crate::stats::count_call();
+    }
     if state.counts_file.is_none() && !state.rules.iter().any(|rule| rule.function == function) {
         return Ok(());
     }

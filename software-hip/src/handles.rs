@@ -61,6 +61,11 @@ impl<T> HandleTable<T> {
         self.entries.lock().remove(&handle).ok_or(self.invalid)
     }
 
+    /// Every live object (for accounting; the table lock is not held afterwards).
+    pub fn values(&self) -> Vec<Arc<T>> {
+        self.entries.lock().values().cloned().collect()
+    }
+
     /// Removes every entry the predicate selects (e.g. the functions of an unloaded module).
     pub fn remove_where(&self, mut predicate: impl FnMut(&T) -> bool) {
         self.entries.lock().retain(|_, object| !predicate(object));

@@ -27,6 +27,7 @@ pub mod profile;
 pub mod rccl;
 pub mod release;
 pub mod runtime;
+pub mod stats;
 pub mod stream;
 pub mod stream_ops;
 pub mod types;
