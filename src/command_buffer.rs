@@ -287,6 +287,31 @@ impl HipCommandBuffer {
         }
     }
 
+    /// The exports its dispatches run, each once, in recorded order (at most eight, then how
+    /// many more): what a failure found after the work was issued names.
+    pub fn dispatch_names(&self) -> Vec<String> {
+        const SHOWN: usize = 8;
+        let recorder = self.recorder.lock();
+        let list = &recorder.list;
+        let mut names: Vec<String> = Vec::new();
+        for command in list.commands() {
+            let Command::Dispatch(dispatch) = command else { continue };
+            let executable = list.resource_set().executable(dispatch.executable).downcast::<crate::executable::HipExecutable>();
+            let name = executable
+                .and_then(|executable| executable.profile().functions.get(dispatch.export_ordinal as usize).map(|function| function.name.clone()))
+                .unwrap_or_else(|| format!("export {}", dispatch.export_ordinal));
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        if names.len() > SHOWN {
+            let more = names.len() - SHOWN;
+            names.truncate(SHOWN);
+            names.push(format!("{more} more"));
+        }
+        names
+    }
+
     /// Its commands as profiles describe them.
     fn describe(&self, list: &CommandList) -> crate::profiling::records::CommandBufferProfile {
         let header = self.header();

@@ -384,7 +384,8 @@ impl Drop for HipDevice {
         for queue in &mut self.queues {
             queue.stop_worker();
         }
-        for queue in &self.queues {
+        // A lost queue settles its stream as it drops (its failure was reported already).
+        for queue in self.queues.iter().filter(|queue| queue.lost().is_none()) {
             crate::hip::error::record_release("queue", queue.synchronize());
         }
         // Every operation has finished: a session still active reads its last timings.

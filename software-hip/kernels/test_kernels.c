@@ -126,3 +126,15 @@ static int32_t count_visits_entry(const softhip_kernel_context_t* ctx) {
 }
 SOFTHIP_KERNEL(count_visits, SOFTHIP_PER_THREAD, count_visits_entry,
                SOFTHIP_PARAM(uint32_t*));
+
+/* Spins until the host sets *flag (a GPU that stops answering, for the driver's stall
+ * tests: tests/device_faults.rs), then copies it to *flag + 1. */
+static int32_t wait_for_flag_entry(const softhip_kernel_context_t* ctx) {
+  volatile uint32_t* flag = SOFTHIP_ARG(ctx, 0, volatile uint32_t*);
+  while (__atomic_load_n(flag, __ATOMIC_ACQUIRE) == 0) {
+  }
+  flag[1] = flag[0];
+  return 0;
+}
+SOFTHIP_KERNEL(wait_for_flag, SOFTHIP_PER_BLOCK, wait_for_flag_entry,
+               SOFTHIP_PARAM(volatile uint32_t*));

@@ -9,6 +9,10 @@ use common::*;
 use std::ffi::CString;
 use std::path::{Path, PathBuf};
 
+unsafe extern "C" fn set_flag(user_data: *mut c_void) {
+    unsafe { &*user_data.cast::<std::sync::atomic::AtomicBool>() }.store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
 /// Builds kernels/test_kernels.c into a code object.
 fn test_code_object() -> Vec<u8> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -118,7 +122,12 @@ fn kernels_run_on_streams_and_in_graphs_and_failures_stick() {
         let mut failing_block = 0u32;
         let mut fail_params = [(&mut failing_block as *mut u32).cast::<c_void>()];
         hip_ok!(hipModuleLaunchKernel(fail_in_block, 1, 1, 1, 1, 1, 1, 0, stream, fail_params.as_mut_ptr(), std::ptr::null_mut()));
+        // A host function queued behind the failed kernel is not called (src/api/stream.rs).
+        let called = Box::new(std::sync::atomic::AtomicBool::new(false));
+        hip_ok!(hipLaunchHostFunc(stream, Some(set_flag), as_user_data(&*called)));
         assert_eq!(hip_code!(hipStreamSynchronize(stream)), hipErrorLaunchFailure);
+        assert!(!called.load(std::sync::atomic::Ordering::SeqCst), "a host function behind a failed kernel ran");
+        assert_eq!(hip_code!(hipStreamQuery(stream)), hipErrorLaunchFailure, "hipStreamQuery reports the failure");
         let mut more = std::ptr::null_mut();
         assert_eq!(hip_code!(hipMalloc(&mut more, 16)), hipErrorLaunchFailure);
         hip_ok!(hipModuleUnload(module));

@@ -93,6 +93,11 @@ impl Held for Arc<Execution> {
     fn failure_after_completion(&self) -> Option<Status> {
         self.channels.iter().find_map(|channel| channel.asynchronous_failure())
     }
+
+    fn describe(&self) -> Option<String> {
+        let names = self.command_buffer.as_ref()?.dispatch_names();
+        (!names.is_empty()).then(|| format!("dispatches of {}", names.join(", ")))
+    }
 }
 
 /// IREE 3.13's `queue_dispatch`: one dispatch recorded into a one-shot command buffer of

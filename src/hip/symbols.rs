@@ -92,6 +92,7 @@ super::symbol_table::symbol_table! {
     required hipRuntimeGetVersion(*mut c_int);
     required hipStreamCreateWithFlags(*mut hipStream_t, c_uint);
     required hipStreamDestroy(hipStream_t);
+    required hipStreamQuery(hipStream_t);
     required hipStreamSynchronize(hipStream_t);
     required hipStreamWaitEvent(hipStream_t, hipEvent_t, c_uint);
 }

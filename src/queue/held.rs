@@ -23,6 +23,12 @@ pub trait Held: Send {
     fn failure_after_completion(&self) -> Option<crate::status::Status> {
         None
     }
+
+    /// What the work that used this runs ("dispatches of abs, softmax"), for a failure
+    /// found after the work was issued (`QueueShared::lose`); asked on the worker.
+    fn describe(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Host data copied for the operation: plain memory, freed anywhere.

@@ -21,6 +21,14 @@
 //! host or when the GPU-ordered operation is issued or completes) or while issuing (a HIP
 //! error), fails the operation's signal semaphores with the root cause, annotated with the
 //! operation, so every waiter sees why.
+//!
+//! Work can also fail after it was issued: a kernel fails on the GPU, or the GPU stops
+//! answering. While a completion callback is outstanding the worker looks at the stream
+//! every `WATCH_INTERVAL` (`hipStreamQuery`): a stream that reports a failure, or whose
+//! oldest batch is older than `IREE_HIP_STALL_TIMEOUT_MS`, loses the queue
+//! (`QueueShared::lose`): the batches still on it fail with the cause, naming the
+//! operation, its dispatches and the GPU, and every later operation fails as it is issued
+//! with that same cause instead of waiting for a GPU that will not answer.
 
 mod held;
 mod progress;
@@ -41,7 +49,8 @@ pub use progress::SignalProgress;
 use smallvec::SmallVec;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, OnceLock, Weak};
+use std::time::{Duration, Instant};
 
 /// What an operation does on the stream once its waits are satisfied.
 pub type IssueFn = Box<dyn FnOnce(&StreamContext) -> Result<()> + Send>;
@@ -128,6 +137,34 @@ const MAX_SPARE_COMPLETIONS: usize = 16;
 /// HIP's `hipEventDisableTiming`: queue events only order work.
 const HIP_EVENT_DISABLE_TIMING: u32 = 0x2;
 
+/// How often the worker looks at the stream while a completion callback is outstanding.
+const WATCH_INTERVAL: Duration = Duration::from_millis(20);
+
+/// How long after it last saw work on the stream the worker keeps waking by itself, so that
+/// a busy queue's submitters never have to wake it for that.
+const KEEP_WATCHING: Duration = Duration::from_secs(1);
+
+/// The environment variable that sets how long a batch may stay unfinished on its stream
+/// before the queue's GPU counts as no longer answering (milliseconds; unset or 0: no limit).
+pub const STALL_TIMEOUT_ENV: &str = "IREE_HIP_STALL_TIMEOUT_MS";
+
+/// How long a lost queue waits, as it is destroyed, for its stream to finish before it
+/// leaves the stream and what its work used to HIP (without a stall timeout).
+const LOST_DRAIN_WAIT: Duration = Duration::from_secs(5);
+
+/// `IREE_HIP_STALL_TIMEOUT_MS`: None when unset, empty or 0.
+pub fn stall_timeout_from_env() -> Result<Option<Duration>> {
+    let Ok(text) = std::env::var(STALL_TIMEOUT_ENV) else { return Ok(None) };
+    if text.trim().is_empty() {
+        return Ok(None);
+    }
+    match text.trim().parse::<u64>() {
+        Ok(0) => Ok(None),
+        Ok(millis) => Ok(Some(Duration::from_millis(millis))),
+        Err(_) => Err(crate::status!(InvalidArgument, "{STALL_TIMEOUT_ENV}={text:?} is not a number of milliseconds")),
+    }
+}
+
 /// An operation whose waits are all satisfied or ordered on the GPU.
 pub struct ReadyOperation {
     name: &'static str,
@@ -203,8 +240,16 @@ pub struct QueueShared {
     worker_wake: Condvar,
     /// Events recorded for waits on other queues, back from use.
     free_events: Mutex<FreeEvents>,
-    /// Completion callbacks back from use (`BatchCompletion`), at most `MAX_SPARE_COMPLETIONS`.
-    spare_completions: Mutex<Vec<CompletionCall>>,
+    /// The batches on the stream whose completion callback has not taken them yet, and the
+    /// room of finished ones for reuse.
+    in_flight: Mutex<InFlight>,
+    /// Why the GPU can no longer run this queue's work (`lose`); set once, by the worker.
+    lost: OnceLock<Status>,
+    /// `IREE_HIP_STALL_TIMEOUT_MS`: how long the oldest batch may stay unfinished.
+    stall_timeout: Option<Duration>,
+    /// What the batches of a lost queue used: held until its stream is drained, since the
+    /// GPU may still be using it.
+    stranded: Mutex<Vec<Box<dyn Held>>>,
     /// Set once a wait on another queue was ordered after this queue: from then on every
     /// batch records an event, so such waits never have to fall back to the host.
     records_events: AtomicBool,
@@ -233,8 +278,31 @@ struct Fifo {
     /// else may, so that the stream sees operations in queue order.
     issuing: bool,
     worker_waiting: bool,
+    /// The waiting worker wakes by itself to look at the stream (`WATCH_INTERVAL`).
+    worker_watching: bool,
     /// The queue is going away: new operations are cancelled.
     stopping: bool,
+}
+
+/// Batches on the stream, oldest first, and what finished ones leave for reuse.
+struct InFlight {
+    batches: VecDeque<InFlightBatch>,
+    /// Completion callbacks back from use, at most `MAX_SPARE_COMPLETIONS`.
+    spare_calls: Vec<CompletionCall>,
+    /// The room of finished batches' operation lists, as many.
+    spare_operations: Vec<Vec<IssuedOperation>>,
+}
+
+/// One batch behind one completion callback. The callback takes it (`take_in_flight`); a
+/// queue that is lost takes them all and fails them, and a callback that comes after that
+/// finds nothing to do.
+struct InFlightBatch {
+    /// The epoch of its last operation, which names it.
+    last_epoch: u64,
+    issued_at: Instant,
+    /// A `Vec` even for one operation: kept inline, a one-operation batch measured slower
+    /// (s1 in graph mode, 3.5 to 6 µs).
+    operations: Vec<IssuedOperation>,
 }
 
 struct FreeEvents {
@@ -399,7 +467,10 @@ impl QueueShared {
     fn finish_issuing(&self) {
         let mut fifo = self.fifo.lock();
         fifo.issuing = false;
-        if fifo.worker_waiting && (!fifo.ready.is_empty() || fifo.stopping) {
+        // A worker asleep for good since the queue was last busy must watch what was just
+        // issued (once per busy spell: it keeps watching for `KEEP_WATCHING` after).
+        let unwatched = !fifo.worker_watching && self.watching();
+        if fifo.worker_waiting && (!fifo.ready.is_empty() || fifo.stopping || unwatched) {
             self.worker_wake.notify_one();
         }
     }
@@ -443,6 +514,13 @@ impl QueueShared {
     /// Issues operations in order, then one completion callback behind them all, then (if
     /// waits on other queues need one) an event. Runs with `issuing` claimed.
     fn issue_batch(self: &Arc<Self>, batch: impl Iterator<Item = ReadyOperation>, released: &mut Vec<Arc<PendingOperation>>) {
+        if let Some(cause) = self.lost.get() {
+            for ready in batch {
+                let annotation = format!("{} was not issued: GPU {} can no longer run work", ready.name, self.gpu_index);
+                ready.fail(self, cause.duplicate().annotate(&annotation), released);
+            }
+            return;
+        }
         let context = match self.gpu.make_current() {
             Ok(context) => context,
             Err(status) => {
@@ -453,8 +531,7 @@ impl QueueShared {
                 return;
             }
         };
-        let mut call = self.spare_completion();
-        let issued = &mut call.value.operations;
+        let (mut call, mut issued) = self.spare_completion();
         issued.reserve(batch.size_hint().0);
         let mut progresses = Progresses::new();
         let mut complete_at_once = self.nothing_in_flight();
@@ -479,7 +556,7 @@ impl QueueShared {
                 }
                 Err(status) => {
                     // On the issuing thread: what it used can be dropped right here.
-                    fail_signals(&signals, status);
+                    fail_signals(&signals, self.explain_issue_failure(status));
                     if let Some(progress) = progress {
                         progress.finish(released);
                     }
@@ -487,11 +564,14 @@ impl QueueShared {
             }
         }
         if issued.is_empty() {
-            self.recycle_completion(call);
+            self.recycle_completion(call, issued);
             return;
         }
+        let last_epoch = self.epochs.issued.load(Ordering::Relaxed);
         call.value.queue = Some(self.clone());
-        call.value.last_epoch = self.epochs.issued.load(Ordering::Relaxed);
+        call.value.last_epoch = last_epoch;
+        // In the list before the callback can run (which takes it from there).
+        self.in_flight.lock().batches.push_back(InFlightBatch { last_epoch, issued_at: Instant::now(), operations: issued });
         if complete_at_once {
             let event = self.event_for(&context, &progresses);
             self.mark_issued(&context, progresses, event, released);
@@ -507,41 +587,195 @@ impl QueueShared {
         // follows the signal (`IssuedOperation::complete`).
         let event = self.event_for(&context, &progresses);
         if let Err((status, mut call)) = crate::hip::host_func::launch_call(&self.hip, self.stream.raw(), call) {
+            if let Some(cause) = self.stream_failure() {
+                // The batch's own work failed on the GPU before its callback was queued:
+                // it is lost with the others on the stream, named after them.
+                self.lose(cause.annotate(&format!("GPU {}'s stream reported a failure of work issued to it", self.gpu_index)));
+                self.epochs.delivered.fetch_max(call.value.last_epoch, Ordering::Release);
+                call.value.queue = None;
+                self.recycle_completion(call, Vec::new());
+                drop(context);
+                return;
+            }
             // No callback will come for these: operations queued behind them wake the
             // worker themselves (and the issuing claim's release wakes it for those queued
             // already).
             self.epochs.delivered.fetch_max(call.value.last_epoch, Ordering::Release);
             call.value.queue = None;
-            for operation in call.value.operations.drain(..) {
+            // Ours is the last one pushed (only the issuer pushes), unless the queue was
+            // lost meanwhile and its batches failed already.
+            let mut operations = self.take_in_flight(last_epoch).unwrap_or_default();
+            for operation in operations.drain(..) {
                 fail_signals(&operation.signals, status.duplicate().annotate(&format!("while issuing {}", operation.name)));
                 if let Some(progress) = operation.progress {
                     progress.finish(released);
                 }
             }
-            self.recycle_completion(call);
+            self.recycle_completion(call, operations);
             return;
         }
         self.mark_issued(&context, progresses, event, released);
         drop(context);
     }
 
-    /// An empty completion callback: one back from use, or a new one.
-    fn spare_completion(&self) -> CompletionCall {
-        let spare = self.spare_completions.lock().pop();
-        spare.unwrap_or_else(|| {
-            let empty = BatchCompletion { operations: Vec::new(), queue: None, last_epoch: 0 };
+    /// An empty completion callback and operation list: back from use, or new.
+    fn spare_completion(&self) -> (CompletionCall, Vec<IssuedOperation>) {
+        let (call, operations) = {
+            let mut in_flight = self.in_flight.lock();
+            (in_flight.spare_calls.pop(), in_flight.spare_operations.pop())
+        };
+        let call = call.unwrap_or_else(|| {
+            let empty = BatchCompletion { queue: None, last_epoch: 0 };
             crate::hip::host_func::HostCall::new(empty, complete_batch)
-        })
+        });
+        (call, operations.unwrap_or_default())
     }
 
-    /// Keeps a completion callback whose batch is done (emptied, without its queue) for the
-    /// next batch.
-    fn recycle_completion(&self, call: CompletionCall) {
-        debug_assert!(call.value.operations.is_empty() && call.value.queue.is_none());
-        let mut spare = self.spare_completions.lock();
-        if spare.len() < MAX_SPARE_COMPLETIONS {
-            spare.push(call);
+    /// Keeps a completion callback whose batch is done (without its queue) and the emptied
+    /// list of its operations for the next batch.
+    fn recycle_completion(&self, call: CompletionCall, operations: Vec<IssuedOperation>) {
+        debug_assert!(operations.is_empty() && call.value.queue.is_none());
+        let mut in_flight = self.in_flight.lock();
+        if in_flight.spare_calls.len() < MAX_SPARE_COMPLETIONS {
+            in_flight.spare_calls.push(call);
         }
+        if operations.capacity() > 0 && in_flight.spare_operations.len() < MAX_SPARE_COMPLETIONS {
+            in_flight.spare_operations.push(operations);
+        }
+    }
+
+    /// The operations of the batch issued up to `last_epoch`, taken from the batches in
+    /// flight; None when the queue was lost meanwhile (they failed then).
+    fn take_in_flight(&self, last_epoch: u64) -> Option<Vec<IssuedOperation>> {
+        let mut in_flight = self.in_flight.lock();
+        // The oldest, unless a runtime skipped an earlier batch's callback.
+        let position = in_flight.batches.iter().position(|batch| batch.last_epoch == last_epoch)?;
+        in_flight.batches.remove(position).map(|batch| batch.operations)
+    }
+
+    /// As a lost queue is destroyed: waits (at most the stall timeout, else `LOST_DRAIN_WAIT`)
+    /// for its stream to have nothing running, then lets go of what its failed batches used;
+    /// a stream still running then keeps it for good (HIP destroys the stream once its work
+    /// is done; freeing memory under a running kernel is worse than leaking it).
+    fn drain_lost_stream(&self) {
+        let Ok(_context) = self.gpu.make_current() else { return };
+        let deadline = Instant::now() + self.stall_timeout.unwrap_or(LOST_DRAIN_WAIT);
+        loop {
+            // SAFETY: the stream lives as long as the queue.
+            let error = unsafe { (self.hip.hipStreamQuery)(self.stream.raw()) };
+            if error != crate::hip::types::hipErrorNotReady {
+                drop(core::mem::take(&mut *self.stranded.lock()));
+                return;
+            }
+            if Instant::now() >= deadline {
+                let stranded = core::mem::take(&mut *self.stranded.lock());
+                eprintln!(
+                    "iree-hal-hip: GPU {}'s stream still runs work it was given after its queue was lost; the stream and the {} objects that work uses are left to HIP",
+                    self.gpu_index,
+                    stranded.len()
+                );
+                core::mem::forget(stranded);
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// The failure the stream reports for work issued to it earlier (`hipStreamQuery`), if
+    /// any. The GPU's context must be current.
+    fn stream_failure(&self) -> Option<Status> {
+        // SAFETY: the stream lives as long as the queue.
+        let error = unsafe { (self.hip.hipStreamQuery)(self.stream.raw()) };
+        if error == crate::hip::types::hipErrorNotReady {
+            return None;
+        }
+        self.hip.check(error, "hipStreamQuery", crate::here!()).err()
+    }
+
+    /// A HIP call issuing an operation failed with `status`: when the stream reports that
+    /// work issued earlier failed (a sticky error), the queue is lost with that cause,
+    /// naming that work, and `status` says so. The GPU's context must be current.
+    fn explain_issue_failure(self: &Arc<Self>, status: Status) -> Status {
+        if self.lost.get().is_none() {
+            if let Some(cause) = self.stream_failure() {
+                self.lose(cause.annotate(&format!("GPU {}'s stream reported a failure of work issued to it", self.gpu_index)));
+            }
+        }
+        match self.lost.get() {
+            Some(lost) => status.annotate(&format!("GPU {} can no longer run work: {lost}", self.gpu_index)),
+            None => status,
+        }
+    }
+
+    /// Whether the worker should look at the stream: a completion callback is outstanding
+    /// and the queue is not lost already.
+    fn watching(&self) -> bool {
+        self.lost.get().is_none() && self.callback_pending()
+    }
+
+    /// Looks at the stream while a batch is on it: a failure it reports, or an oldest batch
+    /// older than the stall timeout, loses the queue. Runs on the worker.
+    fn watch_stream(self: &Arc<Self>) {
+        if self.lost.get().is_some() {
+            return;
+        }
+        let oldest = self.in_flight.lock().batches.front().map(|batch| batch.issued_at);
+        let Some(issued_at) = oldest else { return };
+        let Ok(_context) = self.gpu.make_current() else { return };
+        if let Some(cause) = self.stream_failure() {
+            self.lose(cause.annotate(&format!("GPU {}'s stream reported a failure of work issued to it", self.gpu_index)));
+            return;
+        }
+        let Some(limit) = self.stall_timeout else { return };
+        let waited = issued_at.elapsed();
+        if waited > limit {
+            self.lose(crate::status!(
+                DeadlineExceeded,
+                "GPU {} stopped answering: work issued {} ms ago has not finished ({STALL_TIMEOUT_ENV}={})",
+                self.gpu_index,
+                waited.as_millis(),
+                limit.as_millis()
+            ));
+        }
+    }
+
+    /// The GPU can no longer run this queue's work (its stream failed, or stopped answering):
+    /// every batch still on the stream fails with `cause` (or the root cause one of its
+    /// objects knows, a collective's peer gone), naming the operation, its dispatches and the
+    /// GPU; later operations fail with the same cause as they are issued. What those batches
+    /// used stays held until the stream is drained. Runs on the worker.
+    fn lose(self: &Arc<Self>, cause: Status) {
+        let batches = core::mem::take(&mut self.in_flight.lock().batches);
+        let running = |operation: &IssuedOperation| {
+            let work: Vec<String> = operation.keep_alive.iter().filter_map(|held| held.describe()).collect();
+            match work.is_empty() {
+                true => format!("while running {} on GPU {}", operation.name, self.gpu_index),
+                false => format!("while running {} ({}) on GPU {}", operation.name, work.join("; "), self.gpu_index),
+            }
+        };
+        // Set before any waiter wakes: whatever it submits next finds the queue lost.
+        let first = batches.iter().flat_map(|batch| batch.operations.first()).next().map(running);
+        let _ = self.lost.set(match &first {
+            Some(first) => cause.duplicate().annotate(first),
+            None => cause.duplicate(),
+        });
+        let mut released = Vec::new();
+        let mut stranded = Vec::new();
+        for operation in batches.into_iter().flat_map(|batch| batch.operations) {
+            let annotation = running(&operation);
+            let IssuedOperation { signals, keep_alive, progress, .. } = operation;
+            let failure = keep_alive.iter().find_map(|held| held.failure_after_completion()).unwrap_or_else(|| cause.duplicate());
+            fail_signals(&signals, failure.annotate(&annotation));
+            if let Some(progress) = progress {
+                progress.finish(&mut released);
+            }
+            stranded.extend(keep_alive);
+        }
+        self.stranded.lock().extend(stranded);
+        // Nothing of it is outstanding any more: the worker stops watching. (Not
+        // `completed`: pools must not reuse memory the GPU may still be writing.)
+        self.epochs.delivered.fetch_max(self.epochs.issued.load(Ordering::Acquire), Ordering::Release);
+        issue_released(released);
     }
 
     /// Whether a completion callback of this queue has still to run to its end.
@@ -729,9 +963,6 @@ fn defer_signals(name: &'static str, signals: SemaphoreValues, progress: Option<
 /// Everything one completion callback finishes, in issue order. The callback's box and the
 /// vector's room go back to the queue when it is done (`QueueShared::spare_completions`).
 struct BatchCompletion {
-    /// A `Vec` even for one operation: kept inline, a one-operation batch measured slower
-    /// (s1 in graph mode, 3.5 to 6 µs).
-    operations: Vec<IssuedOperation>,
     /// `None` while the callback is spare: a spare one holding its queue would keep the
     /// queue alive for good.
     queue: Option<Arc<QueueShared>>,
@@ -748,11 +979,13 @@ fn complete_batch(mut call: CompletionCall) {
     let last_epoch = call.value.last_epoch;
     // Before any signal: whoever a signal wakes sees the stream's progress.
     queue.epochs.completed.fetch_max(last_epoch, Ordering::AcqRel);
+    // None when the queue was lost meanwhile: its operations failed then.
+    let mut operations = queue.take_in_flight(last_epoch).unwrap_or_default();
     let mut released = Vec::new();
     // Once one operation waits for the worker to release its objects, the ones after it
     // do too, so that signals keep stream order.
     let mut deferring = queue.deferred_completions.load(Ordering::Acquire) > 0;
-    for mut operation in call.value.operations.drain(..) {
+    for mut operation in operations.drain(..) {
         operation.failure = operation.keep_alive.iter().find_map(|held| held.failure_after_completion());
         if !deferring && release_all_shared(&mut operation.keep_alive) {
             operation.complete(&mut released);
@@ -761,7 +994,7 @@ fn complete_batch(mut call: CompletionCall) {
             queue.complete_on_worker(operation);
         }
     }
-    queue.recycle_completion(call);
+    queue.recycle_completion(call, operations);
     hand_to_queues(released);
     queue.epochs.delivered.fetch_max(last_epoch, Ordering::Release);
     queue.wake_worker_for_ready();
@@ -782,6 +1015,7 @@ impl Queue {
     /// caller's (IREE 3.13's `hip_external_stream`: the queue's work goes onto that stream,
     /// in order with the caller's own).
     pub fn create(hip: Arc<HipSymbols>, gpu: Gpu, gpu_index: usize, external: Option<crate::hip::handles::BorrowedStream>) -> Result<Queue> {
+        let stall_timeout = stall_timeout_from_env()?;
         let stream = match external {
             Some(_) => None,
             None => Some(gpu.make_current()?.create_stream(hipStreamNonBlocking)?),
@@ -792,10 +1026,13 @@ impl Queue {
             gpu,
             gpu_index,
             stream: crate::hip::handles::BorrowedStream(raw_stream),
-            fifo: Mutex::new(Fifo { ready: VecDeque::new(), releases: Vec::new(), completed: VecDeque::new(), issuing: false, worker_waiting: false, stopping: false }),
+            fifo: Mutex::new(Fifo { ready: VecDeque::new(), releases: Vec::new(), completed: VecDeque::new(), issuing: false, worker_waiting: false, worker_watching: false, stopping: false }),
             worker_wake: Condvar::new(),
             free_events: Mutex::new(FreeEvents { events: Vec::new(), closed: false }),
-            spare_completions: Mutex::new(Vec::new()),
+            in_flight: Mutex::new(InFlight { batches: VecDeque::new(), spare_calls: Vec::new(), spare_operations: Vec::new() }),
+            lost: OnceLock::new(),
+            stall_timeout,
+            stranded: Mutex::new(Vec::new()),
             records_events: AtomicBool::new(false),
             deferred_completions: AtomicUsize::new(0),
             completed_on_worker: AtomicU64::new(0),
@@ -910,6 +1147,11 @@ impl Queue {
         self.shared.completed_on_worker.load(Ordering::Relaxed)
     }
 
+    /// Why the queue's GPU can no longer run its work, once it cannot.
+    pub fn lost(&self) -> Option<&Status> {
+        self.shared.lost.get()
+    }
+
     /// How far the queue got.
     pub fn epochs(&self) -> &Arc<QueueEpochs> {
         &self.shared.epochs
@@ -920,8 +1162,12 @@ impl Queue {
         self.shared.stream.raw()
     }
 
-    /// Blocks until everything issued so far has finished on the stream.
+    /// Blocks until everything issued so far has finished on the stream; a lost queue fails
+    /// at once with its cause (its GPU may never finish).
     pub fn synchronize(&self) -> Result<()> {
+        if let Some(cause) = self.shared.lost.get() {
+            return Err(cause.duplicate().annotate(&format!("GPU {} can no longer run work", self.shared.gpu_index)));
+        }
         let _context = self.shared.gpu.make_current()?;
         hip_call!(&self.shared.hip, hipStreamSynchronize(self.shared.stream.raw()))
     }
@@ -972,7 +1218,10 @@ fn run_worker(shared: &Arc<QueueShared>) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     let mut releases = Vec::new();
     let mut completed = VecDeque::new();
+    // When the worker last saw a completion callback outstanding.
+    let mut busy_at: Option<Instant> = None;
     loop {
+        let mut watch = false;
         let stop = {
             let mut fifo = shared.fifo.lock();
             loop {
@@ -981,9 +1230,22 @@ fn run_worker(shared: &Arc<QueueShared>) {
                 if can_issue || done || !fifo.releases.is_empty() || !fifo.completed.is_empty() {
                     break;
                 }
+                if shared.watching() {
+                    busy_at = Some(Instant::now());
+                }
                 fifo.worker_waiting = true;
-                shared.worker_wake.wait(&mut fifo);
+                if busy_at.is_some_and(|at| at.elapsed() < KEEP_WATCHING) {
+                    // Work is (or was lately) on the stream: look at it now and then.
+                    fifo.worker_watching = true;
+                    watch = shared.worker_wake.wait_for(&mut fifo, WATCH_INTERVAL).timed_out();
+                    fifo.worker_watching = false;
+                } else {
+                    shared.worker_wake.wait(&mut fifo);
+                }
                 fifo.worker_waiting = false;
+                if watch {
+                    break;
+                }
             }
             core::mem::swap(&mut releases, &mut fifo.releases);
             core::mem::swap(&mut completed, &mut fifo.completed);
@@ -996,6 +1258,9 @@ fn run_worker(shared: &Arc<QueueShared>) {
         };
         releases.clear();
         shared.finish_completed(&mut completed);
+        if watch {
+            shared.watch_stream();
+        }
         if !batch.is_empty() {
             let mut released = Vec::new();
             {
@@ -1017,9 +1282,13 @@ impl Drop for Queue {
         // then destroy the events, and the stream as it drops after this.
         self.stop_worker();
         let shared = &self.shared;
-        match shared.gpu.make_current() {
-            Ok(_context) => record_release("stream", hip_call!(&shared.hip, hipStreamSynchronize(shared.stream.raw()))),
-            Err(status) => crate::hip::error::record_release_failure("stream", &status),
+        if shared.lost.get().is_some() {
+            shared.drain_lost_stream();
+        } else {
+            match shared.gpu.make_current() {
+                Ok(_context) => record_release("stream", hip_call!(&shared.hip, hipStreamSynchronize(shared.stream.raw()))),
+                Err(status) => crate::hip::error::record_release_failure("stream", &status),
+            }
         }
         let (releases, mut completed) = {
             let mut fifo = shared.fifo.lock();

@@ -117,13 +117,23 @@ struct HostCallback {
 hip_export!(
     /// The callback runs on the stream's worker thread in stream order; it may call HIP
     /// (enqueue onto other streams, record events) but must not wait on its own stream.
+    /// Once work on the device has failed (a sticky error: a kernel failed, a peer of a
+    /// collective went away), callbacks still queued are not called: HIP does not say, CUDA
+    /// documents this for cudaLaunchHostFunc, and ROCm itself ends the process on a GPU
+    /// exception, so no program can see a callback run after one. The stream's failure is
+    /// reported by hipStreamQuery and hipStreamSynchronize.
     fn hipLaunchHostFunc(handle: hipStream_t, function: hipHostFn_t, user_data: *mut c_void) {
         let function = function.ok_or(hipErrorInvalidValue)?;
         let target = stream::resolve(handle as usize)?;
         let callback = HostCallback { function, user_data: user_data as usize };
+        let device = target.device;
         target
             .enqueue(Box::new(move || {
                 let callback = callback;
+                let failed = crate::runtime::device(device as i64).map_or(true, |device| device.check_sticky_error().is_err());
+                if failed {
+                    return;
+                }
                 // SAFETY: the caller registered this function with this argument for
                 // exactly one call on the stream (hipLaunchHostFunc's contract).
                 unsafe { (callback.function)(callback.user_data as *mut c_void) }
