@@ -1157,10 +1157,16 @@ fn rank_process_exits_child() {
         let (code, message) = wait_on(rank.device, semaphore).expect("the collective's submission fails");
         assert!(started.elapsed() < std::time::Duration::from_secs(20), "failed within the timeout: {:?}: {message}", started.elapsed());
         assert_eq!(code, StatusCode::Aborted, "{message}");
-        for part in ["ncclRemoteError", "rank(s) [1]", "exited", "ncclCommGetAsyncError", "queue_execute"] {
+        for part in ["ncclRemoteError", "rank(s) [1]", "exited", "ncclCommGetAsyncError", "queue_execute", "on GPU 0"] {
             assert!(message.contains(part), "{part:?} in {message}");
         }
         println!("rank 0's submission failed after {:?}: {message}", started.elapsed());
+        // The device is still destroyed cleanly, its failure notwithstanding.
+        unsafe { iree_hal_hip_rs::hal_object::resource::release(semaphore) };
+        drop(command_buffer);
+        drop((send, recv));
+        drop(rank);
+        assert_eq!(iree_hal_hip_rs::hip::error::release_failures(), 0, "a release failed (see stderr)");
         println!("{RANK_PROCESS_DONE}");
         std::process::exit(0);
     }

@@ -22,7 +22,7 @@ logs=$(mktemp -d "${TMPDIR:-/tmp}/soak.XXXXXX")
 binaries=(
   "iree-hal-hip-rs queue" "iree-hal-hip-rs queue_ordering" "iree-hal-hip-rs event"
   "iree-hal-hip-rs semaphore" "iree-hal-hip-rs pools" "iree-hal-hip-rs command_buffer" "iree-hal-hip-rs channels" "iree-hal-hip-rs collectives"
-  "iree-hal-hip-rs profiling"
+  "iree-hal-hip-rs profiling" "iree-hal-hip-rs device_faults"
   "software-hip streams" "software-hip graphs" "software-hip synchronization" "software-hip memory"
   "software-hip simt" "software-hip stream_memory_ops" "software-hip rccl_processes" "software-hip release"
 )
