@@ -384,11 +384,19 @@ impl Drop for HipDevice {
         for queue in &mut self.queues {
             queue.stop_worker();
         }
-        // A lost queue settles its stream as it drops (its failure was reported already).
-        for queue in self.queues.iter().filter(|queue| queue.lost().is_none()) {
-            crate::hip::error::record_release("queue", queue.synchronize());
+        // A lost queue settles its stream as it drops (its failure was reported already),
+        // and so do the others then: their streams may wait for the lost GPU's events.
+        let lost = self.queues.iter().find_map(|queue| queue.lost().map(|cause| cause.duplicate()));
+        for queue in &self.queues {
+            match &lost {
+                None => crate::hip::error::record_release("queue", queue.synchronize()),
+                Some(cause) if queue.lost().is_none() => queue.lose_for_teardown(cause),
+                Some(_) => {}
+            }
         }
-        // Every operation has finished: a session still active reads its last timings.
+        // Every operation has finished (or failed with a lost GPU): a session still active reads
+        // its last timings. (A session that timed work on a GPU that never answers again waits
+        // for it here: not handled yet.)
         crate::hip::error::record_release("profiling session", self.profiling.end());
         self.queues.clear();
         self.device_allocator.get_mut().take();

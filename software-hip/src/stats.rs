@@ -26,6 +26,9 @@ pub fn count_call() {
 struct Sampler {
     path: String,
     started: Instant,
+    /// Set once the exit sample is written. Held while a sample is taken and appended, so
+    /// that no periodic sample taken before the exit one lands after it.
+    closed: parking_lot::Mutex<bool>,
 }
 
 fn sampler() -> Option<&'static Sampler> {
@@ -33,7 +36,7 @@ fn sampler() -> Option<&'static Sampler> {
     SAMPLER
         .get_or_init(|| {
             let path = std::env::var("SOFTWARE_HIP_STATS").ok().filter(|path| !path.is_empty())?;
-            Some(Sampler { path, started: Instant::now() })
+            Some(Sampler { path, started: Instant::now(), closed: parking_lot::Mutex::new(false) })
         })
         .as_ref()
 }
@@ -57,7 +60,9 @@ pub fn start() {
         .max(1);
     let spawned = std::thread::Builder::new().name("software-hip-stats".into()).spawn(move || loop {
         std::thread::sleep(Duration::from_millis(interval));
-        append_sample(sampler);
+        if !append_sample(sampler, false) {
+            return;
+        }
     });
     if let Err(error) = spawned {
         eprintln!("software-hip: SOFTWARE_HIP_STATS: cannot start the sampling thread: {error}");
@@ -70,12 +75,19 @@ pub fn start() {
 extern "C" fn append_exit_sample() {
     let _ = std::panic::catch_unwind(|| {
         if let Some(sampler) = sampler() {
-            append_sample(sampler);
+            append_sample(sampler, true);
         }
     });
 }
 
-fn append_sample(sampler: &Sampler) {
+/// Appends a sample unless the exit sample was written; `last` writes the exit sample.
+/// Returns whether sampling goes on.
+fn append_sample(sampler: &Sampler, last: bool) -> bool {
+    let mut closed = sampler.closed.lock();
+    if *closed {
+        return false;
+    }
+    *closed = last;
     let line = sample_line(sampler.started.elapsed());
     let written = std::fs::OpenOptions::new()
         .append(true)
@@ -84,6 +96,7 @@ fn append_sample(sampler: &Sampler) {
     if let Err(error) = written {
         eprintln!("software-hip: cannot append to SOFTWARE_HIP_STATS file {}: {error}", sampler.path);
     }
+    !last
 }
 
 /// One line of the columns in [`HEADER`].

@@ -29,6 +29,31 @@ pub trait Held: Send {
     fn describe(&self) -> Option<String> {
         None
     }
+
+    /// Fails what the work would have signalled by itself (a host call on the stream that
+    /// signals its own semaphores), once its queue is lost and the work will never run;
+    /// asked on the worker.
+    fn fail_with(&self, _status: &crate::status::Status) {}
+}
+
+/// The semaphores a host call on the stream signals itself (IREE 3.13's blocking
+/// `queue_host_call`), held so that a lost queue can fail them.
+pub struct CalledSignals(pub Vec<(Option<crate::semaphore::SemaphoreRef>, u64)>);
+
+impl Held for CalledSignals {
+    fn release_shared(&mut self) -> bool {
+        let mut all = true;
+        for (semaphore, _) in &mut self.0 {
+            all &= semaphore.release_shared();
+        }
+        all
+    }
+
+    fn fail_with(&self, status: &crate::status::Status) {
+        for semaphore in self.0.iter().filter_map(|(semaphore, _)| semaphore.as_ref()) {
+            semaphore.fail(status.duplicate());
+        }
+    }
 }
 
 /// Host data copied for the operation: plain memory, freed anywhere.

@@ -43,7 +43,7 @@ use crate::semaphore::{SemaphoreRef, SemaphoreValues};
 use crate::status::{Result, Status, StatusCode};
 use parking_lot::{Condvar, Mutex};
 use progress::{hand_to_queues, plan_wait, DeviceWait, PendingOperation, WaitPlan};
-pub use held::Held;
+pub use held::{CalledSignals, Held};
 use held::release_all_shared;
 pub use progress::SignalProgress;
 use smallvec::SmallVec;
@@ -160,7 +160,8 @@ pub fn stall_timeout_from_env() -> Result<Option<Duration>> {
     }
     match text.trim().parse::<u64>() {
         Ok(0) => Ok(None),
-        Ok(millis) => Ok(Some(Duration::from_millis(millis))),
+        // At most a day: a deadline past that is no deadline (and `Instant` arithmetic stays safe).
+        Ok(millis) => Ok(Some(Duration::from_millis(millis.min(86_400_000)))),
         Err(_) => Err(crate::status!(InvalidArgument, "{STALL_TIMEOUT_ENV}={text:?} is not a number of milliseconds")),
     }
 }
@@ -568,10 +569,26 @@ impl QueueShared {
             return;
         }
         let last_epoch = self.epochs.issued.load(Ordering::Relaxed);
-        call.value.queue = Some(self.clone());
+        call.value.queue = Some(Arc::downgrade(self));
         call.value.last_epoch = last_epoch;
-        // In the list before the callback can run (which takes it from there).
-        self.in_flight.lock().batches.push_back(InFlightBatch { last_epoch, issued_at: Instant::now(), operations: issued });
+        // In the list before the callback can run (which takes it from there), unless the
+        // worker lost the queue meanwhile (`lose` sets `lost` under this lock): then the
+        // batch fails here, what it used held until the stream drains (its work is queued).
+        {
+            let mut in_flight = self.in_flight.lock();
+            if self.lost.get().is_none() {
+                in_flight.batches.push_back(InFlightBatch { last_epoch, issued_at: Instant::now(), operations: issued });
+                issued = Vec::new();
+            }
+        }
+        if !issued.is_empty() {
+            drop(context);
+            self.fail_issued_after_loss(&mut issued, released);
+            self.epochs.delivered.fetch_max(last_epoch, Ordering::Release);
+            call.value.queue = None;
+            self.recycle_completion(call, issued);
+            return;
+        }
         if complete_at_once {
             let event = self.event_for(&context, &progresses);
             self.mark_issued(&context, progresses, event, released);
@@ -610,6 +627,8 @@ impl QueueShared {
                 if let Some(progress) = operation.progress {
                     progress.finish(released);
                 }
+                // Its work is on the stream: what it uses is held until the stream drains.
+                self.stranded.lock().extend(operation.keep_alive);
             }
             self.recycle_completion(call, operations);
             return;
@@ -654,20 +673,18 @@ impl QueueShared {
     }
 
     /// As a lost queue is destroyed: waits (at most the stall timeout, else `LOST_DRAIN_WAIT`)
-    /// for its stream to have nothing running, then lets go of what its failed batches used;
-    /// a stream still running then keeps it for good (HIP destroys the stream once its work
-    /// is done; freeing memory under a running kernel is worse than leaking it).
-    fn drain_lost_stream(&self) {
+    /// until its stream runs nothing, then lets go of what its failed batches used. A stream
+    /// still running then keeps that, and the queue's shared state, for good: HIP destroys
+    /// the stream once its work is done, and a callback that runs late must neither find
+    /// freed memory under a running kernel nor be the one that lets go of the queue (its
+    /// context, the HIP library) on HIP's own thread.
+    fn drain_lost_stream(self: &Arc<Self>) {
         let Ok(_context) = self.gpu.make_current() else { return };
-        let deadline = Instant::now() + self.stall_timeout.unwrap_or(LOST_DRAIN_WAIT);
-        loop {
-            // SAFETY: the stream lives as long as the queue.
-            let error = unsafe { (self.hip.hipStreamQuery)(self.stream.raw()) };
-            if error != crate::hip::types::hipErrorNotReady {
-                drop(core::mem::take(&mut *self.stranded.lock()));
-                return;
-            }
-            if Instant::now() >= deadline {
+        let limit = self.stall_timeout.unwrap_or(LOST_DRAIN_WAIT);
+        let started = Instant::now();
+        // SAFETY (both calls): the stream lives as long as the queue.
+        while unsafe { (self.hip.hipStreamQuery)(self.stream.raw()) } == crate::hip::types::hipErrorNotReady {
+            if started.elapsed() >= limit {
                 let stranded = core::mem::take(&mut *self.stranded.lock());
                 eprintln!(
                     "iree-hal-hip: GPU {}'s stream still runs work it was given after its queue was lost; the stream and the {} objects that work uses are left to HIP",
@@ -675,10 +692,15 @@ impl QueueShared {
                     stranded.len()
                 );
                 core::mem::forget(stranded);
+                core::mem::forget(self.clone());
                 return;
             }
             std::thread::sleep(Duration::from_millis(1));
         }
+        // Nothing runs that it has not reported: wait for what was queued behind the
+        // failure (it fails at once or runs to its end), then let go.
+        let _ = unsafe { (self.hip.hipStreamSynchronize)(self.stream.raw()) };
+        drop(core::mem::take(&mut *self.stranded.lock()));
     }
 
     /// The failure the stream reports for work issued to it earlier (`hipStreamQuery`), if
@@ -745,7 +767,6 @@ impl QueueShared {
     /// GPU; later operations fail with the same cause as they are issued. What those batches
     /// used stays held until the stream is drained. Runs on the worker.
     fn lose(self: &Arc<Self>, cause: Status) {
-        let batches = core::mem::take(&mut self.in_flight.lock().batches);
         let running = |operation: &IssuedOperation| {
             let work: Vec<String> = operation.keep_alive.iter().filter_map(|held| held.describe()).collect();
             match work.is_empty() {
@@ -753,19 +774,32 @@ impl QueueShared {
                 false => format!("while running {} ({}) on GPU {}", operation.name, work.join("; "), self.gpu_index),
             }
         };
-        // Set before any waiter wakes: whatever it submits next finds the queue lost.
-        let first = batches.iter().flat_map(|batch| batch.operations.first()).next().map(running);
-        let _ = self.lost.set(match &first {
-            Some(first) => cause.duplicate().annotate(first),
-            None => cause.duplicate(),
-        });
+        // `lost` is set under the list's lock, before any waiter wakes: a batch being issued
+        // now either is in the list or sees the loss (`issue_batch`), and whatever a woken
+        // waiter submits next fails with it.
+        let batches = {
+            let mut in_flight = self.in_flight.lock();
+            if self.lost.get().is_some() {
+                return;
+            }
+            let first = in_flight.batches.iter().flat_map(|batch| batch.operations.first()).next().map(running);
+            let _ = self.lost.set(match &first {
+                Some(first) => cause.duplicate().annotate(first),
+                None => cause.duplicate(),
+            });
+            core::mem::take(&mut in_flight.batches)
+        };
         let mut released = Vec::new();
         let mut stranded = Vec::new();
         for operation in batches.into_iter().flat_map(|batch| batch.operations) {
             let annotation = running(&operation);
             let IssuedOperation { signals, keep_alive, progress, .. } = operation;
             let failure = keep_alive.iter().find_map(|held| held.failure_after_completion()).unwrap_or_else(|| cause.duplicate());
-            fail_signals(&signals, failure.annotate(&annotation));
+            let failure = failure.annotate(&annotation);
+            for held in &keep_alive {
+                held.fail_with(&failure);
+            }
+            fail_signals(&signals, failure);
             if let Some(progress) = progress {
                 progress.finish(&mut released);
             }
@@ -776,6 +810,25 @@ impl QueueShared {
         // `completed`: pools must not reuse memory the GPU may still be writing.)
         self.epochs.delivered.fetch_max(self.epochs.issued.load(Ordering::Acquire), Ordering::Release);
         issue_released(released);
+    }
+
+    /// Fails operations issued onto the stream after the queue was lost (`lose` ran while
+    /// they were being issued), with the loss's cause; their work is queued, so what they use
+    /// is held until the stream drains.
+    fn fail_issued_after_loss(&self, issued: &mut Vec<IssuedOperation>, released: &mut Vec<Arc<PendingOperation>>) {
+        let cause = self.lost.get().map(Status::duplicate).unwrap_or_else(|| crate::status!(Internal, "queue lost"));
+        for operation in issued.drain(..) {
+            let IssuedOperation { name, signals, keep_alive, progress, .. } = operation;
+            let failure = cause.duplicate().annotate(&format!("{name} was issued as GPU {} was found unable to run work", self.gpu_index));
+            for held in &keep_alive {
+                held.fail_with(&failure);
+            }
+            fail_signals(&signals, failure);
+            if let Some(progress) = progress {
+                progress.finish(released);
+            }
+            self.stranded.lock().extend(keep_alive);
+        }
     }
 
     /// Whether a completion callback of this queue has still to run to its end.
@@ -963,9 +1016,10 @@ fn defer_signals(name: &'static str, signals: SemaphoreValues, progress: Option<
 /// Everything one completion callback finishes, in issue order. The callback's box and the
 /// vector's room go back to the queue when it is done (`QueueShared::spare_completions`).
 struct BatchCompletion {
-    /// `None` while the callback is spare: a spare one holding its queue would keep the
-    /// queue alive for good.
-    queue: Option<Arc<QueueShared>>,
+    /// `None` while the callback is spare. Weak: a callback that never runs (behind failed
+    /// work) must not keep its queue alive, and one that runs after its queue was destroyed
+    /// (a lost queue whose GPU answered at last) finds nothing to do.
+    queue: Option<Weak<QueueShared>>,
     /// The epoch of the batch's last operation.
     last_epoch: u64,
 }
@@ -975,7 +1029,7 @@ type CompletionCall = Box<crate::hip::host_func::HostCall<BatchCompletion>>;
 
 /// Runs on HIP's callback thread when the stream has passed the batch.
 fn complete_batch(mut call: CompletionCall) {
-    let Some(queue) = call.value.queue.take() else { return };
+    let Some(queue) = call.value.queue.take().and_then(|queue| queue.upgrade()) else { return };
     let last_epoch = call.value.last_epoch;
     // Before any signal: whoever a signal wakes sees the stream's progress.
     queue.epochs.completed.fetch_max(last_epoch, Ordering::AcqRel);
@@ -1152,6 +1206,13 @@ impl Queue {
         self.shared.lost.get()
     }
 
+    /// As its device is destroyed after another of its GPUs was lost: this queue's stream
+    /// may wait for that GPU's events, so it is settled as a lost one is (bounded), not
+    /// synchronized. Its worker must be stopped.
+    pub fn lose_for_teardown(&self, cause: &Status) {
+        self.shared.lose(cause.duplicate().annotate("its device is being destroyed after another of its GPUs was lost"));
+    }
+
     /// How far the queue got.
     pub fn epochs(&self) -> &Arc<QueueEpochs> {
         &self.shared.epochs
@@ -1218,8 +1279,9 @@ fn run_worker(shared: &Arc<QueueShared>) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     let mut releases = Vec::new();
     let mut completed = VecDeque::new();
-    // When the worker last saw a completion callback outstanding.
+    // When the worker last saw a completion callback outstanding, and last looked.
     let mut busy_at: Option<Instant> = None;
+    let mut watched_at = Instant::now();
     loop {
         let mut watch = false;
         let stop = {
@@ -1258,7 +1320,9 @@ fn run_worker(shared: &Arc<QueueShared>) {
         };
         releases.clear();
         shared.finish_completed(&mut completed);
-        if watch {
+        // Also when wake-ups come more often than the interval.
+        if watch || (shared.watching() && watched_at.elapsed() >= WATCH_INTERVAL) {
+            watched_at = Instant::now();
             shared.watch_stream();
         }
         if !batch.is_empty() {
@@ -1289,6 +1353,7 @@ impl Drop for Queue {
                 Ok(_context) => record_release("stream", hip_call!(&shared.hip, hipStreamSynchronize(shared.stream.raw()))),
                 Err(status) => crate::hip::error::record_release_failure("stream", &status),
             }
+            drop(core::mem::take(&mut *shared.stranded.lock()));
         }
         let (releases, mut completed) = {
             let mut fifo = shared.fifo.lock();
