@@ -9,8 +9,9 @@ driver, each run classified.
 
 COMMAND is an iree-run-module command (words split on spaces); `pip` names the binary of
 pip's iree-base-runtime beside this Python (IREE's C driver inside; its console script
-would turn a crash into an exit status). The program is an MLP (two
-matmul dispatches, softhip-iree-compile for gfx942) with its inputs, and each --program (a
+would turn a crash into an exit status). The programs are an MLP (two
+matmul dispatches, softhip-iree-compile for gfx942) with its inputs, a parameter read from a
+file (parameters.mlir and an archive made by iree-create-parameters), and each --program (a
 compiled module and its iree-run-module flag file: queue allocations, copies, fills, ...).
 A clean run per program, driver and mode lists the HIP functions it calls and how often (SOFTWARE_HIP_CALL_COUNTS); then
 each function fails at each call number it reaches, with an error that fits the call (out
@@ -61,6 +62,23 @@ def run(command: list[str], env: dict, timeout: float):
     return result.returncode, result.stdout, result.stderr
 
 
+def prepare_parameters(work: str, iree_compile: str) -> list[str]:
+    """Compiles parameters.mlir and writes its parameter archive; returns iree-run-module's
+    arguments."""
+    os.makedirs(work, exist_ok=True)
+    module = os.path.join(work, "parameters.hip.vmfb")
+    archive = os.path.join(work, "params.irpa")
+    help_text = subprocess.run([iree_compile, "--help-hidden"], capture_output=True, text=True).stdout
+    target = "--iree-rocm-target" if "--iree-rocm-target=" in help_text else "--iree-hip-target"
+    tools = os.path.dirname(iree_compile)
+    for command in ([iree_compile, "--iree-hal-target-device=hip", f"{target}=gfx942", os.path.join(HERE, "parameters.mlir"), "-o", module],
+                    [os.path.join(tools, "iree-create-parameters"), "--data=weight=4x8xf32=2.5", f"--output={archive}"]):
+        result = subprocess.run(command, capture_output=True, text=True)
+        if result.returncode != 0:
+            sys.exit(f"sweep.py: {' '.join(command)} failed:\n{result.stderr[-2000:]}")
+    return [f"--module={module}", "--function=read_weight", f"--parameters=model={archive}"]
+
+
 def pip_tool() -> str:
     import iree._runtime_libs as libs
     return os.path.join(os.path.dirname(libs.__file__), "iree-run-module")
@@ -79,7 +97,8 @@ def main() -> int:
     parser.add_argument("--check", action="append")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
-    programs = {"mlp": check_profiling.prepare(os.path.join(args.work, "program"), args.compile)}
+    programs = {"mlp": check_profiling.prepare(os.path.join(args.work, "program"), args.compile),
+                "parameters": prepare_parameters(os.path.join(args.work, "program"), args.compile)}
     for entry in args.program:
         name, spec = entry.split("=", 1)
         module, flags = spec.split(":", 1)
