@@ -8,7 +8,6 @@ mod common;
 use common::*;
 use iree_hal_hip_rs::abi::*;
 use iree_hal_hip_rs::hal_object::HalObject;
-use hip_executable_pack::{Executable as PackedExecutable, Export};
 use iree_hal_hip_rs::command_buffer::HipCommandBuffer;
 use iree_hal_hip_rs::device::HipDevice;
 use iree_hal_hip_rs::hip::gpu::Gpu;
@@ -983,32 +982,7 @@ fn foreign_executable() -> Executable {
 
 /// Packs one CTS kernel as a HIP1 executable and prepares it with the device's cache.
 fn load_cts_kernel(fixture: &Fixture, source: &str, kernel: &str, block_dims: [u32; 3], constant_count: u32, binding_count: usize) -> Executable {
-    let export = Export {
-        kernel_name: kernel.into(),
-        module_ordinal: 0,
-        block_dims,
-        block_shared_memory_size: 0,
-        constant_count,
-        binding_flags: vec![0; binding_count],
-        debug_name: None,
-    };
-    let data = PackedExecutable { modules: vec![compile_cts_kernel(source)], exports: vec![export] }.pack().unwrap();
-    let mut cache = core::ptr::null_mut();
-    let mut loop_status: iree_status_t = core::ptr::null_mut();
-    let inline_loop = iree_loop_t { self_: (&mut loop_status as *mut iree_status_t).cast(), ctl: None };
-    assert_ok(unsafe { (fixture.device_vtable().create_executable_cache.unwrap())(fixture.device, sv("default"), inline_loop, &mut cache) });
-    let cache_vtable = unsafe { &*((*cache).resource.vtable as *const iree_hal_executable_cache_vtable_t) };
-    let params = iree_hal_executable_params_t {
-        caching_mode: 0,
-        executable_format: sv("HSACO"),
-        executable_data: iree_const_byte_span_t { data: data.as_ptr(), data_length: data.len() },
-        constant_count: 0,
-        constants: core::ptr::null(),
-    };
-    let mut executable = core::ptr::null_mut();
-    assert_ok(unsafe { (cache_vtable.prepare_executable.unwrap())(cache, &params, &mut executable) });
-    unsafe { iree_hal_hip_rs::hal_object::resource::release(cache) };
-    Executable(executable)
+    Executable(prepare_kernel_executable(fixture.device, compile_cts_kernel(source), kernel, block_dims, constant_count, binding_count))
 }
 
 #[test]

@@ -11,7 +11,6 @@ mod common;
 
 use common::*;
 use core::ffi::c_void;
-use hip_executable_pack::{Executable as PackedExecutable, Export};
 use iree_hal_hip_rs::abi::*;
 use iree_hal_hip_rs::hal_object::HalObject;
 use iree_hal_hip_rs::status::StatusCode;
@@ -37,33 +36,7 @@ impl Fixture {
 
     /// `kernel` of software-hip/kernels/test_kernels.c as an executable (one export).
     fn executable(&self, kernel: &str, block_dims: [u32; 3], constant_count: u32, binding_count: usize) -> *mut iree_hal_executable_t {
-        let export = Export {
-            kernel_name: kernel.into(),
-            module_ordinal: 0,
-            block_dims,
-            block_shared_memory_size: 0,
-            constant_count,
-            binding_flags: vec![0; binding_count],
-            debug_name: None,
-        };
-        let image = compile_software_kernel("kernels/test_kernels.c");
-        let data = PackedExecutable { modules: vec![image], exports: vec![export] }.pack().unwrap();
-        let mut cache = core::ptr::null_mut();
-        let mut loop_status: iree_status_t = core::ptr::null_mut();
-        let inline_loop = iree_loop_t { self_: (&mut loop_status as *mut iree_status_t).cast(), ctl: None };
-        assert_ok(unsafe { (self.vtable().create_executable_cache.unwrap())(self.device, sv("default"), inline_loop, &mut cache) });
-        let cache_vtable = unsafe { &*((*cache).resource.vtable as *const iree_hal_executable_cache_vtable_t) };
-        let params = iree_hal_executable_params_t {
-            caching_mode: 0,
-            executable_format: sv("HSACO"),
-            executable_data: iree_const_byte_span_t { data: data.as_ptr(), data_length: data.len() },
-            constant_count: 0,
-            constants: core::ptr::null(),
-        };
-        let mut executable = core::ptr::null_mut();
-        assert_ok(unsafe { (cache_vtable.prepare_executable.unwrap())(cache, &params, &mut executable) });
-        unsafe { iree_hal_hip_rs::hal_object::resource::release(cache) };
-        executable
+        prepare_kernel_executable(self.device, compile_software_kernel("kernels/test_kernels.c"), kernel, block_dims, constant_count, binding_count)
     }
 
     /// A one-shot command buffer with one dispatch of `executable`'s export 0.
@@ -125,17 +98,9 @@ impl Fixture {
     }
 
     fn buffer_of(&self, memory_type: iree_hal_memory_type_t) -> *mut iree_hal_buffer_t {
-        let allocator = unsafe { (self.vtable().device_allocator.unwrap())(self.device) };
-        let avtable = unsafe { &*((*allocator).resource.vtable as *const iree_hal_allocator_vtable_t) };
-        let params = iree_hal_buffer_params_t {
-            usage: IREE_HAL_BUFFER_USAGE_TRANSFER | IREE_HAL_BUFFER_USAGE_DISPATCH | IREE_HAL_BUFFER_USAGE_MAPPING,
-            access: IREE_HAL_MEMORY_ACCESS_ALL,
-            type_: memory_type,
-            queue_affinity: 0,
-            min_alignment: 0,
-        };
+        let usage = IREE_HAL_BUFFER_USAGE_TRANSFER | IREE_HAL_BUFFER_USAGE_DISPATCH | IREE_HAL_BUFFER_USAGE_MAPPING;
         let mut buffer = core::ptr::null_mut();
-        assert_ok(unsafe { (avtable.allocate_buffer.unwrap())(allocator, &params, 64, &mut buffer) });
+        assert_ok(allocate_buffer(self.device, memory_type, usage, 64, &mut buffer));
         buffer
     }
 
@@ -215,17 +180,9 @@ fn failing_kernel_child() {
         assert!(text.contains(part), "{mode}: later work's status names the first failure's {part}: {text}");
     }
     // Memory is the HIP runtime's to refuse: a clear status naming the call.
-    let allocator = unsafe { (fixture.vtable().device_allocator.unwrap())(fixture.device) };
-    let avtable = unsafe { &*((*allocator).resource.vtable as *const iree_hal_allocator_vtable_t) };
-    let params = iree_hal_buffer_params_t {
-        usage: IREE_HAL_BUFFER_USAGE_TRANSFER,
-        access: IREE_HAL_MEMORY_ACCESS_ALL,
-        type_: IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL,
-        queue_affinity: 0,
-        min_alignment: 0,
-    };
     let mut refused = core::ptr::null_mut();
-    let text = assert_code(unsafe { (avtable.allocate_buffer.unwrap())(allocator, &params, 64, &mut refused) }, StatusCode::Internal);
+    let refusal = allocate_buffer(fixture.device, IREE_HAL_MEMORY_TYPE_DEVICE_LOCAL, IREE_HAL_BUFFER_USAGE_TRANSFER, 64, &mut refused);
+    let text = assert_code(refusal, StatusCode::Internal);
     assert!(text.contains("hipMalloc") && text.contains("hipErrorLaunchFailure"), "{mode}: {text}");
     unsafe {
         iree_hal_hip_rs::hal_object::resource::release_buffer(buffer);

@@ -41,6 +41,8 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 SOFTHIP_COMPILE = os.path.join(REPO, "tools", "softhip-iree-compile", "softhip-iree-compile")
+sys.path.insert(0, HERE)
+import sweep  # noqa: E402  (its program arguments)
 
 # Columns that count things the device or process holds, and how much each may grow over a
 # soak's window before our driver fails: a handle or allocation in flight at one sample and
@@ -128,14 +130,9 @@ def problems(result: dict) -> list[str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("work")
-    parser.add_argument("--driver", action="append", required=True)
-    parser.add_argument("--compile", required=True)
-    parser.add_argument("--hip-dir", required=True)
-    parser.add_argument("--program", action="append", default=[])
+    sweep.add_common_arguments(parser)
     parser.add_argument("--calls", type=int, default=20000)
     parser.add_argument("--program-calls", type=int, default=20000)
-    parser.add_argument("--modes", default="stream,graph")
     parser.add_argument("--multi-gpu", default="", help="drivers that also run the softmax on hip://0,1")
     parser.add_argument("--check", action="append")
     parser.add_argument("--interval-ms", type=int, default=5)
@@ -143,9 +140,7 @@ def main() -> int:
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
     programs = {"softmax": compile_softmax(args.work, args.compile)}
-    for entry in args.program:
-        name, spec = entry.split("=", 1)
-        module, flags = spec.split(":", 1)
+    for name, module, flags in sweep.program_specs(args.program):
         programs[name] = [f"--module={module}", f"--flagfile={without_expectations(flags, args.work, name)}"]
     drivers = {label: (pip_tool() if tool == "pip" else tool)
                for label, tool in (entry.split("=", 1) for entry in args.driver)}

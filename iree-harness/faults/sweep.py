@@ -79,6 +79,27 @@ def prepare_parameters(work: str, iree_compile: str) -> list[str]:
     return [f"--module={module}", "--function=read_weight", f"--parameters=model={archive}"]
 
 
+def add_common_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments the sweep and the soak share: WORK, --driver, --compile, --hip-dir,
+    --program, --modes."""
+    parser.add_argument("work")
+    parser.add_argument("--driver", action="append", required=True)
+    parser.add_argument("--compile", required=True)
+    parser.add_argument("--hip-dir", required=True)
+    parser.add_argument("--program", action="append", default=[])
+    parser.add_argument("--modes", default="stream,graph")
+
+
+def program_specs(entries: list[str]) -> list[tuple[str, str, str]]:
+    """(name, module, flag file) of each NAME=VMFB:FLAGFILE."""
+    specs = []
+    for entry in entries:
+        name, spec = entry.split("=", 1)
+        module, flags = spec.split(":", 1)
+        specs.append((name, module, flags))
+    return specs
+
+
 def pip_tool() -> str:
     import iree._runtime_libs as libs
     return os.path.join(os.path.dirname(libs.__file__), "iree-run-module")
@@ -86,22 +107,15 @@ def pip_tool() -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("work")
-    parser.add_argument("--driver", action="append", required=True)
-    parser.add_argument("--compile", required=True)
-    parser.add_argument("--hip-dir", required=True)
-    parser.add_argument("--program", action="append", default=[])
+    add_common_arguments(parser)
     parser.add_argument("--calls", default="1,2,3,5,8,13,20,40")
-    parser.add_argument("--modes", default="stream,graph")
     parser.add_argument("--timeout", type=float, default=30)
     parser.add_argument("--check", action="append")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
     programs = {"mlp": check_profiling.prepare(os.path.join(args.work, "program"), args.compile),
                 "parameters": prepare_parameters(os.path.join(args.work, "program"), args.compile)}
-    for entry in args.program:
-        name, spec = entry.split("=", 1)
-        module, flags = spec.split(":", 1)
+    for name, module, flags in program_specs(args.program):
         programs[name] = [f"--module={module}", f"--flagfile={flags}"]
     calls = [int(n) for n in args.calls.split(",")]
     drivers = {label: (pip_tool() if command == "pip" else command)

@@ -391,3 +391,58 @@ pub fn compile_software_kernel(source: &str) -> Vec<u8> {
     std::fs::remove_file(&object).ok();
     image
 }
+
+/// `kernel` of the software HIP code object `image`, packed as a HIP executable of one
+/// export and prepared through `device`'s executable cache, as IREE's loader would.
+pub fn prepare_kernel_executable(
+    device: *mut iree_hal_device_t,
+    image: Vec<u8>,
+    kernel: &str,
+    block_dims: [u32; 3],
+    constant_count: u32,
+    binding_count: usize,
+) -> *mut iree_hal_executable_t {
+    let export = hip_executable_pack::Export {
+        kernel_name: kernel.into(),
+        module_ordinal: 0,
+        block_dims,
+        block_shared_memory_size: 0,
+        constant_count,
+        binding_flags: vec![0; binding_count],
+        debug_name: None,
+    };
+    let data = hip_executable_pack::Executable { modules: vec![image], exports: vec![export] }.pack().unwrap();
+    let device_vtable = unsafe { &*((*device).resource.vtable as *const iree_hal_device_vtable_t) };
+    let mut cache = core::ptr::null_mut();
+    let mut loop_status: iree_status_t = core::ptr::null_mut();
+    let inline_loop = iree_loop_t { self_: (&mut loop_status as *mut iree_status_t).cast(), ctl: None };
+    assert_ok(unsafe { (device_vtable.create_executable_cache.unwrap())(device, sv("default"), inline_loop, &mut cache) });
+    let cache_vtable = unsafe { &*((*cache).resource.vtable as *const iree_hal_executable_cache_vtable_t) };
+    let params = iree_hal_executable_params_t {
+        caching_mode: 0,
+        executable_format: sv("HSACO"),
+        executable_data: iree_const_byte_span_t { data: data.as_ptr(), data_length: data.len() },
+        constant_count: 0,
+        constants: core::ptr::null(),
+    };
+    let mut executable = core::ptr::null_mut();
+    assert_ok(unsafe { (cache_vtable.prepare_executable.unwrap())(cache, &params, &mut executable) });
+    unsafe { iree_hal_hip_rs::hal_object::resource::release(cache) };
+    executable
+}
+
+/// Asks `device`'s allocator for `size` bytes of `memory_type` for `usage`: the raw status,
+/// the buffer in `out` when it is OK.
+pub fn allocate_buffer(
+    device: *mut iree_hal_device_t,
+    memory_type: iree_hal_memory_type_t,
+    usage: iree_hal_buffer_usage_t,
+    size: u64,
+    out: &mut *mut iree_hal_buffer_t,
+) -> iree_status_t {
+    let device_vtable = unsafe { &*((*device).resource.vtable as *const iree_hal_device_vtable_t) };
+    let allocator = unsafe { (device_vtable.device_allocator.unwrap())(device) };
+    let allocator_vtable = unsafe { &*((*allocator).resource.vtable as *const iree_hal_allocator_vtable_t) };
+    let params = iree_hal_buffer_params_t { usage, access: IREE_HAL_MEMORY_ACCESS_ALL, type_: memory_type, queue_affinity: 0, min_alignment: 0 };
+    unsafe { (allocator_vtable.allocate_buffer.unwrap())(allocator, &params, size, out) }
+}
