@@ -394,10 +394,11 @@ impl Drop for HipDevice {
                 Some(_) => {}
             }
         }
-        // Every operation has finished (or failed with a lost GPU): a session still active reads
-        // its last timings. (A session that timed work on a GPU that never answers again waits
-        // for it here: not handled yet.)
-        crate::hip::error::record_release("profiling session", self.profiling.end());
+        // Every operation has finished: a session still active reads its last timings. After
+        // a GPU was lost it writes what completed, without waiting for a GPU that may never
+        // answer.
+        let ended = if lost.is_some() { self.profiling.end_after_loss() } else { self.profiling.end() };
+        crate::hip::error::record_release("profiling session", ended);
         self.queues.clear();
         self.device_allocator.get_mut().take();
         self.channel_provider.get_mut().take();

@@ -261,3 +261,50 @@ fn stalled_gpu_child() {
         iree_hal_hip_rs::hal_object::resource::release_buffer(other);
     }
 }
+
+/// A GPU that never answers again, with a profiling session timing its work: destroying the
+/// device neither hangs on the stream nor on the session's timings; the stream and what its
+/// work uses are left to HIP (said on stderr), and the session writes what completed.
+#[test]
+#[cfg(not(feature = "iree-3-13"))]
+fn a_device_whose_gpu_never_answers_again_is_still_destroyed() {
+    let trace = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("device-lost-trace-{}.json", std::process::id()));
+    let started = Instant::now();
+    let printed = run_in_child_with_output(
+        "gpu_never_answers_child",
+        &[("IREE_HIP_STALL_TIMEOUT_MS", "200".to_owned()), ("DEVICE_FAULTS_TRACE", trace.display().to_string())],
+    );
+    assert!(started.elapsed() < Duration::from_secs(20), "took {:?}", started.elapsed());
+    assert!(printed.contains("left to HIP"), "{printed}");
+    let written = std::fs::read_to_string(&trace).unwrap_or_default();
+    assert!(written.trim_start().starts_with('{') && written.contains("traceEvents"), "the session wrote its trace: {written}");
+    std::fs::remove_file(&trace).ok();
+}
+
+#[test]
+#[ignore = "run by a_device_whose_gpu_never_answers_again_is_still_destroyed"]
+#[cfg(not(feature = "iree-3-13"))]
+fn gpu_never_answers_child() {
+    let fixture = Fixture::new("stream");
+    let trace = std::ffi::CString::new(std::env::var("DEVICE_FAULTS_TRACE").unwrap()).unwrap();
+    let options = iree_hal_device_profiling_options_t { mode: IREE_HAL_DEVICE_PROFILING_MODE_QUEUE_OPERATIONS, file_path: trace.as_ptr() };
+    assert_ok(unsafe { (fixture.vtable().profiling_begin.unwrap())(fixture.device, &options) });
+    let flag = fixture.host_buffer();
+    let flag_words = unsafe { iree_hal_hip_rs::buffer::HipBuffer::from_raw(flag) }.unwrap().host_pointer().cast::<u32>();
+    let waiting = fixture.executable("wait_for_flag", [1, 1, 1], 0, 1);
+    let command_buffer = fixture.dispatch(waiting, [1, 1, 1], &[], &[flag]);
+    let done = fixture.semaphore();
+    assert_ok(fixture.execute(command_buffer, done));
+    let (_, text) = fixture.wait(done).expect("the stalled work fails");
+    assert!(text.contains("stopped answering"), "{text}");
+    unsafe {
+        iree_hal_hip_rs::hal_object::resource::release(done);
+        iree_hal_hip_rs::hal_object::resource::release(command_buffer);
+        iree_hal_hip_rs::hal_object::resource::release(waiting);
+        iree_hal_hip_rs::hal_object::resource::release_buffer(flag);
+    }
+    // Destroyed while the kernel still spins: nothing waits for it.
+    drop(fixture);
+    // The buffer was left to HIP with the stream: it is still there for the kernel.
+    unsafe { core::ptr::write_volatile(flag_words, 1) };
+}

@@ -478,6 +478,12 @@ impl Session {
     /// Ends the session: waits for every issued operation's timing, writes the rest and
     /// ends the output. Operations issued from now on record nothing.
     pub fn end(&self) -> Result<()> {
+        self.end_waiting(true)
+    }
+
+    /// Ends the session; `wait_for_gpus` false (a GPU of the device was lost, and may never
+    /// finish what it was given) writes what completed without waiting for the rest.
+    fn end_waiting(&self, wait_for_gpus: bool) -> Result<()> {
         self.ended.store(true, Ordering::Relaxed);
         // The GPU is waited for without the lock: work still on a stream (a host call) may
         // need the session meanwhile (a failure it records).
@@ -489,8 +495,10 @@ impl Session {
             state.ended = true;
             core::mem::take(&mut state.pending)
         };
-        for issued in &pending {
-            issued.wait(self);
+        if wait_for_gpus {
+            for issued in &pending {
+                issued.wait(self);
+            }
         }
         let mut state = self.state.lock();
         state.pending = pending;
@@ -858,13 +866,23 @@ impl DeviceProfiling {
 
     /// Ends the active session (nothing to do without one).
     pub fn end(&self) -> Result<()> {
+        self.end_session(true)
+    }
+
+    /// Ends the session without waiting for the GPUs (a GPU of the device was lost): what
+    /// completed is written, the rest is left out.
+    pub fn end_after_loss(&self) -> Result<()> {
+        self.end_session(false)
+    }
+
+    fn end_session(&self, wait_for_gpus: bool) -> Result<()> {
         let session = {
             let mut slot = self.session.lock();
             self.active.store(false, Ordering::Release);
             slot.take()
         };
         match session {
-            Some(session) => session.end(),
+            Some(session) => session.end_waiting(wait_for_gpus),
             None => Ok(()),
         }
     }
