@@ -10,7 +10,9 @@ driver, each run classified.
 COMMAND is an iree-run-module command (words split on spaces); `pip` names the binary of
 pip's iree-base-runtime beside this Python (IREE's C driver inside; its console script
 would turn a crash into an exit status). The programs are an MLP (two
-matmul dispatches, softhip-iree-compile for gfx942) with its inputs, a parameter read from a
+matmul dispatches, softhip-iree-compile for gfx942) with its inputs, the same MLP under
+IREE's device profiling (`--device_profiling_mode=dispatch`: HIP events) and, for the
+drivers named by --multi-gpu, on the two-GPU device hip://0,1 (peer access), a parameter read from a
 file (parameters.mlir and an archive made by iree-create-parameters), and each --program (a
 compiled module and its iree-run-module flag file: queue allocations, copies, fills, ...).
 A clean run per program, driver and mode lists the HIP functions it calls and how often (SOFTWARE_HIP_CALL_COUNTS); then
@@ -111,9 +113,13 @@ def main() -> int:
     parser.add_argument("--calls", default="1,2,3,5,8,13,20,40")
     parser.add_argument("--timeout", type=float, default=30)
     parser.add_argument("--check", action="append")
+    parser.add_argument("--multi-gpu", default="", help="drivers that also run the MLP on the two-GPU device hip://0,1")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
-    programs = {"mlp": check_profiling.prepare(os.path.join(args.work, "program"), args.compile),
+    mlp = check_profiling.prepare(os.path.join(args.work, "program"), args.compile)
+    # The MLP again, its dispatches timed by IREE's device profiling: HIP events.
+    profiled = [*mlp, "--device_profiling_mode=dispatch", f"--device_profiling_file={os.path.join(args.work, 'trace.json')}"]
+    programs = {"mlp": mlp, "mlp-profiled": profiled,
                 "parameters": prepare_parameters(os.path.join(args.work, "program"), args.compile)}
     for name, module, flags in program_specs(args.program):
         programs[name] = [f"--module={module}", f"--flagfile={flags}"]
@@ -124,11 +130,18 @@ def main() -> int:
     base_env = dict(os.environ, IREE_HIP_DYLIB_PATH=args.hip_dir)
     base_env.pop("SOFTWARE_HIP_FAIL", None)
 
+    # (program, device, arguments, drivers): the MLP on two GPUs (peer access) only for the
+    # drivers that make such a device (IREE v3.3.0's C driver refuses hip://0,1).
+    runs = [(program, "hip", arguments, list(drivers)) for program, arguments in programs.items()]
+    multi_gpu = [label for label in args.multi_gpu.split(",") if label]
+    if multi_gpu:
+        runs.insert(1, ("mlp-two-gpus", "hip://0,1", mlp, multi_gpu))
     rows, findings = [], []
-    for program, arguments in programs.items():
-        for label, command_text in drivers.items():
+    for program, device, arguments, labels in runs:
+        for label in labels:
+            command_text = drivers[label]
             for mode in args.modes.split(","):
-                command = command_text.split() + ["--device=hip", f"--hip_use_streams={'true' if mode == 'stream' else 'false'}",
+                command = command_text.split() + [f"--device={device}", f"--hip_use_streams={'true' if mode == 'stream' else 'false'}",
                                                   *arguments]
                 where = (program, label, mode)
                 result = sweep_one(command, where, calls, base_env, args)
