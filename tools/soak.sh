@@ -10,7 +10,7 @@
 # CTS labels (default 3; 0 skips the CTS, which needs `./test.sh`'s build/ first; IREE 3.13's
 # two sets and its C tests (label iree-3.13-c-harness) too when `IREE_VERSION=3.13 ./test.sh`
 # built build/iree-313-cts).
-# A run that hangs counts as failed after 5 minutes. CI runs `tools/soak.sh 20 3` after
+# A run that hangs counts as failed after 5 minutes. CI runs `tools/soak.sh 16 3` after
 # `./test.sh` (.ci/run). Then softhip-iree-compile's lane runtime tests, RUNS / 2 times.
 set -euo pipefail
 cd "$(dirname "$0")/.."
