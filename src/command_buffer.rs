@@ -296,10 +296,7 @@ impl HipCommandBuffer {
         let mut names: Vec<String> = Vec::new();
         for command in list.commands() {
             let Command::Dispatch(dispatch) = command else { continue };
-            let executable = list.resource_set().executable(dispatch.executable).downcast::<crate::executable::HipExecutable>();
-            let name = executable
-                .and_then(|executable| executable.profile().functions.get(dispatch.export_ordinal as usize).map(|function| function.name.clone()))
-                .unwrap_or_else(|| format!("export {}", dispatch.export_ordinal));
+            let name = stream::dispatched_function(list, dispatch).map_or_else(|| format!("export {}", dispatch.export_ordinal), |function| function.name);
             if !names.contains(&name) {
                 names.push(name);
             }

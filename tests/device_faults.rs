@@ -124,6 +124,26 @@ fn no_semaphores() -> iree_hal_semaphore_list_t {
     iree_hal_semaphore_list_t { count: 0, semaphores: core::ptr::null_mut(), payload_values: core::ptr::null_mut() }
 }
 
+/// The exit sample's columns that count something the device holds.
+const HELD: [&str; 8] = ["device_bytes", "device_allocations", "streams", "events", "modules", "functions", "graphs", "graph_execs"];
+
+/// Runs `child` in stream and graph mode with `env`, and checks with the software device's
+/// exit sample that the device and everything it made were released.
+fn in_each_mode_nothing_left(child: &str, env: &[(&str, String)]) {
+    for mode in ["stream", "graph"] {
+        let stats = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{child}-{mode}-{}.stats", std::process::id()));
+        let mut env = env.to_vec();
+        env.push(("DEVICE_FAULTS_MODE", mode.to_owned()));
+        env.push(("SOFTWARE_HIP_STATS", stats.display().to_string()));
+        let printed = run_in_child_with_output(child, &env);
+        let at_exit = exit_sample(&stats);
+        for held in HELD {
+            assert_eq!(at_exit[held], 0, "{mode}: {held} still held after the device was destroyed\n{printed}");
+        }
+        std::fs::remove_file(&stats).ok();
+    }
+}
+
 /// The columns of the last line of a SOFTWARE_HIP_STATS file (the sample at exit).
 fn exit_sample(path: &std::path::Path) -> std::collections::HashMap<String, u64> {
     let text = std::fs::read_to_string(path).unwrap();
@@ -135,19 +155,8 @@ fn exit_sample(path: &std::path::Path) -> std::collections::HashMap<String, u64>
 
 #[test]
 fn a_failing_kernel_fails_its_submission_with_the_cause_and_later_ones_at_once() {
-    for mode in ["stream", "graph"] {
-        let stats = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("device-faults-{mode}-{}.stats", std::process::id()));
-        let printed = run_in_child_with_output(
-            "failing_kernel_child",
-            &[("DEVICE_FAULTS_MODE", mode.to_owned()), ("SOFTWARE_HIP_STATS", stats.display().to_string())],
-        );
-        // The device and everything it made were released, the failure notwithstanding.
-        let at_exit = exit_sample(&stats);
-        for held in HELD {
-            assert_eq!(at_exit[held], 0, "{mode}: {held} still held after the device was destroyed\n{printed}");
-        }
-        std::fs::remove_file(&stats).ok();
-    }
+    // The device and everything it made are released, the failure notwithstanding.
+    in_each_mode_nothing_left("failing_kernel_child", &[]);
 }
 
 #[test]
@@ -193,31 +202,13 @@ fn failing_kernel_child() {
     }
 }
 
-/// The column values of every exit sample field that names something the device holds.
-const HELD: [&str; 8] = ["device_bytes", "device_allocations", "streams", "events", "modules", "functions", "graphs", "graph_execs"];
-
 /// A GPU that stops answering (a kernel that never ends until the test lets it): with
 /// `IREE_HIP_STALL_TIMEOUT_MS` set, its work fails once that long has passed, naming the GPU,
 /// the operation and the timeout; later work fails at once; and once the kernel ends the
 /// device is destroyed with nothing left behind.
 #[test]
 fn a_gpu_that_stops_answering_fails_its_work_after_the_stall_timeout() {
-    for mode in ["stream", "graph"] {
-        let stats = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("device-stall-{mode}-{}.stats", std::process::id()));
-        let printed = run_in_child_with_output(
-            "stalled_gpu_child",
-            &[
-                ("DEVICE_FAULTS_MODE", mode.to_owned()),
-                ("IREE_HIP_STALL_TIMEOUT_MS", "300".to_owned()),
-                ("SOFTWARE_HIP_STATS", stats.display().to_string()),
-            ],
-        );
-        let at_exit = exit_sample(&stats);
-        for held in HELD {
-            assert_eq!(at_exit[held], 0, "{mode}: {held} still held after the device was destroyed\n{printed}");
-        }
-        std::fs::remove_file(&stats).ok();
-    }
+    in_each_mode_nothing_left("stalled_gpu_child", &[("IREE_HIP_STALL_TIMEOUT_MS", "300".to_owned())]);
 }
 
 #[test]

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 pub const HEADER: &str = "ms hip_calls device_bytes device_allocations host_pinned_bytes pool_reserved_bytes \
                           pools streams events modules functions graphs graph_nodes graph_execs comms rss_bytes open_files threads";
 
-/// HIP calls made so far; counted only while a stats file or call counts are asked for.
+/// HIP calls made so far; counted only while `SOFTWARE_HIP_STATS` is set.
 static CALLS: AtomicU64 = AtomicU64::new(0);
 
 pub fn count_call() {

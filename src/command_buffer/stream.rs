@@ -288,6 +288,13 @@ fn launch(hip: &HipSymbols, stream: hipStream_t, info: &KernelLaunchInfo, grid: 
 }
 
 /// The recorded commands as profiles describe them.
+/// The export a recorded dispatch runs, as the executable's profile describes it (None for
+/// an executable that is not ours or an ordinal past its exports).
+pub(crate) fn dispatched_function(list: &CommandList, dispatch: &Dispatch) -> Option<crate::profiling::records::FunctionProfile> {
+    let executable = list.resource_set().executable(dispatch.executable).downcast::<crate::executable::HipExecutable>()?;
+    executable.profile().functions.get(dispatch.export_ordinal as usize).cloned()
+}
+
 pub(crate) fn describe_commands(list: &CommandList) -> Vec<crate::profiling::records::CommandProfile> {
     use crate::profiling::records::{CommandOpType, CommandProfile};
     let blank = |op, command_index| CommandProfile {
@@ -312,7 +319,7 @@ pub(crate) fn describe_commands(list: &CommandList) -> Vec<crate::profiling::rec
             Command::Copy { target, .. } => CommandProfile { length: length(target), ..blank(CommandOpType::Copy, index) },
             Command::Dispatch(dispatch) => {
                 let executable = list.resource_set().executable(dispatch.executable).downcast::<crate::executable::HipExecutable>();
-                let function = executable.and_then(|executable| executable.profile().functions.get(dispatch.export_ordinal as usize).cloned());
+                let function = dispatched_function(list, dispatch);
                 let (workgroup_count, indirect) = match &dispatch.workgroups {
                     Workgroups::Direct(count) => (*count, false),
                     Workgroups::Indirect(_) => ([0; 3], true),

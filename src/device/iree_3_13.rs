@@ -166,7 +166,7 @@ crate::hal_thunks! {
             return device.submit("queue_host_call", queue_affinity, wait_semaphore_list, signal_semaphore_list, issue, Vec::new());
         }
         // The call signals them itself; a lost queue (the call never runs) fails them.
-        let held = crate::queue::CalledSignals(signals.iter().map(|(semaphore, value)| (Some(semaphore.clone()), *value)).collect());
+        let held = crate::queue::CalledSignals(signals.iter().map(|(semaphore, _)| Some(semaphore.clone())).collect());
         let issue: crate::queue::IssueFn = Box::new(move |stream| {
             crate::hip::host_func::launch(stream.hip, stream.stream, (call, signals), |(call, signals)| call.run(&signals))
             .map_err(|(status, _)| status)

@@ -38,19 +38,19 @@ pub trait Held: Send {
 
 /// The semaphores a host call on the stream signals itself (IREE 3.13's blocking
 /// `queue_host_call`), held so that a lost queue can fail them.
-pub struct CalledSignals(pub Vec<(Option<crate::semaphore::SemaphoreRef>, u64)>);
+pub struct CalledSignals(pub Vec<Option<crate::semaphore::SemaphoreRef>>);
 
 impl Held for CalledSignals {
     fn release_shared(&mut self) -> bool {
         let mut all = true;
-        for (semaphore, _) in &mut self.0 {
+        for semaphore in &mut self.0 {
             all &= semaphore.release_shared();
         }
         all
     }
 
     fn fail_with(&self, status: &crate::status::Status) {
-        for semaphore in self.0.iter().filter_map(|(semaphore, _)| semaphore.as_ref()) {
+        for semaphore in self.0.iter().flatten() {
             semaphore.fail(status.duplicate());
         }
     }

@@ -300,7 +300,8 @@ struct InFlight {
 struct InFlightBatch {
     /// The epoch of its last operation, which names it.
     last_epoch: u64,
-    issued_at: Instant,
+    /// When it was issued, read only when a stall timeout is set.
+    issued_at: Option<Instant>,
     /// A `Vec` even for one operation: kept inline, a one-operation batch measured slower
     /// (s1 in graph mode, 3.5 to 6 µs).
     operations: Vec<IssuedOperation>,
@@ -577,7 +578,8 @@ impl QueueShared {
         {
             let mut in_flight = self.in_flight.lock();
             if self.lost.get().is_none() {
-                in_flight.batches.push_back(InFlightBatch { last_epoch, issued_at: Instant::now(), operations: issued });
+                let issued_at = self.stall_timeout.map(|_| Instant::now());
+                in_flight.batches.push_back(InFlightBatch { last_epoch, issued_at, operations: issued });
                 issued = Vec::new();
             }
         }
@@ -607,7 +609,7 @@ impl QueueShared {
             if let Some(cause) = self.stream_failure() {
                 // The batch's own work failed on the GPU before its callback was queued:
                 // it is lost with the others on the stream, named after them.
-                self.lose(cause.annotate(&format!("GPU {}'s stream reported a failure of work issued to it", self.gpu_index)));
+                self.lose(cause);
                 self.epochs.delivered.fetch_max(call.value.last_epoch, Ordering::Release);
                 call.value.queue = None;
                 self.recycle_completion(call, Vec::new());
@@ -682,8 +684,7 @@ impl QueueShared {
         let Ok(_context) = self.gpu.make_current() else { return };
         let limit = self.stall_timeout.unwrap_or(LOST_DRAIN_WAIT);
         let started = Instant::now();
-        // SAFETY (both calls): the stream lives as long as the queue.
-        while unsafe { (self.hip.hipStreamQuery)(self.stream.raw()) } == crate::hip::types::hipErrorNotReady {
+        while self.query_stream() == crate::hip::types::hipErrorNotReady {
             if started.elapsed() >= limit {
                 let stranded = core::mem::take(&mut *self.stranded.lock());
                 eprintln!(
@@ -699,19 +700,25 @@ impl QueueShared {
         }
         // Nothing runs that it has not reported: wait for what was queued behind the
         // failure (it fails at once or runs to its end), then let go.
-        let _ = unsafe { (self.hip.hipStreamSynchronize)(self.stream.raw()) };
+        let _ = hip_call!(&self.hip, hipStreamSynchronize(self.stream.raw()));
         drop(core::mem::take(&mut *self.stranded.lock()));
+    }
+
+    /// `hipStreamQuery` on the queue's stream. The GPU's context must be current.
+    fn query_stream(&self) -> crate::hip::types::hipError_t {
+        // SAFETY: the stream lives as long as the queue.
+        unsafe { (self.hip.hipStreamQuery)(self.stream.raw()) }
     }
 
     /// The failure the stream reports for work issued to it earlier (`hipStreamQuery`), if
     /// any. The GPU's context must be current.
     fn stream_failure(&self) -> Option<Status> {
-        // SAFETY: the stream lives as long as the queue.
-        let error = unsafe { (self.hip.hipStreamQuery)(self.stream.raw()) };
+        let error = self.query_stream();
         if error == crate::hip::types::hipErrorNotReady {
             return None;
         }
-        self.hip.check(error, "hipStreamQuery", crate::here!()).err()
+        let status = self.hip.check(error, "hipStreamQuery", crate::here!()).err()?;
+        Some(status.annotate(&format!("GPU {}'s stream reported a failure of work issued to it", self.gpu_index)))
     }
 
     /// A HIP call issuing an operation failed with `status`: when the stream reports that
@@ -720,7 +727,7 @@ impl QueueShared {
     fn explain_issue_failure(self: &Arc<Self>, status: Status) -> Status {
         if self.lost.get().is_none() {
             if let Some(cause) = self.stream_failure() {
-                self.lose(cause.annotate(&format!("GPU {}'s stream reported a failure of work issued to it", self.gpu_index)));
+                self.lose(cause);
             }
         }
         match self.lost.get() {
@@ -745,10 +752,10 @@ impl QueueShared {
         let Some(issued_at) = oldest else { return };
         let Ok(_context) = self.gpu.make_current() else { return };
         if let Some(cause) = self.stream_failure() {
-            self.lose(cause.annotate(&format!("GPU {}'s stream reported a failure of work issued to it", self.gpu_index)));
+            self.lose(cause);
             return;
         }
-        let Some(limit) = self.stall_timeout else { return };
+        let (Some(limit), Some(issued_at)) = (self.stall_timeout, issued_at) else { return };
         let waited = issued_at.elapsed();
         if waited > limit {
             self.lose(crate::status!(
@@ -790,22 +797,11 @@ impl QueueShared {
             core::mem::take(&mut in_flight.batches)
         };
         let mut released = Vec::new();
-        let mut stranded = Vec::new();
         for operation in batches.into_iter().flat_map(|batch| batch.operations) {
             let annotation = running(&operation);
-            let IssuedOperation { signals, keep_alive, progress, .. } = operation;
-            let failure = keep_alive.iter().find_map(|held| held.failure_after_completion()).unwrap_or_else(|| cause.duplicate());
-            let failure = failure.annotate(&annotation);
-            for held in &keep_alive {
-                held.fail_with(&failure);
-            }
-            fail_signals(&signals, failure);
-            if let Some(progress) = progress {
-                progress.finish(&mut released);
-            }
-            stranded.extend(keep_alive);
+            let failure = operation.keep_alive.iter().find_map(|held| held.failure_after_completion()).unwrap_or_else(|| cause.duplicate());
+            self.fail_queued(operation, failure.annotate(&annotation), &mut released);
         }
-        self.stranded.lock().extend(stranded);
         // Nothing of it is outstanding any more: the worker stops watching. (Not
         // `completed`: pools must not reuse memory the GPU may still be writing.)
         self.epochs.delivered.fetch_max(self.epochs.issued.load(Ordering::Acquire), Ordering::Release);
@@ -813,22 +809,28 @@ impl QueueShared {
     }
 
     /// Fails operations issued onto the stream after the queue was lost (`lose` ran while
-    /// they were being issued), with the loss's cause; their work is queued, so what they use
-    /// is held until the stream drains.
+    /// they were being issued), with the loss's cause.
     fn fail_issued_after_loss(&self, issued: &mut Vec<IssuedOperation>, released: &mut Vec<Arc<PendingOperation>>) {
         let cause = self.lost.get().map(Status::duplicate).unwrap_or_else(|| crate::status!(Internal, "queue lost"));
         for operation in issued.drain(..) {
-            let IssuedOperation { name, signals, keep_alive, progress, .. } = operation;
-            let failure = cause.duplicate().annotate(&format!("{name} was issued as GPU {} was found unable to run work", self.gpu_index));
-            for held in &keep_alive {
-                held.fail_with(&failure);
-            }
-            fail_signals(&signals, failure);
-            if let Some(progress) = progress {
-                progress.finish(released);
-            }
-            self.stranded.lock().extend(keep_alive);
+            let failure = cause.duplicate().annotate(&format!("{} was issued as GPU {} was found unable to run work", operation.name, self.gpu_index));
+            self.fail_queued(operation, failure, released);
         }
+    }
+
+    /// Fails an operation whose work is queued on a stream that will not finish it, with
+    /// what it would have signalled by itself (`Held::fail_with`); what it uses is held until
+    /// the stream drains.
+    fn fail_queued(&self, operation: IssuedOperation, failure: Status, released: &mut Vec<Arc<PendingOperation>>) {
+        let IssuedOperation { signals, keep_alive, progress, .. } = operation;
+        for held in &keep_alive {
+            held.fail_with(&failure);
+        }
+        fail_signals(&signals, failure);
+        if let Some(progress) = progress {
+            progress.finish(released);
+        }
+        self.stranded.lock().extend(keep_alive);
     }
 
     /// Whether a completion callback of this queue has still to run to its end.
@@ -1014,7 +1016,7 @@ fn defer_signals(name: &'static str, signals: SemaphoreValues, progress: Option<
 }
 
 /// Everything one completion callback finishes, in issue order. The callback's box and the
-/// vector's room go back to the queue when it is done (`QueueShared::spare_completions`).
+/// operations' room go back to the queue when it is done (`InFlight`).
 struct BatchCompletion {
     /// `None` while the callback is spare. Weak: a callback that never runs (behind failed
     /// work) must not keep its queue alive, and one that runs after its queue was destroyed
@@ -1283,7 +1285,6 @@ fn run_worker(shared: &Arc<QueueShared>) {
     let mut busy_at: Option<Instant> = None;
     let mut watched_at = Instant::now();
     loop {
-        let mut watch = false;
         let stop = {
             let mut fifo = shared.fifo.lock();
             loop {
@@ -1299,14 +1300,15 @@ fn run_worker(shared: &Arc<QueueShared>) {
                 if busy_at.is_some_and(|at| at.elapsed() < KEEP_WATCHING) {
                     // Work is (or was lately) on the stream: look at it now and then.
                     fifo.worker_watching = true;
-                    watch = shared.worker_wake.wait_for(&mut fifo, WATCH_INTERVAL).timed_out();
+                    let timed_out = shared.worker_wake.wait_for(&mut fifo, WATCH_INTERVAL).timed_out();
                     fifo.worker_watching = false;
+                    fifo.worker_waiting = false;
+                    if timed_out {
+                        break;
+                    }
                 } else {
                     shared.worker_wake.wait(&mut fifo);
-                }
-                fifo.worker_waiting = false;
-                if watch {
-                    break;
+                    fifo.worker_waiting = false;
                 }
             }
             core::mem::swap(&mut releases, &mut fifo.releases);
@@ -1320,8 +1322,8 @@ fn run_worker(shared: &Arc<QueueShared>) {
         };
         releases.clear();
         shared.finish_completed(&mut completed);
-        // Also when wake-ups come more often than the interval.
-        if watch || (shared.watching() && watched_at.elapsed() >= WATCH_INTERVAL) {
+        // Every interval, however often the worker is woken meanwhile.
+        if shared.watching() && watched_at.elapsed() >= WATCH_INTERVAL {
             watched_at = Instant::now();
             shared.watch_stream();
         }
