@@ -310,7 +310,12 @@ def instructions_smoke(work, tools):
         problems.append(f"{dispatches} kernel launches per call (mlp has 2)")
     if not (c["driver"] > 0 and rs["driver"] > 0 and c["runtime"] > 10_000 and rs["runtime"] > 10_000):
         problems.append(f"implausible counts {per_call}")
-    elif abs(c["runtime"] - rs["runtime"]) > 0.1 * max(c["runtime"], rs["runtime"]):
+    # Whether the host's wait finds a call's work already done depends on the machine's timing
+    # under callgrind: a wait that blocks runs more of the runtime's (and the driver's) wait
+    # code (about 6,000 instructions per call: ours measured 37,800 here and 32,100 on CI,
+    # both right). What this guards against, a driver's or the HIP library's work charged to
+    # the runtime, is 15,000 or more per call (our driver's own part), so 25% separates them.
+    elif abs(c["runtime"] - rs["runtime"]) > 0.25 * max(c["runtime"], rs["runtime"]):
         problems.append(f"the runtime's instructions differ by driver: C {c['runtime']:.0f}, ours {rs['runtime']:.0f}")
     for problem in problems:
         print("FAIL:", problem, file=sys.stderr)
