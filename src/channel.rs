@@ -339,12 +339,25 @@ fn unique_id(rccl: &RcclSymbols, provider: Option<&Retained<iree_hal_channel_pro
         let provider = provider.ok_or_else(|| {
             crate::status!(InvalidArgument, "default collective channel ID requested but no channel provider has been set on the device to provide it")
         })?;
+        let mut made = Ok(());
         if rank == 0 {
             let mut root = NcclUniqueId { internal: [0; NCCL_UNIQUE_ID_BYTES] };
-            rccl_call!(rccl, ncclGetUniqueId(&mut root)).map_err(|status| status.annotate("bootstrapping NCCL root"))?;
-            id = root.internal.map(|byte| byte as u8);
+            made = rccl_call!(rccl, ncclGetUniqueId(&mut root)).map_err(|status| status.annotate("bootstrapping NCCL root"));
+            if made.is_ok() {
+                id = root.internal.map(|byte| byte as u8);
+            }
         }
-        provider.exchange_default_id(&mut id).map_err(|status| status.annotate("exchanging NCCL ID with other participants"))?;
+        // Rank 0 takes part in the exchange even without an id: the other ranks wait in it
+        // (forever, with MPI) and learn from the all-zero id that there is none.
+        let exchanged = provider.exchange_default_id(&mut id).map_err(|status| status.annotate("exchanging NCCL ID with other participants"));
+        made?;
+        exchanged?;
+        if rank != 0 && id.iter().all(|byte| *byte == 0) {
+            return Err(crate::status!(
+                Unavailable,
+                "rank 0 of the collective group sent no NCCL ID (all zeros): it could not make one (its own status names why)"
+            ));
+        }
     } else if params.id.len() != NCCL_UNIQUE_ID_BYTES {
         return Err(crate::status!(
             InvalidArgument,

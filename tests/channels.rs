@@ -330,6 +330,40 @@ fn defaults_come_from_the_channel_provider() {
     no_release_failed();
 }
 
+/// Rank 0 cannot make the default id (ncclGetUniqueId fails): its status names the call,
+/// and it still takes part in the provider's exchange, so rank 1 (which waits there; under
+/// MPI a broadcast with no end) fails at once saying rank 0 sent no id. In a child process:
+/// the software device reads SOFTWARE_HIP_FAIL once per process.
+#[test]
+fn a_failed_default_id_fails_every_rank_instead_of_leaving_them_waiting() {
+    run_in_child("failed_default_id_child", &[("SOFTWARE_HIP_FAIL", "ncclGetUniqueId:1:ncclSystemError".to_string())]);
+}
+
+#[test]
+#[ignore = "run by a_failed_default_id_fails_every_rank_instead_of_leaving_them_waiting in a child process"]
+fn failed_default_id_child() {
+    let exchange = Arc::new(Exchange::default());
+    let destroyed = Arc::new(AtomicUsize::new(0));
+    let (exchange_, destroyed_) = (exchange.clone(), destroyed.clone());
+    let refused = on_ranks(2, move |rank| {
+        let device = Device::new(if rank == 0 { "0" } else { "1" });
+        let provider = new_provider(rank, 2, exchange_.clone(), destroyed_.clone());
+        device.set_provider(provider);
+        let refused = device.channel(IREE_HAL_QUEUE_AFFINITY_ANY, &[], IREE_HAL_CHANNEL_RANK_DEFAULT, IREE_HAL_CHANNEL_COUNT_DEFAULT).err();
+        unsafe { iree_hal_hip_rs::hal_object::resource::release(provider) };
+        drop(device);
+        refused.expect("no channel without an id")
+    });
+    let (code, text) = &refused[0];
+    assert_eq!(*code, StatusCode::Internal, "{text}");
+    assert!(text.contains("ncclGetUniqueId failed: RCCL error ncclSystemError"), "{text}");
+    let (code, text) = &refused[1];
+    assert_eq!(*code, StatusCode::Unavailable, "{text}");
+    assert!(text.contains("rank 0 of the collective group sent no NCCL ID"), "{text}");
+    assert_eq!(destroyed.load(Ordering::SeqCst), 2);
+    no_release_failed();
+}
+
 /// Only the defaulted one of rank and count is replaced by the provider's.
 #[test]
 fn a_given_count_stays_with_a_default_rank() {
