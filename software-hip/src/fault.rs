@@ -1,11 +1,14 @@
 //! Fault injection: `SOFTWARE_HIP_FAIL=hipMalloc:3:hipErrorOutOfMemory[,name:N:error...]`
-//! makes the Nth call (1-based) of the named entry point fail with the given error.
+//! makes the Nth call (1-based) of the named entry point fail with the given error: a HIP
+//! error name or number, or for an RCCL entry point (`nccl...`) an NCCL result name or number
+//! (`ncclAllReduce:1:ncclRemoteError`).
 //!
 //! The variable is read once, the first time any entry point runs.
 //!
 //! `SOFTWARE_HIP_CALL_COUNTS=<file>` writes, when the process exits, how many times each
 //! entry point was called (`name count` per line): what a fault sweep needs to know which
-//! calls a program makes (iree-harness/faults/sweep.py).
+//! calls a program makes (iree-harness/faults/sweep.py). `%p` in the path is replaced by the
+//! process id, so that the ranks of an MPI job each write their own file.
 //!
 //! Every call is also counted for `SOFTWARE_HIP_STATS` (crate::stats) when that is set.
 
@@ -39,10 +42,31 @@ pub fn parse_fail_rules(spec: &str) -> Result<Vec<FailRule>, String> {
                 .ok()
                 .filter(|n| *n >= 1)
                 .ok_or_else(|| format!("rule '{rule}': N must be a number >= 1"))?;
-            let error = parse_error(error).ok_or_else(|| format!("rule '{rule}': unknown error '{error}'"))?;
-            Ok(FailRule { function: function.trim().to_string(), call_number, error })
+            let function = function.trim();
+            let error = if function.starts_with("nccl") { parse_nccl_result(error) } else { parse_error(error) }
+                .ok_or_else(|| format!("rule '{rule}': unknown error '{error}'"))?;
+            Ok(FailRule { function: function.to_string(), call_number, error })
         })
         .collect()
+}
+
+/// An NCCL result by name (`ncclRemoteError`) or number; RCCL entry points return it as is.
+fn parse_nccl_result(text: &str) -> Option<hipError_t> {
+    use crate::rccl::types::*;
+    let text = text.trim();
+    if let Ok(code) = text.parse::<u32>() {
+        return Some(code);
+    }
+    const NAMES: &[(&str, ncclResult_t)] = &[
+        ("ncclUnhandledCudaError", ncclUnhandledCudaError),
+        ("ncclSystemError", ncclSystemError),
+        ("ncclInternalError", ncclInternalError),
+        ("ncclInvalidArgument", ncclInvalidArgument),
+        ("ncclInvalidUsage", ncclInvalidUsage),
+        ("ncclRemoteError", ncclRemoteError),
+        ("ncclInProgress", ncclInProgress),
+    ];
+    NAMES.iter().find(|(name, _)| *name == text).map(|(_, code)| *code)
 }
 
 struct FaultState {
@@ -78,7 +102,10 @@ fn state() -> &'static FaultState {
             }),
             Err(_) => Vec::new(),
         };
-        let counts_file = std::env::var("SOFTWARE_HIP_CALL_COUNTS").ok().filter(|path| !path.is_empty());
+        let counts_file = std::env::var("SOFTWARE_HIP_CALL_COUNTS")
+            .ok()
+            .filter(|path| !path.is_empty())
+            .map(|path| path.replace("%p", &std::process::id().to_string()));
         if counts_file.is_some() {
             // SAFETY: registers a plain extern "C" function without arguments.
             unsafe { libc::atexit(write_call_counts) };
@@ -122,6 +149,16 @@ mod tests {
         let rules = parse_fail_rules("hipMalloc:3:hipErrorOutOfMemory, hipFree:1:1").unwrap();
         assert_eq!(rules[0], FailRule { function: "hipMalloc".into(), call_number: 3, error: hipErrorOutOfMemory });
         assert_eq!(rules[1].error, hipErrorInvalidValue);
+    }
+
+    #[test]
+    fn rccl_rules_take_nccl_result_names() {
+        let rules = parse_fail_rules("ncclAllReduce:2:ncclRemoteError,ncclCommInitRank:1:2").unwrap();
+        assert_eq!(rules[0].error, crate::rccl::types::ncclRemoteError);
+        assert_eq!(rules[1].error, crate::rccl::types::ncclSystemError);
+        // A HIP name is not an NCCL result (the codes differ), nor the reverse.
+        assert!(parse_fail_rules("ncclAllReduce:1:hipErrorOutOfMemory").is_err());
+        assert!(parse_fail_rules("hipMalloc:1:ncclRemoteError").is_err());
     }
 
     #[test]
