@@ -9,7 +9,8 @@
 #    against IREE 3.13's C driver (pip's tools) and local-sync: programs/rust.sh run
 #    (build/iree-3.13-programs-rust/results.md) and programs/rust.sh dispatch
 #    (build/iree-3.13-dispatch-programs-rust/table.md).
-# Also: profiling (HAL-native captures, trace files) and Tracy zones (a traced shared build).
+# Also: profiling (HAL-native captures, trace files), Tracy zones (a traced shared build) and
+# the fault sweep (build/iree-313-fault-sweep/faults.md).
 # usage: integration.sh [--no-dispatch]
 # Environment: IREE_313_BUILD_JOBS (ninja -j, default 2).
 set -euo pipefail
@@ -57,6 +58,16 @@ tracing_check() {
     --hip-dir "$IREE_HAL_HIP_RS_LIB_DIR" --compile "$IREE_313_TOOLS/iree-compile" --long-dispatches 20000
 }
 step tracing_check tracing
+# The fault sweep (../faults/sweep.py) on IREE 3.13's HAL: the MLP and the parameter file
+# read (3.13's file import and queue reads), each HIP function failed at its 1st, 2nd and 3rd
+# call, through our driver (under LeakSanitizer) and IREE 3.13's C driver (pip's tools).
+fault_sweep() {
+  IREE_HIP_DYLIB_PATH=$IREE_HAL_HIP_RS_LIB_DIR "$repo/.venv-iree-3.13/bin/python" "$repo/iree-harness/faults/sweep.py" \
+    build/iree-313-fault-sweep --driver ours=build/iree-313-external/tools/iree-run-module --driver c=pip \
+    --compile "$IREE_313_TOOLS/iree-compile" --hip-dir "$IREE_HAL_HIP_RS_LIB_DIR" --only mlp,parameters \
+    --leak-check ours --calls 1,2,3 --timeout 5
+}
+step fault_sweep faults
 step "$here/programs/rust.sh" run --out build/iree-3.13-programs-rust
 [ $dispatch = 1 ] && step "$here/programs/rust.sh" dispatch --out build/iree-3.13-dispatch-programs-rust
 printf '%s\n' "${timings[@]}"
