@@ -327,8 +327,8 @@ def main() -> int:
     parser.add_argument("--skip", default="", help="leave out these programs (comma-separated names)")
     parser.add_argument("--leak-check", default="", help="drivers whose runs go under LeakSanitizer")
     parser.add_argument("--unnamed-ok", action="store_true",
-                        help="a status not naming the call is no failure (IREE 3.13: a host wait on a failed "
-                             "semaphore returns only the failure's code, whatever the driver)")
+                        help="a status not naming the call is no failure (IREE 3.13: iree-run-module's wait on "
+                             "a function's fence returns only a failure's code, whatever the driver)")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
     program_dir = os.path.join(args.work, "program")

@@ -8,7 +8,8 @@
 //! INVALID_ARGUMENT (IREE's `advance_timeline`), values above
 //! `IREE_HAL_SEMAPHORE_MAX_VALUE` are OUT_OF_RANGE (they would read as failures); `fail`
 //! keeps the first failure, after which `query` reports it encoded in the value
-//! (`iree_hal_status_as_semaphore_failure`, decoded by IREE's core) and waits return it;
+//! (`iree_hal_status_as_semaphore_failure`, decoded by IREE's core) and waits through this
+//! semaphore's vtable return it whole (IREE's multi-wait, under fence waits, only its code);
 //! timepoints of a destroyed semaphore run with CANCELLED. Host waits are IREE's
 //! `iree_async_semaphore_multi_wait`.
 
@@ -215,10 +216,17 @@ impl Semaphore {
         None
     }
 
-    /// Blocks until the value reaches `value`, the semaphore fails (its failure) or the
-    /// timeout passes (DEADLINE_EXCEEDED), as IREE's wait does.
+    /// Blocks until the value reaches `value`, the semaphore fails (a copy of its failure)
+    /// or the timeout passes (DEADLINE_EXCEEDED).
     pub fn wait(&self, value: u64, timeout: iree_timeout_t, flags: iree_async_wait_flags_t) -> Result<()> {
-        self.header.wait(value, timeout, flags, self.host_allocator.0)
+        self.header.wait(value, timeout, flags, self.host_allocator.0).map_err(|waited| {
+            // IREE's wait answers a failure with its bare code; the failure itself, which
+            // names the HIP call and the operation, stays the semaphore's.
+            match self.header.failure() {
+                Some(failure) if waited.code() == failure.code() => failure,
+                _ => waited,
+            }
+        })
     }
 }
 

@@ -2,7 +2,8 @@
 # Checks IREE 3.13's tools built with our driver's IREE 3.13 build (build.sh): our driver
 # is the registered hip driver in iree-run-module, iree-benchmark-module and
 # iree-check-module, lists and describes the software HIP devices, and runs programs
-# compiled by IREE 3.13.0's iree-compile in stream and graph mode; then
+# compiled by IREE 3.13.0's iree-compile in stream and graph mode (and a failed HIP copy
+# reported whole); then
 # iree-harness/programs/tool_checks.sh (iree-check-module, iree-benchmark-module, the
 # --hip_* flags, clear errors) on the same tools and modules.
 # usage: test_external_build.sh [<build dir>] [<directory holding libamdhip64.so>]
@@ -56,6 +57,11 @@ done
 bench=$(run "$tools/iree-benchmark-module" --device=hip --module="$work/copies.hip.vmfb" \
   --flagfile="$repo/iree-harness/programs/cases/copies.flags" --benchmark_min_time=10x)
 expect "iree-benchmark-module runs copies on our driver" "BM_copies/process_time/real_time" "$bench"
+# IREE 3.13's multi-wait answers a failed semaphore with its bare code; a wait through our
+# semaphore (iree-run-module uploading an input) returns the whole failure.
+failed=$(cd "$work" && SOFTWARE_HIP_FAIL=hipMemcpyHtoDAsync:1:hipErrorInvalidValue run "$tools/iree-run-module" \
+  --device=hip --module=copies.hip.vmfb --flagfile="$repo/iree-harness/programs/cases/copies.flags")
+expect "a failed input upload names the HIP call" "hipMemcpyHtoDAsync failed: HIP error hipErrorInvalidValue" "$failed"
 echo "== iree-harness/programs/tool_checks.sh"
 "$repo/iree-harness/programs/tool_checks.sh" "$build" "$work" "$lib_dir" || fail "tool_checks.sh"
 

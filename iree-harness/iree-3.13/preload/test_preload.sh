@@ -153,9 +153,11 @@ graph_probe() {
     --device=hip --module="$work/vmfb/slice_hip.vmfb" --function=slice "$slice_input"
 }
 # Our driver builds a command buffer's graph when it executes it, so the failure reaches
-# the tool through a semaphore: IREE 3.13's waits return a failed semaphore's status code
-# only (iree_async_semaphore_multi_wait, as IREE's C HIP driver's wait does), hence no message.
-expect "--hip_use_streams=false: our driver records graphs" "RESOURCE_EXHAUSTED; parsing input" "$(graph_probe false)"
+# the tool through a semaphore: IREE 3.13's multi-wait returns only a failed semaphore's
+# code, our semaphore's wait the whole failure (IREE's C HIP driver's wait only the code).
+expect "--hip_use_streams=false: our driver records graphs" \
+  "RESOURCE_EXHAUSTED; hipGraphCreate failed: HIP error hipErrorOutOfMemory (2): out of memory; while issuing queue_execute; parsing input" \
+  "$(graph_probe false)"
 expect "--hip_use_streams=true: our driver uses streams" "2x8xf32=[8 9 10 11 12 13 14 15]" "$(graph_probe true)"
 by_flag=$(IREE_HIP_DYLIB_PATH= run "${preloaded[@]}" "$tool" --hip_dylib_path="file:$hip_dir/libamdhip64.so" --list_devices=hip)
 [ "$(grep -c '^hip://GPU-' <<<"$by_flag")" -eq 2 ] && pass "--hip_dylib_path=file:... finds the software device" ||
