@@ -102,22 +102,19 @@ pub fn error_message(code: hipError_t) -> &'static str {
 
 /// Parses "hipErrorOutOfMemory" (any alias name too) or a decimal code.
 pub fn parse_error(text: &str) -> Option<hipError_t> {
-    let text = text.trim();
-    if let Ok(code) = text.parse::<u32>() {
-        return Some(code);
-    }
     const ALIASES: &[(&str, hipError_t)] = &[
         ("hipErrorMemoryAllocation", hipErrorMemoryAllocation),
         ("hipErrorInitializationError", hipErrorInitializationError),
         ("hipErrorMapBufferObjectFailed", hipErrorMapBufferObjectFailed),
         ("hipErrorInvalidResourceHandle", hipErrorInvalidResourceHandle),
     ];
-    ERROR_TABLE
-        .iter()
-        .map(|entry| (entry.1, entry.0))
-        .chain(ALIASES.iter().copied())
-        .find(|(name, _)| *name == text)
-        .map(|(_, code)| code)
+    parse_code(text, ERROR_TABLE.iter().map(|entry| (entry.1, entry.0)).chain(ALIASES.iter().copied()))
+}
+
+/// A decimal code, or the code `names` gives `text`.
+pub fn parse_code(text: &str, mut names: impl Iterator<Item = (&'static str, u32)>) -> Option<u32> {
+    let text = text.trim();
+    text.parse::<u32>().ok().or_else(|| names.find(|(name, _)| *name == text).map(|(_, code)| code))
 }
 
 /// Every code the table knows (used by tests to check names and messages exist).

@@ -53,10 +53,6 @@ pub fn parse_fail_rules(spec: &str) -> Result<Vec<FailRule>, String> {
 /// An NCCL result by name (`ncclRemoteError`) or number; RCCL entry points return it as is.
 fn parse_nccl_result(text: &str) -> Option<hipError_t> {
     use crate::rccl::types::*;
-    let text = text.trim();
-    if let Ok(code) = text.parse::<u32>() {
-        return Some(code);
-    }
     const NAMES: &[(&str, ncclResult_t)] = &[
         ("ncclUnhandledCudaError", ncclUnhandledCudaError),
         ("ncclSystemError", ncclSystemError),
@@ -66,7 +62,7 @@ fn parse_nccl_result(text: &str) -> Option<hipError_t> {
         ("ncclRemoteError", ncclRemoteError),
         ("ncclInProgress", ncclInProgress),
     ];
-    NAMES.iter().find(|(name, _)| *name == text).map(|(_, code)| *code)
+    crate::errors::parse_code(text, NAMES.iter().copied())
 }
 
 struct FaultState {
