@@ -42,7 +42,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 SOFTHIP_COMPILE = os.path.join(REPO, "tools", "softhip-iree-compile", "softhip-iree-compile")
 sys.path.insert(0, HERE)
-import sweep  # noqa: E402  (its program arguments)
+import sweep  # noqa: E402  (its program arguments, what must be gone at exit)
 
 # Columns that count things the device or process holds, and how much each may grow over a
 # soak's window before our driver fails: a handle or allocation in flight at one sample and
@@ -55,8 +55,7 @@ TOLERANCE = {
     "rss_bytes": 1 << 20,
 }
 # What must be gone once the tool destroyed its device (the exit sample).
-RELEASED_AT_EXIT = ("device_bytes", "device_allocations", "host_pinned_bytes", "pool_reserved_bytes",
-                    "streams", "events", "modules", "functions", "graphs", "graph_nodes", "graph_execs", "comms")
+RELEASED_AT_EXIT = sweep.RELEASED_AT_EXIT
 
 
 def pip_tool() -> str:

@@ -29,7 +29,10 @@ number it reaches, with an error that fits the call (`errors_for`). Each run is 
   hang      still running after the timeout (--timeout for the drivers --check names, at
             most 3 s for the others)
   leak      LeakSanitizer found memory never freed (drivers named by --leak-check run under
-            it: liblsan preloaded; a canary leak is found first; `leaks` says which count)
+            it: liblsan preloaded; a canary leak is found first; `leaks` says which count);
+            under mpirun, a rank's software device still held HIP memory or objects at exit
+            (but for what a failed release keeps, and unless the driver reported a release
+            it could not make)
 The table goes to WORK/faults.md. Exit status 1 when a driver named by --check (default:
 the first) has a crash, hang, wrong result or unnamed status.
 """
@@ -40,6 +43,7 @@ import argparse
 import collections
 import glob
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -142,10 +146,52 @@ def errors_for(function: str) -> list[str]:
 
 class Outcome:
     """How one run ended: `ended` is "exit" (every process exited), "crash" or "hang";
-    `failed` whether a status was returned; `result` what correctness is judged on."""
+    `failed` whether a status was returned; `result` what correctness is judged on; `held`
+    what the software device still held at exit, where that was looked at."""
 
     def __init__(self, ended: str, failed: bool = False, result: str = "", output: str = ""):
         self.ended, self.failed, self.result, self.output = ended, failed, result, output
+        self.held = ""
+
+
+# What a process's software device must no longer hold once the tool destroyed its device
+# (the exit sample of SOFTWARE_HIP_STATS; soak.py checks the same).
+RELEASED_AT_EXIT = ("device_bytes", "device_allocations", "host_pinned_bytes", "pool_reserved_bytes",
+                    "streams", "events", "modules", "functions", "graphs", "graph_nodes", "graph_execs", "comms")
+
+
+# What a failed release leaves held, rightly: HIP said it did not release it.
+KEPT_BY_FAILED_RELEASE = {
+    "hipFree": ("device_bytes", "device_allocations"),
+    "hipFreeAsync": ("device_bytes", "device_allocations"),
+    "hipHostFree": ("host_pinned_bytes",),
+    "hipMemPoolDestroy": ("pools", "pool_reserved_bytes", "device_bytes", "device_allocations"),
+    "hipStreamDestroy": ("streams",),
+    "hipEventDestroy": ("events",),
+    "hipModuleUnload": ("modules", "functions"),
+    "hipGraphDestroy": ("graphs", "graph_nodes"),
+    "hipGraphExecDestroy": ("graph_execs",),
+    "ncclCommDestroy": ("comms",),
+}
+
+
+# How our driver reports a release that failed (src/hip/error.rs, record_release_failure).
+RELEASE_REPORTED = re.compile(r"^iree-hal-hip: .* release failed: ", re.MULTILINE)
+
+
+def held_at_exit(stats_files: list[str], failed: str = "") -> str:
+    """What the exit samples in `stats_files` (one per process) show still held, as text
+    ("" when nothing is; "no exit sample" when a process wrote none), but for what the
+    failed release `failed` keeps."""
+    kept = KEPT_BY_FAILED_RELEASE.get(failed, ())
+    held = []
+    for path in stats_files:
+        lines = open(path).read().splitlines()
+        if len(lines) < 2:
+            return "no exit sample"
+        values = dict(zip(lines[0].split(), (int(v) for v in lines[-1].split())))
+        held += [f"{name} {values[name]}" for name in RELEASED_AT_EXIT if values.get(name) and name not in kept]
+    return ", ".join(held)
 
 
 class SingleProcess:
@@ -176,7 +222,8 @@ class MpiJob:
     RANKS = 2
     # Not under LeakSanitizer: Open MPI's start-up makes tens of thousands of allocations,
     # each unwound slowly (our library has no frame pointers), and leaves thousands it never
-    # frees; each run took 0.3 s instead of 0.07 s here.
+    # frees; runs took 5 times as long here. Instead each rank's software device says what
+    # it still holds at exit (`held_at_exit`).
     LEAK_CHECKED = False
 
     def __init__(self, work: str, hip_dir: str, arguments: list[str], expected: str):
@@ -204,7 +251,12 @@ class MpiJob:
             command.append("--allow-run-as-root")
         command += [RANK_SH, *tool, "--device=hip", f"--hip_use_streams={'true' if mode == 'stream' else 'false'}",
                     *self.arguments, f"--output=@{os.path.join(self.work, 'out.{rank}.npy')}"]
+        stats_dir = os.path.join(self.work, "stats")
+        shutil.rmtree(stats_dir, ignore_errors=True)
+        os.makedirs(stats_dir)
         env = dict(env, IREE_HIP_DYLIB_PATH=self.lib, SOFTWARE_HIP_DEVICE_COUNT=str(self.RANKS),
+                   # Only the exit sample matters (what the rank's device still holds).
+                   SOFTWARE_HIP_STATS=os.path.join(stats_dir, "%p"), SOFTWARE_HIP_STATS_INTERVAL_MS="3600000",
                    RANK_STATUS_PREFIX=os.path.join(self.work, "status"),
                    # A rank whose peer failed waits this long for it in a collective.
                    SOFTWARE_HIP_RCCL_TIMEOUT_MS="2000",
@@ -227,7 +279,14 @@ class MpiJob:
             return Outcome("hang" if "timeout" in output.lower() else "crash", output=output)
         if any(code >= 128 for code in codes):  # the shell's 128 + signal number
             return Outcome("crash", output=output)
-        return Outcome("exit", any(codes), self.results(outputs), output)
+        outcome = Outcome("exit", any(codes), self.results(outputs), output)
+        failed = env.get("SOFTWARE_HIP_FAIL", "").split(":")[0]
+        outcome.held = held_at_exit(glob.glob(os.path.join(stats_dir, "*")), failed)
+        if outcome.held != "no exit sample" and RELEASE_REPORTED.search(output):
+            # Not silent: the driver said what it could not release (our driver leaves a
+            # handle alive when its context cannot be made current to release it).
+            outcome.held = ""
+        return outcome
 
     @staticmethod
     def results(paths) -> str:
@@ -427,6 +486,8 @@ def call_counts(launcher, tool, mode, where, base_env, timeout, args):
         return None, f"the clean run failed ({outcome.ended}): {'; '.join(said[:3])[:300]}"
     if leaks(outcome.output):
         return None, f"the clean run leaks: {leak_summary(leaks(outcome.output))}"
+    if outcome.held:
+        return None, f"the clean run's software device still holds at exit: {outcome.held}"
     expected = getattr(launcher, "expected", None)
     if expected is not None and outcome.result != expected:
         return None, f"the clean run's results are wrong: {outcome.result[:120]}..., expected {expected[:120]}..."
@@ -451,7 +512,7 @@ def sweep_one(launcher, tool, mode, where, calls, base_env, timeout, args):
                 outcome = launcher.run(tool, mode, dict(base_env, SOFTWARE_HIP_FAIL=f"{function}:{n}:{error}"), timeout)
                 if outcome.ended != "exit":
                     kind = outcome.ended
-                elif leaks(outcome.output):
+                elif leaks(outcome.output) or outcome.held:
                     kind = "leak"
                 elif not outcome.failed:
                     # A failed release is reported on stderr and changes nothing printed.
@@ -461,7 +522,10 @@ def sweep_one(launcher, tool, mode, where, calls, base_env, timeout, args):
                 tally[kind] += 1
                 if kind in BAD:
                     text = outcome.output.strip()
-                    last = leak_summary(leaks(text)) if kind == "leak" else (text.splitlines()[-1][:300] if text else "")
+                    if kind == "leak":
+                        last = f"held at exit: {outcome.held}" if outcome.held else leak_summary(leaks(text))
+                    else:
+                        last = text.splitlines()[-1][:300] if text else ""
                     found.append((*where, function, n, error, kind, last))
     return len(counts), tally, found
 

@@ -1,5 +1,6 @@
 //! `SOFTWARE_HIP_STATS=<file>`: what the software device holds, sampled over time, for
-//! soaks that show nothing grows per call (iree-harness/faults/soak.py).
+//! soaks that show nothing grows per call (iree-harness/faults/soak.py), and for the fault
+//! sweep's MPI runs, what it still holds at exit (`%p` in the path: the process id).
 //!
 //! From the first HIP call on, a thread appends one line every
 //! `SOFTWARE_HIP_STATS_INTERVAL_MS` (default 50 ms), and one more when the process exits:
@@ -35,7 +36,11 @@ fn sampler() -> Option<&'static Sampler> {
     static SAMPLER: OnceLock<Option<Sampler>> = OnceLock::new();
     SAMPLER
         .get_or_init(|| {
-            let path = std::env::var("SOFTWARE_HIP_STATS").ok().filter(|path| !path.is_empty())?;
+            // `%p`: the process id, so that the ranks of an MPI job each write their own file.
+            let path = std::env::var("SOFTWARE_HIP_STATS")
+                .ok()
+                .filter(|path| !path.is_empty())?
+                .replace("%p", &std::process::id().to_string());
             Some(Sampler { path, started: Instant::now(), closed: parking_lot::Mutex::new(false) })
         })
         .as_ref()
