@@ -117,6 +117,23 @@ macro_rules! hip_value {
     }};
 }
 
+/// Calls a HIP query (`hipStreamQuery`, `hipEventQuery`): `Ok(true)` when the work is
+/// done, `Ok(false)` while it is not (`hipErrorNotReady`, an answer rather than a failure),
+/// otherwise a status naming the call. Callers hold the arguments as for `hip_call!`.
+#[macro_export]
+macro_rules! hip_query {
+    ($symbols:expr, $function:ident ( $($arg:expr),* $(,)? )) => {{
+        let symbols: &$crate::hip::HipSymbols = $symbols;
+        // SAFETY: as in `hip_call!`.
+        let error = unsafe { (symbols.$function)($($arg),*) };
+        if error == $crate::hip::types::hipErrorNotReady {
+            Ok(false)
+        } else {
+            symbols.check(error, stringify!($function), $crate::here!()).map(|()| true)
+        }
+    }};
+}
+
 impl HipSymbols {
     /// Resets this thread's HIP "last error" after a HIP call of ours failed. ROCm 7 keeps
     /// a thread's last error until someone reads it with `hipGetLastError` (ROCm 6 replaced

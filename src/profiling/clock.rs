@@ -102,13 +102,8 @@ impl GpuClock {
 
     /// Whether `event`'s work has completed (`hipEventQuery`).
     pub(crate) fn is_complete(&self, event: &Event) -> Result<bool> {
-        let hip = self.hip();
-        // SAFETY: a live event of ours.
-        let error = unsafe { (hip.hipEventQuery)(event.raw()) };
-        if error == crate::hip::types::hipErrorNotReady {
-            return Ok(false);
-        }
-        hip.check(error, "hipEventQuery", crate::here!()).map(|()| true)
+        // A live event of ours.
+        crate::hip_query!(self.hip(), hipEventQuery(event.raw()))
     }
 
     /// Waits for `event`'s work.

@@ -38,7 +38,7 @@ use crate::hip::gpu::Gpu;
 use crate::hip::handles::{Current, Event, Stream};
 use crate::hip::types::{hipEvent_t, hipStreamNonBlocking, hipStream_t};
 use crate::hip::HipSymbols;
-use crate::hip_call;
+use crate::{hip_call, hip_query};
 use crate::semaphore::{SemaphoreRef, SemaphoreValues};
 use crate::status::{Result, Status, StatusCode};
 use parking_lot::{Condvar, Mutex};
@@ -684,7 +684,7 @@ impl QueueShared {
         let Ok(_context) = self.gpu.make_current() else { return };
         let limit = self.stall_timeout.unwrap_or(LOST_DRAIN_WAIT);
         let started = Instant::now();
-        while self.query_stream() == crate::hip::types::hipErrorNotReady {
+        while matches!(self.stream_done(), Ok(false)) {
             if started.elapsed() >= limit {
                 let stranded = core::mem::take(&mut *self.stranded.lock());
                 eprintln!(
@@ -704,20 +704,17 @@ impl QueueShared {
         drop(core::mem::take(&mut *self.stranded.lock()));
     }
 
-    /// `hipStreamQuery` on the queue's stream. The GPU's context must be current.
-    fn query_stream(&self) -> crate::hip::types::hipError_t {
-        // SAFETY: the stream lives as long as the queue.
-        unsafe { (self.hip.hipStreamQuery)(self.stream.raw()) }
+    /// `hipStreamQuery` on the queue's stream: whether it runs nothing. The GPU's context
+    /// must be current.
+    fn stream_done(&self) -> Result<bool> {
+        // The stream lives as long as the queue.
+        hip_query!(&self.hip, hipStreamQuery(self.stream.raw()))
     }
 
     /// The failure the stream reports for work issued to it earlier (`hipStreamQuery`), if
     /// any. The GPU's context must be current.
     fn stream_failure(&self) -> Option<Status> {
-        let error = self.query_stream();
-        if error == crate::hip::types::hipErrorNotReady {
-            return None;
-        }
-        let status = self.hip.check(error, "hipStreamQuery", crate::here!()).err()?;
+        let status = self.stream_done().err()?;
         Some(status.annotate(&format!("GPU {}'s stream reported a failure of work issued to it", self.gpu_index)))
     }
 
