@@ -287,14 +287,20 @@ fn launch(hip: &HipSymbols, stream: hipStream_t, info: &KernelLaunchInfo, grid: 
             )
 }
 
-/// The recorded commands as profiles describe them.
-/// The export a recorded dispatch runs, as the executable's profile describes it (None for
-/// an executable that is not ours or an ordinal past its exports).
-pub(crate) fn dispatched_function(list: &CommandList, dispatch: &Dispatch) -> Option<crate::profiling::records::FunctionProfile> {
+/// The profile of the executable a recorded dispatch runs (None for one that is not ours),
+/// and of the export it runs (None for an ordinal past its exports).
+fn dispatched(list: &CommandList, dispatch: &Dispatch) -> Option<(u64, Option<crate::profiling::records::FunctionProfile>)> {
     let executable = list.resource_set().executable(dispatch.executable).downcast::<crate::executable::HipExecutable>()?;
-    executable.profile().functions.get(dispatch.export_ordinal as usize).cloned()
+    let profile = executable.profile();
+    Some((profile.id, profile.functions.get(dispatch.export_ordinal as usize).cloned()))
 }
 
+/// The export a recorded dispatch runs, as the executable's profile describes it.
+pub(crate) fn dispatched_function(list: &CommandList, dispatch: &Dispatch) -> Option<crate::profiling::records::FunctionProfile> {
+    dispatched(list, dispatch)?.1
+}
+
+/// The recorded commands as profiles describe them.
 pub(crate) fn describe_commands(list: &CommandList) -> Vec<crate::profiling::records::CommandProfile> {
     use crate::profiling::records::{CommandOpType, CommandProfile};
     let blank = |op, command_index| CommandProfile {
@@ -318,14 +324,13 @@ pub(crate) fn describe_commands(list: &CommandList) -> Vec<crate::profiling::rec
             Command::Update { target, .. } => CommandProfile { length: length(target), ..blank(CommandOpType::Update, index) },
             Command::Copy { target, .. } => CommandProfile { length: length(target), ..blank(CommandOpType::Copy, index) },
             Command::Dispatch(dispatch) => {
-                let executable = list.resource_set().executable(dispatch.executable).downcast::<crate::executable::HipExecutable>();
-                let function = dispatched_function(list, dispatch);
+                let (executable_id, function) = dispatched(list, dispatch).unwrap_or((0, None));
                 let (workgroup_count, indirect) = match &dispatch.workgroups {
                     Workgroups::Direct(count) => (*count, false),
                     Workgroups::Indirect(_) => ([0; 3], true),
                 };
                 CommandProfile {
-                    executable_id: executable.map_or(0, |executable| executable.profile().id),
+                    executable_id,
                     function_ordinal: dispatch.export_ordinal,
                     binding_count: dispatch.bindings.len as u32,
                     workgroup_count,
