@@ -194,6 +194,11 @@ def held_at_exit(stats_files: list[str], failed: str = "") -> str:
     return ", ".join(held)
 
 
+def streams_flag(mode: str) -> str:
+    """iree-run-module's flag for command buffer mode `mode` (stream or graph)."""
+    return f"--hip_use_streams={'true' if mode == 'stream' else 'false'}"
+
+
 class SingleProcess:
     """iree-run-module in one process; its printed results are the result."""
 
@@ -203,8 +208,7 @@ class SingleProcess:
         self.device, self.arguments = device, arguments
 
     def run(self, tool: list[str], mode: str, env: dict, timeout: float) -> Outcome:
-        command = tool + [f"--device={self.device}", f"--hip_use_streams={'true' if mode == 'stream' else 'false'}",
-                          *self.arguments]
+        command = tool + [f"--device={self.device}", streams_flag(mode), *self.arguments]
         try:
             result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -249,8 +253,8 @@ class MpiJob:
                    "--timeout", str(int(timeout))]
         if os.geteuid() == 0:
             command.append("--allow-run-as-root")
-        command += [RANK_SH, *tool, "--device=hip", f"--hip_use_streams={'true' if mode == 'stream' else 'false'}",
-                    *self.arguments, f"--output=@{os.path.join(self.work, 'out.{rank}.npy')}"]
+        command += [RANK_SH, *tool, "--device=hip", streams_flag(mode), *self.arguments,
+                    f"--output=@{os.path.join(self.work, 'out.{rank}.npy')}"]
         stats_dir = os.path.join(self.work, "stats")
         shutil.rmtree(stats_dir, ignore_errors=True)
         os.makedirs(stats_dir)
@@ -293,8 +297,17 @@ class MpiJob:
         import numpy
         return " | ".join(numpy.load(path).tobytes().hex() if os.path.exists(path) else "-" for path in paths)
 
-    def counts_path(self) -> str:
-        return os.path.join(self.work, "counts.%p")
+
+def compile_for_gfx942(compiler: str, iree_compile: str, source: str, module: str) -> None:
+    """Compiles this folder's `source` for gfx942 with `compiler` (iree-compile, or
+    softhip-iree-compile running `iree_compile`), whichever name its IREE gives the target
+    flag (IREE 3.13 renamed --iree-hip-target to --iree-rocm-target); exits on failure."""
+    help_text = subprocess.run([iree_compile, "--help-hidden"], capture_output=True, text=True).stdout
+    target = "--iree-rocm-target" if "--iree-rocm-target=" in help_text else "--iree-hip-target"
+    command = [compiler, "--iree-hal-target-device=hip", f"{target}=gfx942", os.path.join(HERE, source), "-o", module]
+    result = subprocess.run(command, capture_output=True, text=True, env=dict(os.environ, SOFTHIP_IREE_COMPILE=iree_compile))
+    if result.returncode != 0:
+        sys.exit(f"sweep.py: {' '.join(command)} failed:\n{result.stderr[-2000:]}")
 
 
 def prepare_parameters(work: str, iree_compile: str) -> list[str]:
@@ -307,12 +320,7 @@ def prepare_parameters(work: str, iree_compile: str) -> list[str]:
     os.makedirs(work, exist_ok=True)
     module = os.path.join(work, "parameters.hip.vmfb")
     archive = os.path.join(work, "params.irpa")
-    help_text = subprocess.run([iree_compile, "--help-hidden"], capture_output=True, text=True).stdout
-    target = "--iree-rocm-target" if "--iree-rocm-target=" in help_text else "--iree-hip-target"
-    command = [iree_compile, "--iree-hal-target-device=hip", f"{target}=gfx942", os.path.join(HERE, "parameters.mlir"), "-o", module]
-    result = subprocess.run(command, capture_output=True, text=True)
-    if result.returncode != 0:
-        sys.exit(f"sweep.py: {' '.join(command)} failed:\n{result.stderr[-2000:]}")
+    compile_for_gfx942(iree_compile, iree_compile, "parameters.mlir", module)
     index = iree.runtime.ParameterIndex()
     index.add_buffer("weight", numpy.full((4, 8), 2.5, dtype=numpy.float32).tobytes())
     index.create_archive_file(archive)
@@ -327,13 +335,7 @@ def prepare_collective(work: str, iree_compile: str) -> dict[str, tuple[list[str
 
     os.makedirs(work, exist_ok=True)
     module = os.path.join(work, "collective.hip.vmfb")
-    help_text = subprocess.run([iree_compile, "--help-hidden"], capture_output=True, text=True).stdout
-    target = "--iree-rocm-target" if "--iree-rocm-target=" in help_text else "--iree-hip-target"
-    command = [SOFTHIP_COMPILE, "--iree-hal-target-device=hip", f"{target}=gfx942", os.path.join(HERE, "collective.mlir"),
-               "-o", module]
-    result = subprocess.run(command, capture_output=True, text=True, env=dict(os.environ, SOFTHIP_IREE_COMPILE=iree_compile))
-    if result.returncode != 0:
-        sys.exit(f"sweep.py: {' '.join(command)} failed:\n{result.stderr[-2000:]}")
+    compile_for_gfx942(SOFTHIP_COMPILE, iree_compile, "collective.mlir", module)
     inputs = [numpy.arange(8, dtype=numpy.float32) * (rank + 1) - 3 for rank in range(MpiJob.RANKS)]
     for rank, values in enumerate(inputs):
         numpy.save(os.path.join(work, f"collective-in.{rank}.npy"), values)
