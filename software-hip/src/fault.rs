@@ -98,10 +98,7 @@ fn state() -> &'static FaultState {
             }),
             Err(_) => Vec::new(),
         };
-        let counts_file = std::env::var("SOFTWARE_HIP_CALL_COUNTS")
-            .ok()
-            .filter(|path| !path.is_empty())
-            .map(|path| path.replace("%p", &std::process::id().to_string()));
+        let counts_file = crate::runtime::output_path("SOFTWARE_HIP_CALL_COUNTS");
         if counts_file.is_some() {
             // SAFETY: registers a plain extern "C" function without arguments.
             unsafe { libc::atexit(write_call_counts) };

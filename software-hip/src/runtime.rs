@@ -24,6 +24,13 @@ fn number(name: &str) -> Option<u64> {
     }
 }
 
+/// A file to write from environment variable `name` (unset or empty: None), `%p` in it
+/// replaced by the process id, so that the ranks of an MPI job each write their own.
+pub fn output_path(name: &str) -> Option<String> {
+    let path = std::env::var(name).ok().filter(|path| !path.is_empty())?;
+    Some(path.replace("%p", &std::process::id().to_string()))
+}
+
 /// `SOFTWARE_HIP_RCCL_TIMEOUT_MS` (default 30000, at least 1): the longest any RCCL
 /// rendezvous (communicator creation, split, collective, receive) waits for its peers.
 pub fn rccl_timeout_ms_from_env() -> u64 {

@@ -36,11 +36,7 @@ fn sampler() -> Option<&'static Sampler> {
     static SAMPLER: OnceLock<Option<Sampler>> = OnceLock::new();
     SAMPLER
         .get_or_init(|| {
-            // `%p`: the process id, so that the ranks of an MPI job each write their own file.
-            let path = std::env::var("SOFTWARE_HIP_STATS")
-                .ok()
-                .filter(|path| !path.is_empty())?
-                .replace("%p", &std::process::id().to_string());
+            let path = crate::runtime::output_path("SOFTWARE_HIP_STATS")?;
             Some(Sampler { path, started: Instant::now(), closed: parking_lot::Mutex::new(false) })
         })
         .as_ref()
