@@ -63,6 +63,18 @@
  *     that frames larger than a page cannot jump over it). A fiber starts
  *     with the default MXCSR (0x1F80) and x87 control word; a switch saves
  *     the callee-saved registers and both control words (no system call).
+ *   - Coroutine lanes. A kernel with SOFTHIP_KERNEL_SYNC | SOFTHIP_KERNEL_COROUTINE
+ *     runs its lanes without stacks of their own, as stackless coroutines
+ *     (what LLVM's coroutine lowering makes of a function that suspends): the
+ *     entry asks coroutine_frame(ctx, size, align) for the lane's frame (every
+ *     lane of a kernel asks the same size; align at most 64), registers it with
+ *     coroutine_begin(ctx, frame, resume), and at a rendezvous calls the service
+ *     as usual, which only records it (its return value means nothing), then
+ *     returns. Once the wave's rendezvous resolves or the barrier opens, the
+ *     runtime calls resume(ctx, frame), and the lane reads what the rendezvous
+ *     gave with rendezvous_result(ctx). A lane whose entry or resume returns
+ *     without posting a rendezvous has finished, with that return value. The
+ *     scheduling, results and errors are those of fibers.
  *   - Fast path. A PER_LANE kernel without SOFTHIP_KERNEL_SYNC runs its
  *     lanes as a plain loop (lane 0 first) on the host thread's stack, with
  *     no fibers. wave_lane_id and wave_size still work there; calling a
@@ -144,9 +156,13 @@ extern "C" {
 /* The kernel calls ctx->simt->barrier or a wave rendezvous: run lanes on
  * fibers. Only valid with SOFTHIP_PER_LANE. */
 #define SOFTHIP_KERNEL_SYNC 1u
+/* With SOFTHIP_KERNEL_SYNC: the lanes are stackless coroutines instead of
+ * fibers (see "Coroutine lanes" below). */
+#define SOFTHIP_KERNEL_COROUTINE 2u
 
-/* Version of softhip_simt_services_t (its `version` field). */
-#define SOFTHIP_SIMT_SERVICES_VERSION 1u
+/* Version of softhip_simt_services_t (its `version` field); 2 added the
+ * coroutine services. */
+#define SOFTHIP_SIMT_SERVICES_VERSION 2u
 
 typedef struct softhip_dim3_t {
   uint32_t x, y, z;
@@ -193,7 +209,15 @@ typedef struct softhip_simt_services_t {
                            uint32_t value, uint32_t byte_address);
   uint64_t (*bpermute_u64)(const softhip_kernel_context_t* ctx, uint32_t site,
                            uint64_t value, uint32_t byte_address);
+  /* Version 2: coroutine lanes (SOFTHIP_KERNEL_COROUTINE). */
+  void* (*coroutine_frame)(const softhip_kernel_context_t* ctx, uint64_t size, uint64_t align);
+  void (*coroutine_begin)(const softhip_kernel_context_t* ctx, void* handle,
+                          int32_t (*resume)(const softhip_kernel_context_t* ctx, void* handle));
+  uint64_t (*rendezvous_result)(const softhip_kernel_context_t* ctx);
 } softhip_simt_services_t;
+
+/* Runs a suspended coroutine lane on from its rendezvous (non-zero: it failed). */
+typedef int32_t (*softhip_coroutine_resume_fn_t)(const softhip_kernel_context_t* ctx, void* handle);
 
 typedef int32_t (*softhip_kernel_fn_t)(const softhip_kernel_context_t* ctx);
 

@@ -12,7 +12,8 @@ _Static_assert(offsetof(softhip_kernel_context_t, simt) == 80, "simt offset");
 _Static_assert(offsetof(softhip_kernel_context_t, lane_id) == 116, "lane_id");
 _Static_assert(sizeof(softhip_kernel_t) == 48, "descriptor size");
 _Static_assert(offsetof(softhip_kernel_t, flags) == 32, "v1 part is 32 bytes");
-_Static_assert(sizeof(softhip_simt_services_t) == 88, "services size");
+_Static_assert(sizeof(softhip_simt_services_t) == 112, "services size");
+_Static_assert(offsetof(softhip_simt_services_t, rendezvous_result) == 104, "table v2");
 _Static_assert(offsetof(softhip_simt_services_t, bpermute_u64) == 80, "table");
 
 static uint32_t global_lane(const softhip_kernel_context_t* ctx) {
@@ -253,6 +254,124 @@ static int32_t undeclared_sync_entry(const softhip_kernel_context_t* ctx) {
 SOFTHIP_LANE_KERNEL(undeclared_sync, undeclared_sync_entry, 0, 0, 0,
                     SOFTHIP_PARAM(uint32_t*));
 
+/* --- coroutine lanes (SOFTHIP_KERNEL_COROUTINE), written out by hand as the
+ * state machines LLVM's coroutine lowering makes of retargeted kernels: the
+ * entry takes a frame and registers the resume function; a rendezvous is
+ * posted, then the function returns; a return without a post ends the lane. */
+
+/* lds_sum as a coroutine (barriers in a loop). */
+typedef struct coro_lds_sum_frame_t {
+  uint32_t state, stride;
+} coro_lds_sum_frame_t;
+static int32_t coro_lds_sum_resume(const softhip_kernel_context_t* ctx, void* handle) {
+  coro_lds_sum_frame_t* frame = (coro_lds_sum_frame_t*)handle;
+  uint32_t* lds = (uint32_t*)ctx->static_shared;
+  uint32_t lane = ctx->lane_id;
+  if (frame->state == 0) {
+    lds[lane] = SOFTHIP_ARG(ctx, 0, const uint32_t*)[global_lane(ctx)];
+    frame->state = 1;
+    frame->stride = softhip_block_thread_count(ctx) / 2;
+    softhip_barrier(ctx, 1);
+    return 0;
+  }
+  if (frame->stride > 0) {
+    if (lane < frame->stride) lds[lane] += lds[lane + frame->stride];
+    frame->stride /= 2;
+    softhip_barrier(ctx, 2);
+    return 0;
+  }
+  if (lane == 0) SOFTHIP_ARG(ctx, 1, uint32_t*)[ctx->block_idx.x] = lds[0];
+  return 0;
+}
+static int32_t coro_lds_sum_entry(const softhip_kernel_context_t* ctx) {
+  coro_lds_sum_frame_t* frame = (coro_lds_sum_frame_t*)ctx->simt->coroutine_frame(
+      ctx, sizeof(coro_lds_sum_frame_t), _Alignof(coro_lds_sum_frame_t));
+  if (frame == NULL) return 4;
+  ctx->simt->coroutine_begin(ctx, frame, coro_lds_sum_resume);
+  frame->state = 0;
+  return coro_lds_sum_resume(ctx, frame);
+}
+SOFTHIP_LANE_KERNEL(coro_lds_sum, coro_lds_sum_entry,
+                    SOFTHIP_KERNEL_SYNC | SOFTHIP_KERNEL_COROUTINE, 0, LDS_SUM_LANES * 4,
+                    SOFTHIP_PARAM(const uint32_t*), SOFTHIP_PARAM(uint32_t*));
+
+/* wave_sum as a coroutine: each bpermute's value is read after the resume. */
+typedef struct coro_wave_sum_frame_t {
+  uint32_t value, offset;
+} coro_wave_sum_frame_t;
+static int32_t coro_wave_sum_resume(const softhip_kernel_context_t* ctx, void* handle) {
+  coro_wave_sum_frame_t* frame = (coro_wave_sum_frame_t*)handle;
+  uint32_t wl = softhip_wave_lane_id(ctx);
+  frame->value += (uint32_t)ctx->simt->rendezvous_result(ctx);
+  frame->offset /= 2;
+  if (frame->offset > 0) {
+    ctx->simt->bpermute_u32(ctx, 7, frame->value, (wl ^ frame->offset) * 4);
+    return 0;
+  }
+  SOFTHIP_ARG(ctx, 1, uint32_t*)[global_lane(ctx)] = frame->value;
+  SOFTHIP_ARG(ctx, 2, uint32_t*)[global_lane(ctx)] = wl;
+  return 0;
+}
+static int32_t coro_wave_sum_entry(const softhip_kernel_context_t* ctx) {
+  coro_wave_sum_frame_t* frame = (coro_wave_sum_frame_t*)ctx->simt->coroutine_frame(
+      ctx, sizeof(coro_wave_sum_frame_t), _Alignof(coro_wave_sum_frame_t));
+  if (frame == NULL) return 4;
+  ctx->simt->coroutine_begin(ctx, frame, coro_wave_sum_resume);
+  frame->value = SOFTHIP_ARG(ctx, 0, const uint32_t*)[global_lane(ctx)];
+  frame->offset = ctx->wave_size / 2;
+  ctx->simt->bpermute_u32(ctx, 7, frame->value,
+                          (softhip_wave_lane_id(ctx) ^ frame->offset) * 4);
+  return 0;
+}
+SOFTHIP_LANE_KERNEL(coro_wave_sum_w64, coro_wave_sum_entry,
+                    SOFTHIP_KERNEL_SYNC | SOFTHIP_KERNEL_COROUTINE, 64, 0,
+                    SOFTHIP_PARAM(const uint32_t*), SOFTHIP_PARAM(uint32_t*),
+                    SOFTHIP_PARAM(uint32_t*));
+SOFTHIP_LANE_KERNEL(coro_wave_sum_w32, coro_wave_sum_entry,
+                    SOFTHIP_KERNEL_SYNC | SOFTHIP_KERNEL_COROUTINE, 32, 0,
+                    SOFTHIP_PARAM(const uint32_t*), SOFTHIP_PARAM(uint32_t*),
+                    SOFTHIP_PARAM(uint32_t*));
+
+/* Odd and even lanes post readfirstlane at different sites: divergence. */
+static int32_t coro_divergent_resume(const softhip_kernel_context_t* ctx, void* handle) {
+  (void)handle;
+  SOFTHIP_ARG(ctx, 0, uint32_t*)[global_lane(ctx)] = (uint32_t)ctx->simt->rendezvous_result(ctx);
+  return 0;
+}
+static int32_t coro_divergent_entry(const softhip_kernel_context_t* ctx) {
+  void* frame = ctx->simt->coroutine_frame(ctx, 8, 8);
+  if (frame == NULL) return 4;
+  ctx->simt->coroutine_begin(ctx, frame, coro_divergent_resume);
+  ctx->simt->readfirstlane_u32(ctx, 21 + (ctx->lane_id & 1), ctx->lane_id);
+  return 0;
+}
+SOFTHIP_LANE_KERNEL(coro_divergent, coro_divergent_entry,
+                    SOFTHIP_KERNEL_SYNC | SOFTHIP_KERNEL_COROUTINE, 0, 0,
+                    SOFTHIP_PARAM(uint32_t*));
+
+/* Posts two barriers without returning in between. */
+static int32_t coro_double_post_entry(const softhip_kernel_context_t* ctx) {
+  void* frame = ctx->simt->coroutine_frame(ctx, 8, 8);
+  if (frame == NULL) return 4;
+  ctx->simt->coroutine_begin(ctx, frame, coro_divergent_resume);
+  softhip_barrier(ctx, 61);
+  softhip_barrier(ctx, 62);
+  return 0;
+}
+SOFTHIP_LANE_KERNEL(coro_double_post, coro_double_post_entry,
+                    SOFTHIP_KERNEL_SYNC | SOFTHIP_KERNEL_COROUTINE, 0, 0,
+                    SOFTHIP_PARAM(uint32_t*));
+
+/* A fiber kernel (no COROUTINE flag) that asks for a coroutine frame. */
+static int32_t coro_on_fibers_entry(const softhip_kernel_context_t* ctx) {
+  void* frame = ctx->simt->coroutine_frame(ctx, 8, 8);
+  ctx->simt->coroutine_begin(ctx, frame, coro_divergent_resume);
+  softhip_barrier(ctx, 71);
+  return 0;
+}
+SOFTHIP_LANE_KERNEL(coro_on_fibers, coro_on_fibers_entry, SOFTHIP_KERNEL_SYNC, 0, 0,
+                    SOFTHIP_PARAM(uint32_t*));
+
 /* --- descriptors: version 1 still loads; invalid version-2 fields --- */
 
 /* The version-1 descriptor layout (32 bytes), as old code objects have it. */
@@ -288,7 +407,12 @@ __attribute__((visibility("default"), used)) const softhip_kernel_t
 __attribute__((visibility("default"), used)) const softhip_kernel_t
     softhip_kernel__unknown_flag = {SOFTHIP_KERNEL_MAGIC, 2u, SOFTHIP_PER_LANE,
                                     1u, one_pointer, v1_write_entry,
-                                    2u, 0u, 0u};
+                                    4u, 0u, 0u};
+/* Coroutine lanes are a way of running SYNC kernels: alone the flag means nothing. */
+__attribute__((visibility("default"), used)) const softhip_kernel_t
+    softhip_kernel__coroutine_without_sync = {SOFTHIP_KERNEL_MAGIC, 2u, SOFTHIP_PER_LANE,
+                                              1u, one_pointer, v1_write_entry,
+                                              SOFTHIP_KERNEL_COROUTINE, 0u, 0u};
 __attribute__((visibility("default"), used)) const softhip_kernel_t
     softhip_kernel__sync_per_thread = {SOFTHIP_KERNEL_MAGIC, 2u,
                                        SOFTHIP_PER_THREAD, 1u, one_pointer,

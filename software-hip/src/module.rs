@@ -79,8 +79,10 @@ pub struct Function {
 /// The ABI-version-2 fields of a descriptor (zero for version 1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct SimtConfig {
-    /// `SOFTHIP_KERNEL_SYNC`: lanes run on fibers.
+    /// `SOFTHIP_KERNEL_SYNC`: lanes run on fibers, or as coroutines.
     sync: bool,
+    /// `SOFTHIP_KERNEL_COROUTINE` (with SYNC): lanes are stackless coroutines.
+    coroutines: bool,
     /// 32 or 64.
     wave_size: u32,
     static_shared_bytes: u32,
@@ -243,9 +245,10 @@ impl Module {
         descriptor: &KernelDescriptor,
         granularity: Granularity,
     ) -> Result<SimtConfig, hipError_t> {
-        let known_flags = abi::KERNEL_FLAG_SYNC;
+        let known_flags = abi::KERNEL_FLAG_SYNC | abi::KERNEL_FLAG_COROUTINE;
         if descriptor.flags & !known_flags != 0
             || (descriptor.flags != 0 && granularity != Granularity::PerLane)
+            || descriptor.flags == abi::KERNEL_FLAG_COROUTINE
             || descriptor.static_shared_bytes > MAX_DYNAMIC_SHARED_BYTES as u64
         {
             return Err(hipErrorInvalidImage);
@@ -257,6 +260,7 @@ impl Module {
         };
         Ok(SimtConfig {
             sync: descriptor.flags & abi::KERNEL_FLAG_SYNC != 0,
+            coroutines: descriptor.flags & abi::KERNEL_FLAG_COROUTINE != 0,
             wave_size,
             static_shared_bytes: descriptor.static_shared_bytes as u32,
         })
@@ -424,6 +428,7 @@ impl Function {
             entry: self.entry,
             granularity: self.granularity,
             sync: self.simt.sync,
+            coroutines: self.simt.coroutines,
             wave_size: self.simt.wave_size,
             static_shared_bytes: self.simt.static_shared_bytes,
             stats: &self.stats,

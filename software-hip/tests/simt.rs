@@ -414,7 +414,15 @@ fn version_1_descriptors_load_and_bad_version_2_fields_are_rejected() {
     assert_eq!(module.launch("v1_write", 2, [16, 1, 1], 0, &mut [output]), hipSuccess);
     assert_eq!(read_u32(output, 32), (1..=32).collect::<Vec<u32>>());
     free(output);
-    for name in ["v1_per_lane", "short_v2", "bad_wave_size", "unknown_flag", "sync_per_thread", "huge_static_lds"] {
+    for name in [
+        "v1_per_lane",
+        "short_v2",
+        "bad_wave_size",
+        "unknown_flag",
+        "coroutine_without_sync",
+        "sync_per_thread",
+        "huge_static_lds",
+    ] {
         assert_eq!(module.lookup_code(name), hipErrorInvalidImage, "{name}");
     }
 }
@@ -500,4 +508,66 @@ fn function_attributes_report_static_lds_and_device_limits() {
         hip_code!(hipFuncGetAttribute(&mut value, HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, 0x77 as hipFunction_t)),
         hipErrorInvalidDeviceFunction
     );
+}
+
+#[test]
+fn coroutine_lanes_meet_at_barriers_in_a_loop_without_fibers() {
+    let module = Loaded::new();
+    for (groups, lanes) in [(8usize, 256usize), (3, 1024), (5, 64), (2, 2)] {
+        let values = input(groups * lanes, lanes as u32 + 1);
+        let input_buffer = upload_u32(&values);
+        let output = zeroed(groups * 4);
+        let code = module.launch("coro_lds_sum", groups as u32, [lanes as u32, 1, 1], 0, &mut [input_buffer, output]);
+        assert_eq!(code, hipSuccess, "{groups} workgroups of {lanes} lanes");
+        assert_eq!(read_u32(output, groups), block_sums(&values, lanes), "{groups} x {lanes}");
+        free(input_buffer);
+        free(output);
+    }
+
+    // On 4 host threads: every workgroup ran as coroutines, none on fibers.
+    let module = Module::load_bytes(code_object()).unwrap();
+    let function = module.function(c"coro_lds_sum").unwrap();
+    let (groups, lanes) = (256usize, 128usize);
+    let values = input(groups * lanes, 3);
+    let (mut a, mut b) = (upload_u32(&values), zeroed(groups * 4));
+    let dims = LaunchDims { grid: [groups as u32, 1, 1], block: [lanes as u32, 1, 1], dynamic_shared_bytes: 0 };
+    let mut params = [(&mut a as *mut *mut c_void).cast::<c_void>(), (&mut b as *mut *mut c_void).cast()];
+    let args = unsafe { function.capture_args(params.as_mut_ptr(), std::ptr::null_mut()) }.unwrap();
+    function.run_on_threads(&dims, &args, 4).unwrap();
+    assert_eq!(read_u32(b, groups), block_sums(&values, lanes));
+    let stats = function.simt_stats();
+    assert_eq!((stats.coroutine_workgroups, stats.fiber_workgroups, stats.fibers_started), (groups as u64, 0, 0));
+    free(a);
+    free(b);
+}
+
+#[test]
+fn coroutine_lanes_read_wave_results_after_resuming() {
+    let module = Loaded::new();
+    for (kernel, wave) in [("coro_wave_sum_w64", 64usize), ("coro_wave_sum_w32", 32)] {
+        let (groups, lanes) = (4usize, 256usize);
+        let values = input(groups * lanes, wave as u32 + 5);
+        let input_buffer = upload_u32(&values);
+        let sums = zeroed(groups * lanes * 4);
+        let lane_ids = zeroed(groups * lanes * 4);
+        assert_eq!(module.launch(kernel, groups as u32, [lanes as u32, 1, 1], 0, &mut [input_buffer, sums, lane_ids]), hipSuccess, "{kernel}");
+        let expected: Vec<u32> = block_sums(&values, wave).iter().flat_map(|&s| std::iter::repeat_n(s, wave)).collect();
+        assert_eq!(read_u32(sums, groups * lanes), expected, "{kernel}");
+        let lane_expected: Vec<u32> = (0..groups * lanes).map(|i| (i % wave) as u32).collect();
+        assert_eq!(read_u32(lane_ids, groups * lanes), lane_expected, "{kernel}");
+        free(input_buffer);
+        free(sums);
+        free(lane_ids);
+    }
+}
+
+#[test]
+fn coroutine_lanes_that_diverge_or_break_the_protocol_fail_the_launch() {
+    init_devices();
+    let module = Module::load_bytes(code_object()).unwrap();
+    for (name, lanes) in [(c"coro_divergent", 64), (c"coro_divergent", 7), (c"coro_double_post", 64), (c"coro_on_fibers", 64)] {
+        assert_eq!(run_rust(&module, name, lanes), Err(hipErrorLaunchFailure), "{name:?} x {lanes}");
+    }
+    // The module still runs good kernels afterwards.
+    assert_eq!(run_rust(&module, c"plain_lanes", 64), Ok(()));
 }

@@ -15,8 +15,10 @@ pub const KERNEL_ABI_VERSION_1: u32 = 1;
 pub const KERNEL_DESCRIPTOR_V1_BYTES: usize = 32;
 /// `SOFTHIP_KERNEL_SYNC`: the kernel calls a barrier or wave rendezvous.
 pub const KERNEL_FLAG_SYNC: u32 = 1;
-/// `SOFTHIP_SIMT_SERVICES_VERSION`.
-pub const SIMT_SERVICES_VERSION: u32 = 1;
+/// `SOFTHIP_KERNEL_COROUTINE`: with SYNC, the lanes are stackless coroutines.
+pub const KERNEL_FLAG_COROUTINE: u32 = 2;
+/// `SOFTHIP_SIMT_SERVICES_VERSION` (2: the coroutine services).
+pub const SIMT_SERVICES_VERSION: u32 = 2;
 /// `SOFTHIP_KERNEL_SYMBOL_PREFIX`: descriptor symbol = prefix + kernel name.
 pub const KERNEL_SYMBOL_PREFIX: &str = "softhip_kernel__";
 
@@ -77,7 +79,15 @@ pub struct SimtServices {
     pub ballot: unsafe extern "C" fn(Ctx, u32, i32) -> u64,
     pub bpermute_u32: unsafe extern "C" fn(Ctx, u32, u32, u32) -> u32,
     pub bpermute_u64: unsafe extern "C" fn(Ctx, u32, u64, u32) -> u64,
+    // Version 2: coroutine lanes (SOFTHIP_KERNEL_COROUTINE).
+    pub coroutine_frame: unsafe extern "C" fn(Ctx, u64, u64) -> *mut c_void,
+    pub coroutine_begin: unsafe extern "C" fn(Ctx, *mut c_void, Option<CoroutineResume>),
+    pub rendezvous_result: unsafe extern "C" fn(Ctx) -> u64,
 }
+
+/// `softhip_coroutine_resume_fn_t`: runs a suspended coroutine lane on from
+/// its last rendezvous; non-zero when the lane failed (a trap).
+pub type CoroutineResume = unsafe extern "C" fn(ctx: *const KernelContext, handle: *mut c_void) -> i32;
 
 /// `softhip_kernel_fn_t`.
 pub type KernelEntry = unsafe extern "C" fn(ctx: *const KernelContext) -> i32;
@@ -136,7 +146,7 @@ const _: () = assert!(core::mem::size_of::<KernelContext>() == 120);
 const _: () = assert!(core::mem::offset_of!(KernelContext, simt) == 80);
 const _: () = assert!(core::mem::offset_of!(KernelContext, lane_id) == 116);
 const _: () = assert!(core::mem::offset_of!(SimtServices, bpermute_u64) == 80);
-const _: () = assert!(core::mem::size_of::<SimtServices>() == 8 + 10 * 8);
+const _: () = assert!(core::mem::size_of::<SimtServices>() == 8 + 13 * 8);
 const _: () = assert!(core::mem::size_of::<ParamDescriptor>() == 8);
 const _: () = assert!(core::mem::size_of::<KernelDescriptor>() == 48);
 const _: () = assert!(core::mem::offset_of!(KernelDescriptor, flags) == KERNEL_DESCRIPTOR_V1_BYTES);

@@ -7,7 +7,7 @@
 //! one SIMT runtime (per-lane contexts, fiber stacks: `simt.rs`).
 
 use super::abi::{Dim3, Granularity, KernelContext, KernelEntry};
-use super::simt::{Runtime, SimtCounters, SERVICES};
+use super::simt::{LaneMode, Runtime, SimtCounters, SERVICES};
 use crate::types::{hipErrorLaunchFailure, hipError_t};
 use core::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -41,8 +41,10 @@ pub struct Grid<'a> {
     pub name: &'a str,
     pub entry: KernelEntry,
     pub granularity: Granularity,
-    /// `SOFTHIP_KERNEL_SYNC` (PER_LANE kernels): lanes run on fibers.
+    /// `SOFTHIP_KERNEL_SYNC` (PER_LANE kernels): lanes run on fibers...
     pub sync: bool,
+    /// ... or, with `SOFTHIP_KERNEL_COROUTINE`, as stackless coroutines.
+    pub coroutines: bool,
     pub wave_size: u32,
     pub static_shared_bytes: u32,
     pub stats: &'a SimtCounters,
@@ -125,6 +127,12 @@ impl Grid<'_> {
             .and_then(|()| match self.granularity {
                 Granularity::PerBlock => runtime.run_block(),
                 Granularity::PerThread => runtime.run_plain(),
+                Granularity::PerLane if self.coroutines => {
+                    self.stats
+                        .coroutine_workgroups
+                        .fetch_add(1, Ordering::Relaxed);
+                    runtime.run_coroutines()
+                }
                 Granularity::PerLane if self.sync => {
                     self.stats.fiber_workgroups.fetch_add(1, Ordering::Relaxed);
                     self.stats.fibers_started.fetch_add(
@@ -157,11 +165,15 @@ impl Grid<'_> {
             vec![SharedChunk([0; 16]); (self.dynamic_shared_bytes as usize).div_ceil(16)];
         let mut fixed =
             vec![SharedChunk([0; 16]); (self.static_shared_bytes as usize).div_ceil(16)];
-        let fibers = self.granularity == Granularity::PerLane && self.sync;
+        let mode = match self.granularity {
+            Granularity::PerLane if self.coroutines => LaneMode::Coroutines,
+            Granularity::PerLane if self.sync => LaneMode::Fibers,
+            _ => LaneMode::Plain,
+        };
         let mut runtime = Runtime::new(
             self.name,
             self.entry,
-            fibers,
+            mode,
             self.wave_size,
             &self.template_context(),
             self.block,

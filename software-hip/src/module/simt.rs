@@ -22,7 +22,7 @@
 //! Without `SOFTHIP_KERNEL_SYNC` lanes run as a plain loop (no fibers); a
 //! rendezvous called there fails the launch.
 
-use super::abi::{Dim3, KernelContext, KernelEntry, SimtServices, SIMT_SERVICES_VERSION};
+use super::abi::{CoroutineResume, Dim3, KernelContext, KernelEntry, SimtServices, SIMT_SERVICES_VERSION};
 use core::cell::{Cell, UnsafeCell};
 use core::ffi::c_void;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -66,6 +66,8 @@ pub struct SimtStats {
     pub fibers_started: u64,
     /// Workgroups of a PER_LANE kernel whose lanes ran as a plain loop.
     pub plain_lane_workgroups: u64,
+    /// Workgroups whose lanes ran as stackless coroutines.
+    pub coroutine_workgroups: u64,
 }
 
 #[derive(Default)]
@@ -73,6 +75,7 @@ pub struct SimtCounters {
     pub(super) fiber_workgroups: AtomicU64,
     pub(super) fibers_started: AtomicU64,
     pub(super) plain_lane_workgroups: AtomicU64,
+    pub(super) coroutine_workgroups: AtomicU64,
 }
 
 impl SimtCounters {
@@ -81,6 +84,7 @@ impl SimtCounters {
             fiber_workgroups: self.fiber_workgroups.load(Ordering::Relaxed),
             fibers_started: self.fibers_started.load(Ordering::Relaxed),
             plain_lane_workgroups: self.plain_lane_workgroups.load(Ordering::Relaxed),
+            coroutine_workgroups: self.coroutine_workgroups.load(Ordering::Relaxed),
         }
     }
 }
@@ -319,11 +323,32 @@ impl Drop for Stacks {
     }
 }
 
+/// How the lanes of a PER_LANE workgroup run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LaneMode {
+    /// One after another to the end: no rendezvous possible.
+    Plain,
+    /// Each on its own fiber (stack), switched at every rendezvous.
+    Fibers,
+    /// Stackless coroutines (`SOFTHIP_KERNEL_COROUTINE`): a lane's entry, or its
+    /// resume function, posts its rendezvous and returns; what it keeps across
+    /// it lives in its coroutine frame, which the runtime allocates.
+    Coroutines,
+}
+
+/// Coroutine frames are aligned to a cache line: a frame holds vectors and
+/// the kernel's private arrays.
+const FRAME_ALIGN: usize = 64;
+
+#[repr(C, align(64))]
+#[derive(Clone, Copy)]
+struct FrameChunk([u8; FRAME_ALIGN]);
+
 /// The state behind `ctx->runtime` while one workgroup runs.
 pub struct Runtime {
     kernel_name: String,
     entry: KernelEntry,
-    fibers: bool,
+    mode: LaneMode,
     wave_size: u32,
     lanes: Vec<Lane>,
     contexts: Vec<KernelContext>,
@@ -335,6 +360,11 @@ pub struct Runtime {
     error: UnsafeCell<Option<String>>,
     block_idx: Cell<Dim3>,
     stacks: Option<Stacks>,
+    /// Coroutine frames, one per lane, `frame_stride` bytes apart; allocated at
+    /// the first lane's request and reused by every workgroup of the launch.
+    frames: UnsafeCell<Vec<FrameChunk>>,
+    frame_stride: Cell<usize>,
+    resume: Cell<Option<CoroutineResume>>,
 }
 
 /// The services table every context points to.
@@ -351,6 +381,9 @@ pub static SERVICES: SimtServices = SimtServices {
     ballot: service_ballot,
     bpermute_u32: service_bpermute_u32,
     bpermute_u64: service_bpermute_u64,
+    coroutine_frame: service_coroutine_frame,
+    coroutine_begin: service_coroutine_begin,
+    rendezvous_result: service_rendezvous_result,
 };
 
 /// # Safety
@@ -439,6 +472,33 @@ unsafe extern "C" fn service_bpermute_u64(
     unsafe { wave(ctx, WaveOp::BpermuteU64, site, v, byte_address) }
 }
 
+unsafe extern "C" fn service_coroutine_frame(ctx: *const KernelContext, size: u64, align: u64) -> *mut c_void {
+    // SAFETY: called by a kernel with its context.
+    match unsafe { runtime_of(ctx) } {
+        Some(runtime) => runtime.coroutine_frame(size, align),
+        None => core::ptr::null_mut(),
+    }
+}
+
+unsafe extern "C" fn service_coroutine_begin(
+    ctx: *const KernelContext,
+    handle: *mut c_void,
+    resume: Option<CoroutineResume>,
+) {
+    // SAFETY: called by a kernel with its context.
+    if let Some(runtime) = unsafe { runtime_of(ctx) } {
+        runtime.coroutine_begin(handle, resume);
+    }
+}
+
+unsafe extern "C" fn service_rendezvous_result(ctx: *const KernelContext) -> u64 {
+    // SAFETY: called by a kernel with its context.
+    match unsafe { runtime_of(ctx) } {
+        Some(runtime) if runtime.mode != LaneMode::Plain => runtime.lanes[runtime.current.get()].result.get(),
+        _ => 0,
+    }
+}
+
 /// Fiber entry: runs the kernel for the lane the scheduler is starting, then
 /// switches back for good.
 extern "C" fn lane_trampoline(runtime: *const Runtime) {
@@ -468,7 +528,7 @@ impl Runtime {
     pub fn new(
         kernel_name: &str,
         entry: KernelEntry,
-        fibers: bool,
+        mode: LaneMode,
         wave_size: u32,
         template: &KernelContext,
         block: Dim3,
@@ -477,7 +537,7 @@ impl Runtime {
         let mut runtime = Box::new(Runtime {
             kernel_name: kernel_name.to_string(),
             entry,
-            fibers,
+            mode,
             wave_size,
             lanes: Vec::new(),
             contexts: Vec::with_capacity(count),
@@ -486,6 +546,9 @@ impl Runtime {
             error: UnsafeCell::new(None),
             block_idx: Cell::new(Dim3::default()),
             stacks: None,
+            frames: UnsafeCell::new(Vec::new()),
+            frame_stride: Cell::new(0),
+            resume: Cell::new(None),
         });
         for lane in 0..count as u32 {
             let thread_idx = Dim3 {
@@ -499,7 +562,7 @@ impl Runtime {
                 ..*template
             });
         }
-        if fibers {
+        if mode != LaneMode::Plain {
             runtime.lanes = (0..count)
                 .map(|_| Lane {
                     state: Cell::new(LaneState::Ready),
@@ -521,7 +584,7 @@ impl Runtime {
     ) -> Result<(), String> {
         self.block_idx.set(block_idx);
         *self.error.get_mut() = None;
-        if self.fibers && self.stacks.is_none() {
+        if self.mode == LaneMode::Fibers && self.stacks.is_none() {
             let count = self.lanes.len();
             self.stacks = Some(
                 Stacks::take(count)
@@ -562,7 +625,7 @@ impl Runtime {
     /// A lane calls a rendezvous: record it, switch to the scheduler, return
     /// the result once released.
     fn block(&self, state: LaneState, what: &str, site: u32) -> u64 {
-        if !self.fibers {
+        if self.mode == LaneMode::Plain {
             self.fail(format!(
                 "calls {what} (call site {site}) but its descriptor lacks SOFTHIP_KERNEL_SYNC \
                  (lanes run without fibers)"
@@ -570,7 +633,17 @@ impl Runtime {
             return 0;
         }
         let lane = &self.lanes[self.current.get()];
+        if let LaneState::Wave { .. } | LaneState::Barrier { .. } = lane.state.get() {
+            // A coroutine lane that posts a second rendezvous without suspending.
+            self.fail(format!("calls {what} (call site {site}) while it waits at another"));
+            return 0;
+        }
         lane.state.set(state);
+        if self.mode == LaneMode::Coroutines {
+            // The lane suspends after posting; its result is read once resumed
+            // (rendezvous_result).
+            return 0;
+        }
         // SAFETY: the scheduler saved its stack pointer when it switched to
         // this lane; it resumes this fiber only after setting its result and
         // state to Ready.
@@ -618,7 +691,6 @@ impl Runtime {
     /// Runs the lanes of the current workgroup on fibers. Err(message) when
     /// the workgroup failed (empty message: a lane returned non-zero).
     pub fn run_fibers(&self) -> Result<(), String> {
-        let count = self.lanes.len();
         let stacks = self.stacks.as_ref().expect("mapped by begin_workgroup");
         for (index, lane) in self.lanes.iter().enumerate() {
             lane.state.set(LaneState::Ready);
@@ -628,16 +700,108 @@ impl Runtime {
             // as the Runtime, and no fiber of an earlier workgroup runs on it.
             lane.fiber.set(unsafe { new_fiber(low, size, lane_trampoline, self) });
         }
+        self.run_rounds(|lane, _first| {
+            // SAFETY: the fiber was made by new_fiber above or saved by
+            // `block`; the scheduler's stack pointer is saved here.
+            unsafe { switch(&self.scheduler, self.lanes[lane].fiber.get()) };
+        })
+    }
+
+    /// Runs the lanes of the current workgroup as stackless coroutines: the
+    /// entry in the first round, the resume function the lane registered in
+    /// later ones. Err(message) as `run_fibers`.
+    pub fn run_coroutines(&self) -> Result<(), String> {
+        for lane in &self.lanes {
+            lane.state.set(LaneState::Ready);
+            lane.result.set(0);
+        }
+        self.run_rounds(|lane, first| {
+            let context = &self.contexts[lane];
+            let status = if first {
+                // SAFETY: entry follows softhip_kernel_fn_t; the context and
+                // what it points to outlive the call.
+                unsafe { (self.entry)(context) }
+            } else {
+                match self.resume.get() {
+                    // SAFETY: the lane's entry registered `resume` with its frame
+                    // (coroutine_begin) and suspended at a rendezvous since.
+                    Some(resume) => unsafe { resume(context, self.frame(lane)) },
+                    None => {
+                        self.fail("suspended without registering its resume function".into());
+                        0
+                    }
+                }
+            };
+            // A lane that returns without posting a rendezvous has finished.
+            if self.lanes[lane].state.get() == LaneState::Ready {
+                self.lanes[lane].state.set(LaneState::Done { status });
+            }
+        })
+    }
+
+    /// Lane `lane`'s coroutine frame.
+    fn frame(&self, lane: usize) -> *mut c_void {
+        // SAFETY: the frames are only resized by `coroutine_frame` before any
+        // lane holds one; this thread alone uses them.
+        let frames = unsafe { &mut *self.frames.get() };
+        // SAFETY: lane < count, and the vector holds count * stride bytes.
+        unsafe { frames.as_mut_ptr().cast::<u8>().add(lane * self.frame_stride.get()).cast() }
+    }
+
+    /// The current lane's frame of `size` bytes (every lane asks the same size).
+    fn coroutine_frame(&self, size: u64, align: u64) -> *mut c_void {
+        if self.mode != LaneMode::Coroutines {
+            self.fail("asks for a coroutine frame outside a SOFTHIP_KERNEL_COROUTINE launch".into());
+            return core::ptr::null_mut();
+        }
+        let stride = (size as usize).div_ceil(FRAME_ALIGN) * FRAME_ALIGN;
+        if align as usize > FRAME_ALIGN || stride == 0 || stride > 1 << 20 {
+            self.fail(format!("asks for a coroutine frame of {size} bytes aligned to {align}"));
+            return core::ptr::null_mut();
+        }
+        if self.frame_stride.get() != stride {
+            // SAFETY: no lane holds a frame yet when the size is first asked;
+            // the kernel asks one size for all its lanes.
+            let frames = unsafe { &mut *self.frames.get() };
+            if !frames.is_empty() {
+                self.fail(format!(
+                    "asks for a coroutine frame of {size} bytes, another lane for {}",
+                    self.frame_stride.get()
+                ));
+                return core::ptr::null_mut();
+            }
+            *frames = vec![FrameChunk([0; FRAME_ALIGN]); self.lanes.len() * stride / FRAME_ALIGN];
+            self.frame_stride.set(stride);
+        }
+        self.frame(self.current.get())
+    }
+
+    fn coroutine_begin(&self, handle: *mut c_void, resume: Option<CoroutineResume>) {
+        if self.mode != LaneMode::Coroutines
+            || self.frame_stride.get() == 0
+            || handle != self.frame(self.current.get())
+            || resume.is_none()
+        {
+            self.fail("begins a coroutine lane outside a SOFTHIP_KERNEL_COROUTINE launch or its frame".into());
+            return;
+        }
+        self.resume.set(resume);
+    }
+
+    /// The scheduler of fibers and coroutines: `run_lane(lane, first_round)`
+    /// runs a ready lane until it blocks at a rendezvous or returns; then every
+    /// wave's rendezvous resolves, or the barrier opens, until no lane is live.
+    fn run_rounds(&self, run_lane: impl Fn(usize, bool)) -> Result<(), String> {
+        let count = self.lanes.len();
         let this = self;
+        let mut first = true;
         loop {
             for lane in 0..count {
                 if this.lanes[lane].state.get() != LaneState::Ready {
                     continue;
                 }
                 this.current.set(lane);
-                // SAFETY: the fiber was made by new_fiber above or saved by
-                // `block`; the scheduler's stack pointer is saved here.
-                unsafe { switch(&this.scheduler, this.lanes[lane].fiber.get()) };
+                run_lane(lane, first);
                 if let Some(error) = this.take_error() {
                     return Err(format!("{}: lane {lane} {error}", this.header()));
                 }
@@ -647,6 +811,7 @@ impl Runtime {
                     }
                 }
             }
+            first = false;
             let mut live = false;
             let mut resolved = false;
             for first in (0..count).step_by(self.wave_size as usize) {

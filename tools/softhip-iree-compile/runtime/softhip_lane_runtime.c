@@ -43,6 +43,41 @@ SOFTHIP_RT int32_t softhip_rt_guarded(const softhip_kernel_context_t* ctx, void 
   body();
   return 0;
 }
+/* Coroutine lanes (SOFTHIP_KERNEL_COROUTINE): retarget.py makes a kernel a
+ * stackless coroutine that suspends after posting each rendezvous. Its frame
+ * comes from the runtime; the resume function puts the lane's thread-locals
+ * back, as a fiber's return from a rendezvous does. */
+SOFTHIP_RT void* softhip_rt_coro_frame(uint64_t size, uint64_t align) {
+  return softhip_lane->simt->coroutine_frame(softhip_lane, size, align);
+}
+/* llvm.coro.resume(handle), defined by retarget.py in every module (C has no
+ * spelling of it). */
+void softhip_coro_resume_handle(void* handle);
+static int32_t softhip_coro_resume(const softhip_kernel_context_t* ctx, void* handle) {
+  softhip_lane = ctx;
+  softhip_coro_resume_handle(handle);
+  return 0;
+}
+static int32_t softhip_coro_resume_guarded(const softhip_kernel_context_t* ctx, void* handle) {
+  jmp_buf target;
+  softhip_lane = ctx;
+  softhip_trap = &target;
+  if (setjmp(target)) return 1;
+  softhip_coro_resume_handle(handle);
+  return 0;
+}
+/* Registers the lane's frame; `guarded`: the kernel can trap. */
+SOFTHIP_RT void softhip_rt_coro_begin(void* handle, uint32_t guarded) {
+  softhip_lane->simt->coroutine_begin(
+      softhip_lane, handle, guarded ? softhip_coro_resume_guarded : softhip_coro_resume);
+}
+SOFTHIP_RT uint32_t softhip_rt_rendezvous_result_u32(void) {
+  return (uint32_t)softhip_lane->simt->rendezvous_result(softhip_lane);
+}
+SOFTHIP_RT uint64_t softhip_rt_rendezvous_result_u64(void) {
+  return softhip_lane->simt->rendezvous_result(softhip_lane);
+}
+
 SOFTHIP_RT __attribute__((noreturn)) void softhip_rt_trap(void) {
   const softhip_kernel_context_t* ctx = softhip_lane;
   fprintf(stderr,

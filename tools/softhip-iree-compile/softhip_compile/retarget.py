@@ -40,6 +40,10 @@ SOFTHIP_KERNEL_MAGIC = 0x314B4853
 SOFTHIP_KERNEL_ABI_VERSION = 2
 SOFTHIP_PER_LANE = 2
 SOFTHIP_KERNEL_SYNC = 1
+SOFTHIP_KERNEL_COROUTINE = 2
+# SOFTHIP_COROUTINE_LANES=0 keeps every synchronising kernel on fibers (to
+# compare the two).
+COROUTINE_LANES_ENV = "SOFTHIP_COROUTINE_LANES"
 MAX_LDS_BYTES = 64 * 1024
 # Dynamic LDS (`@__dynamic_shared_memory__`) gets the whole budget: the launch
 # decides how much of it the kernel may use.
@@ -276,6 +280,8 @@ class KernelInfo:
     param_count: int
     sync: bool
     wave_size: int
+    # Lanes are stackless coroutines (SOFTHIP_KERNEL_COROUTINE) instead of fibers.
+    coroutine: bool = False
 
 
 # Intrinsics with no effect on a CPU (memory is coherent, the host thread runs
@@ -1502,7 +1508,108 @@ def _make_lds_thread_local(module):
         value.is_thread_local = True
 
 
-def _add_entry_and_descriptor(module, kernel, sync, wave_size, guarded=False):
+# The rendezvous whose runtime function only posts the lane's part and returns
+# (a service call; the result comes after the suspension), so that the lane can
+# be a coroutine suspended right after it. The matrix and DPP functions
+# rendezvous in the middle of their work: their kernels stay on fibers.
+SIMPLE_RENDEZVOUS = frozenset(RENDEZVOUS_INTRINSICS.values())
+
+
+def _can_be_coroutine(kernel, reach, sync_functions) -> bool:
+    """Every rendezvous the kernel reaches is a simple one in its own body
+    (a coroutine suspends only in its own body)."""
+    if os.environ.get(COROUTINE_LANES_ENV, "1") == "0":
+        return False
+    if any(name != kernel.name and kernel.name in reach.kernels_reaching(name) for name in sync_functions):
+        return False
+    for call in _calls(kernel):
+        callee = _callee(call)
+        if (callee is not None and callee.name.startswith("softhip_rt_")
+                and "convergent" in callee.attributes and callee.name not in SIMPLE_RENDEZVOUS):
+            return False
+    return True
+
+
+def _make_lanes_coroutines(module, kernel, guarded):
+    """Makes `kernel` a switched-resume coroutine (LLVM's coroutine lowering
+    splits it at `default<O2>`): it suspends right after each rendezvous call,
+    which only posts the lane's part; once resumed it reads the result with
+    softhip_rt_rendezvous_result_*. What a lane keeps across a rendezvous
+    lives in its frame, which the runtime allocates per lane: the lanes of a
+    workgroup run one after another without stacks of their own."""
+    t = module.types
+
+    def declared(name, ret, params):
+        return module.get_function(name) or module.add_function(name, t.function(ret, params))
+
+    coro_id = declared("llvm.coro.id", t.token, [t.i32, t.ptr, t.ptr, t.ptr])
+    coro_size = declared("llvm.coro.size.i64", t.i64, [])
+    coro_align = declared("llvm.coro.align.i64", t.i64, [])
+    coro_begin = declared("llvm.coro.begin", t.ptr, [t.token, t.ptr])
+    coro_suspend = declared("llvm.coro.suspend", t.i8, [t.token, t.i1])
+    coro_free = declared("llvm.coro.free", t.ptr, [t.token, t.ptr])
+    coro_end = declared("llvm.coro.end", t.i1, [t.ptr, t.i1, t.token])
+    frame = declared("softhip_rt_coro_frame", t.ptr, [t.i64, t.i64])
+    begin = declared("softhip_rt_coro_begin", t.void, [t.ptr, t.i32])
+    results = {32: declared("softhip_rt_rendezvous_result_u32", t.i32, []),
+               64: declared("softhip_rt_rendezvous_result_u64", t.i64, [])}
+    none = t.token.null()  # `token none`
+    null = t.ptr.null()
+
+    rendezvous = [call for call in _calls(kernel)
+                  if _callee(call) is not None and _callee(call).name in SIMPLE_RENDEZVOUS]
+    returns = [block.terminator for block in kernel.basic_blocks
+               if block.terminator is not None and block.terminator.opcode == llvm.Opcode.Ret]
+    entry = kernel.entry_block
+    first = entry.first_instruction
+    while first.opcode == llvm.Opcode.Alloca:
+        first = first.next_instruction
+    with module.create_builder(first) as builder:
+        token = builder.call(coro_id, [t.i32.constant(0), null, null, null])
+        memory = builder.call(frame, [builder.call(coro_size, []), builder.call(coro_align, [])])
+        handle = builder.call(coro_begin, [token, memory])
+        builder.call(begin, [handle, t.i32.constant(1 if guarded else 0)])
+    suspended = kernel.append_basic_block("softhip.coro.suspended")
+    cleanup = kernel.append_basic_block("softhip.coro.cleanup")
+    with module.create_builder(suspended) as builder:
+        builder.call(coro_end, [handle, t.i1.constant(0), none])
+        builder.ret_void()
+    with module.create_builder(cleanup) as builder:
+        builder.call(coro_free, [token, handle])
+        builder.br(suspended)
+    for ret in returns:
+        with module.create_builder(ret) as builder:
+            builder.br(cleanup)
+        ret.erase_from_parent()
+    for call in rendezvous:
+        block = call.block
+        resumed = block.split_basic_block(call.next_instruction, "softhip.coro.resumed")
+        block.terminator.erase_from_parent()
+        with module.create_builder(block) as builder:
+            state = builder.call(coro_suspend, [none, t.i1.constant(0)])
+            switch = builder.switch_(state, suspended, 2)
+            switch.add_case(t.i8.constant(0), resumed)
+            switch.add_case(t.i8.constant(1), cleanup)
+        if not call.type.is_void:
+            with module.create_builder(resumed.first_instruction) as builder:
+                result = builder.call(results[call.type.int_width], [])
+            call.replace_all_uses_with(result)
+    kernel.attributes.add("presplitcoroutine")
+
+
+def _define_coroutine_resume(module):
+    """`softhip_coro_resume_handle(handle)`: llvm.coro.resume, which the lane
+    runtime's resume functions call (C has no spelling of it)."""
+    t = module.types
+    resume = module.get_function("llvm.coro.resume") or module.add_function(
+        "llvm.coro.resume", t.function(t.void, [t.ptr]))
+    function = module.add_function("softhip_coro_resume_handle", t.function(t.void, [t.ptr]))
+    with module.create_builder(function.append_basic_block("entry")) as builder:
+        builder.call(resume, [function.get_param(0)])
+        builder.ret_void()
+
+
+def _add_entry_and_descriptor(module, kernel, sync, wave_size, guarded=False, coroutine=False):
     """`softhip_entry__K(ctx)` loads K's parameters from the launch and calls
     it; `softhip_kernel__K` describes it to the software device. A kernel
     that can trap runs inside softhip_rt_guarded, which turns the trap into a
@@ -1566,7 +1673,7 @@ def _add_entry_and_descriptor(module, kernel, sync, wave_size, guarded=False):
         t.i32.constant(len(params)),
         first_param,
         entry,
-        t.i32.constant(SOFTHIP_KERNEL_SYNC if sync else 0),
+        t.i32.constant((SOFTHIP_KERNEL_SYNC if sync else 0) | (SOFTHIP_KERNEL_COROUTINE if coroutine else 0)),
         t.i32.constant(wave_size),
         t.i64.constant(0),
     ])
@@ -1653,11 +1760,16 @@ def retarget(ir_text: str, runtime_bitcode: bytes, gpu_arch: str = "gfx942",
             infos = []
             for kernel in kernels:
                 sync = any(kernel.name in reach.kernels_reaching(f) for f in rewriter.sync_functions)
-                infos.append(KernelInfo(kernel.name, len(kernel.function_type.param_types), sync, wave_size))
+                coroutine = sync and _can_be_coroutine(kernel, reach, rewriter.sync_functions)
+                infos.append(KernelInfo(kernel.name, len(kernel.function_type.param_types), sync, wave_size,
+                                        coroutine))
             _make_lds_thread_local(module)
             for kernel, info in zip(kernels, infos):
                 traps = any(kernel.name in reach.kernels_reaching(f) for f in rewriter.trap_functions)
-                _add_entry_and_descriptor(module, kernel, info.sync, wave_size, traps)
+                if info.coroutine:
+                    _make_lanes_coroutines(module, kernel, traps)
+                _add_entry_and_descriptor(module, kernel, info.sync, wave_size, traps, info.coroutine)
+            _define_coroutine_resume(module)
             module.target_triple = X86_TRIPLE
             module.data_layout = str(x86.create_data_layout())
             _strip_target_attributes(module)

@@ -373,3 +373,75 @@ write:
 done:
   ret void
 }
+
+; Coroutine lanes: barriers inside a loop of 4 rounds, with an accumulator (a
+; phi) and a private array (an alloca) live across them. Round r: lane l puts
+; acc in lds[l], barrier, priv[r] = lds[(l + 1) % 64], acc += priv[r], barrier.
+; Then out[l] = acc and out[64 + l] = priv[0] + 2*priv[1] + 3*priv[2] + 4*priv[3].
+; Starts with acc = l. One workgroup of 64 lanes.
+define amdgpu_kernel void @barrier_loop(ptr addrspace(1) %out) {
+entry:
+  %priv = alloca [4 x i32], align 4, addrspace(5)
+  %l = call i32 @llvm.amdgcn.workitem.id.x()
+  %mine = getelementptr [64 x i32], ptr addrspace(3) @lds, i32 0, i32 %l
+  %l1 = add i32 %l, 1
+  %n = urem i32 %l1, 64
+  %theirs = getelementptr [64 x i32], ptr addrspace(3) @lds, i32 0, i32 %n
+  br label %round
+round:
+  %r = phi i32 [ 0, %entry ], [ %r1, %round ]
+  %acc = phi i32 [ %l, %entry ], [ %acc1, %round ]
+  store i32 %acc, ptr addrspace(3) %mine
+  call void @llvm.amdgcn.s.barrier()
+  %got = load i32, ptr addrspace(3) %theirs
+  %slot = getelementptr [4 x i32], ptr addrspace(5) %priv, i32 0, i32 %r
+  store i32 %got, ptr addrspace(5) %slot
+  %acc1 = add i32 %acc, %got
+  call void @llvm.amdgcn.s.barrier()
+  %r1 = add i32 %r, 1
+  %more = icmp ult i32 %r1, 4
+  br i1 %more, label %round, label %done
+done:
+  %o = getelementptr i32, ptr addrspace(1) %out, i32 %l
+  store i32 %acc1, ptr addrspace(1) %o
+  %p0 = load i32, ptr addrspace(5) %priv
+  %s1 = getelementptr [4 x i32], ptr addrspace(5) %priv, i32 0, i32 1
+  %p1 = load i32, ptr addrspace(5) %s1
+  %s2 = getelementptr [4 x i32], ptr addrspace(5) %priv, i32 0, i32 2
+  %p2 = load i32, ptr addrspace(5) %s2
+  %s3 = getelementptr [4 x i32], ptr addrspace(5) %priv, i32 0, i32 3
+  %p3 = load i32, ptr addrspace(5) %s3
+  %w1 = mul i32 %p1, 2
+  %w2 = mul i32 %p2, 3
+  %w3 = mul i32 %p3, 4
+  %t0 = add i32 %p0, %w1
+  %t1 = add i32 %t0, %w2
+  %t2 = add i32 %t1, %w3
+  %l64 = add i32 %l, 64
+  %o2 = getelementptr i32, ptr addrspace(1) %out, i32 %l64
+  store i32 %t2, ptr addrspace(1) %o2
+  ret void
+}
+
+; A trap after a barrier, in lane 5 of workgroup 1: a coroutine lane traps in
+; its resumed part; the others write out[64*g + l] = 1.
+define amdgpu_kernel void @trap_after_barrier(ptr addrspace(1) %out) {
+  %l = call i32 @llvm.amdgcn.workitem.id.x()
+  %g = call i32 @llvm.amdgcn.workgroup.id.x()
+  %g64 = mul i32 %g, 64
+  %gid = add i32 %g64, %l
+  %o = getelementptr i32, ptr addrspace(1) %out, i32 %gid
+  store i32 2, ptr addrspace(1) %o
+  call void @llvm.amdgcn.s.barrier()
+  %lane5 = icmp eq i32 %l, 5
+  %group1 = icmp eq i32 %g, 1
+  %both = and i1 %lane5, %group1
+  br i1 %both, label %trap, label %write
+trap:
+  call void @llvm.trap()
+  unreachable
+write:
+  store i32 1, ptr addrspace(1) %o
+  call void @llvm.amdgcn.s.barrier()
+  ret void
+}

@@ -120,6 +120,45 @@ class LaneRuntimeTest(unittest.TestCase):
         self.assertTrue(self.kernels["wave_ops"].sync)
         self.assertTrue(self.kernels["mfma_f32_16x16x4f32"].sync)
 
+    def test_barriers_and_wave_calls_make_coroutine_lanes_matrix_and_dpp_fibers(self):
+        for name in ("wave_ops", "inactive_lanes", "barrier_loop", "trap_after_barrier"):
+            self.assertTrue(self.kernels[name].coroutine, name)
+        # Their runtime functions rendezvous in the middle of their work.
+        for name in ("mfma_f32_16x16x4f32", "dpp"):
+            self.assertFalse(self.kernels[name].coroutine, name)
+        self.assertFalse(self.kernels["buffer_bounds"].coroutine)
+
+    def test_coroutine_lanes_keep_values_and_private_arrays_across_barriers_in_a_loop(self):
+        hip = self.hip
+        out = hip.upload(numpy.zeros(128, numpy.uint32))
+        self.assertEqual(hip.launch(self.image, "barrier_loop", (64, 1, 1), (1, 1, 1), [out]), 0)
+        result = hip.download(out, numpy.zeros(128, numpy.uint32))
+        acc = list(range(64))
+        weighted = [0] * 64
+        for r in range(4):
+            got = [acc[(l + 1) % 64] for l in range(64)]
+            acc = [acc[l] + got[l] for l in range(64)]
+            weighted = [weighted[l] + (r + 1) * got[l] for l in range(64)]
+        self.assertEqual(list(result[:64]), acc)
+        self.assertEqual(list(result[64:]), weighted)
+
+    def test_the_same_kernels_on_fibers_give_the_same_results(self):
+        os.environ[retarget.COROUTINE_LANES_ENV] = "0"
+        try:
+            with open(os.path.join(HERE, "lane_semantics.ll")) as f:
+                image, kernels = code_object(f.read(), self.work, "fibers")
+        finally:
+            del os.environ[retarget.COROUTINE_LANES_ENV]
+        self.assertFalse(any(info.coroutine for info in kernels.values()))
+        for name, block, count in (("barrier_loop", 64, 128), ("wave_ops", 128, 128 * 5),
+                                   ("inactive_lanes", 64, 64 * 6)):
+            results = []
+            for code in (self.image, image):
+                out = self.hip.upload(numpy.zeros(count, numpy.uint32))
+                self.assertEqual(self.hip.launch(code, name, (block, 1, 1), (1, 1, 1), [out]), 0, name)
+                results.append(list(self.hip.download(out, numpy.zeros(count, numpy.uint32))))
+            self.assertEqual(results[0], results[1], name)
+
     def test_the_launch_records_are_what_rocm_fills_for_the_launch(self):
         hip = self.hip
         out = hip.upload(numpy.full(6 * 8, 0xDEADBEEF, numpy.uint32))
@@ -184,6 +223,22 @@ print("status", status)
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertNotIn("status 0", result.stdout)
         self.assertIn("kernel trap (llvm.trap) in workgroup (1,0,0), lane (3,0,0)", result.stderr)
+
+    def test_a_trap_in_a_resumed_coroutine_lane_fails_the_launch(self):
+        script = f"""
+import sys
+sys.path.insert(0, {TOOL_DIR!r}); sys.path.insert(0, {HERE!r})
+import numpy, test_softhip_iree_compile as t
+hip = t.SoftwareHip()
+image = open({os.path.join(self.work, "kernels.so")!r}, "rb").read()
+out = hip.upload(numpy.zeros(64 * 4, numpy.uint32))
+status = hip.launch(image, "trap_after_barrier", (64, 1, 1), (4, 1, 1), [out])
+print("status", status)
+"""
+        result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertNotIn("status 0", result.stdout)
+        self.assertIn("kernel trap (llvm.trap) in workgroup (1,0,0), lane (5,0,0)", result.stderr)
 
     def test_dpp_controls_masks_and_bound_ctrl(self):
         hip = self.hip
