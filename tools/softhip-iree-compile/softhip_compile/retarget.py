@@ -282,6 +282,8 @@ class KernelInfo:
     wave_size: int
     # Lanes are stackless coroutines (SOFTHIP_KERNEL_COROUTINE) instead of fibers.
     coroutine: bool = False
+    # Why a synchronising kernel stays on fibers (the slower fallback).
+    fibers_because: str | None = None
 
 
 # Intrinsics with no effect on a CPU (memory is coherent, the host thread runs
@@ -1515,19 +1517,22 @@ def _make_lds_thread_local(module):
 SIMPLE_RENDEZVOUS = frozenset(RENDEZVOUS_INTRINSICS.values())
 
 
-def _can_be_coroutine(kernel, reach, sync_functions) -> bool:
-    """Every rendezvous the kernel reaches is a simple one in its own body
-    (a coroutine suspends only in its own body)."""
+def _fiber_reason(kernel, reach, sync_functions) -> str | None:
+    """Why a synchronising kernel's lanes must stay on fibers (None: they can
+    be coroutines): every rendezvous it reaches must be a simple one in its
+    own body, since a coroutine suspends only in its own body."""
     if os.environ.get(COROUTINE_LANES_ENV, "1") == "0":
-        return False
-    if any(name != kernel.name and kernel.name in reach.kernels_reaching(name) for name in sync_functions):
-        return False
+        return f"{COROUTINE_LANES_ENV}=0"
+    for name in sorted(sync_functions):
+        if name != kernel.name and kernel.name in reach.kernels_reaching(name):
+            return f"it reaches a rendezvous in function `{name}`, not in its own body"
     for call in _calls(kernel):
         callee = _callee(call)
         if (callee is not None and callee.name.startswith("softhip_rt_")
                 and "convergent" in callee.attributes and callee.name not in SIMPLE_RENDEZVOUS):
-            return False
-    return True
+            what = "a DPP move" if "dpp" in callee.name else "a matrix instruction"
+            return f"{what} (`{callee.name}`) exchanges values in the middle of its work"
+    return None
 
 
 def _make_lanes_coroutines(module, kernel, guarded):
@@ -1760,9 +1765,9 @@ def retarget(ir_text: str, runtime_bitcode: bytes, gpu_arch: str = "gfx942",
             infos = []
             for kernel in kernels:
                 sync = any(kernel.name in reach.kernels_reaching(f) for f in rewriter.sync_functions)
-                coroutine = sync and _can_be_coroutine(kernel, reach, rewriter.sync_functions)
+                reason = _fiber_reason(kernel, reach, rewriter.sync_functions) if sync else None
                 infos.append(KernelInfo(kernel.name, len(kernel.function_type.param_types), sync, wave_size,
-                                        coroutine))
+                                        sync and reason is None, reason))
             _make_lds_thread_local(module)
             for kernel, info in zip(kernels, infos):
                 traps = any(kernel.name in reach.kernels_reaching(f) for f in rewriter.trap_functions)

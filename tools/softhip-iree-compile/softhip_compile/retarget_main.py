@@ -29,12 +29,15 @@ def main(argv) -> int:
         runtime = f.read()
     try:
         wave_size = retarget.wave_size_of(gpu_arch, features)
-        obj, _kernels = retarget.retarget(
+        obj, kernels = retarget.retarget(
             ir_text, runtime, gpu_arch, wave_size, dump_path=os.environ.get("SOFTHIP_RETARGET_DUMP"))
     except retarget.UnsupportedConstruct as error:
-        name = os.path.basename(ir_path)
-        print(f"softhip-iree-compile: {name}: {error}", file=sys.stderr)
+        print(f"softhip-iree-compile: {os.path.basename(ir_path)}: {error}", file=sys.stderr)
         return 1
+    for kernel in kernels:
+        if kernel.fibers_because:
+            print(f"softhip-iree-compile: note: {os.path.basename(ir_path)}: kernel {kernel.name} runs its "
+                  f"lanes on fibers, the slower fallback: {kernel.fibers_because}", file=sys.stderr)
     with open(out_path, "wb") as f:
         f.write(obj)
     return 0

@@ -126,6 +126,9 @@ class LaneRuntimeTest(unittest.TestCase):
         # Their runtime functions rendezvous in the middle of their work.
         for name in ("mfma_f32_16x16x4f32", "dpp"):
             self.assertFalse(self.kernels[name].coroutine, name)
+        self.assertIn("a matrix instruction (`softhip_rt_mfma`)", self.kernels["mfma_f32_16x16x4f32"].fibers_because)
+        self.assertIn("a DPP move", self.kernels["dpp"].fibers_because)
+        self.assertIsNone(self.kernels["wave_ops"].fibers_because)
         self.assertFalse(self.kernels["buffer_bounds"].coroutine)
 
     def test_coroutine_lanes_keep_values_and_private_arrays_across_barriers_in_a_loop(self):
