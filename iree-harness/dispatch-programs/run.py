@@ -46,6 +46,7 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import hashlib
+import math
 import os
 import re
 import shutil
@@ -441,6 +442,23 @@ def write_table(path, timings, labels, bench):
                     cells.append(f"{value * scale:.3g}")
             ref_text = f"{reference * scale:.3g}" if reference else "-"
             f.write(f"| {name} | {function} | {ref_text} | " + " | ".join(cells) + " |\n")
+        if bench:
+            f.write("\n" + ratio_summary(timings, labels))
+
+
+def ratio_summary(timings, labels):
+    """Per path: the geometric mean of the ratios to llvm-cpu and the largest."""
+    lines = ["| path | invocations | geometric mean / llvm-cpu | largest |", "|---|---|---|---|"]
+    for label in labels:
+        ratios = [(row[label] / row["llvm-cpu"], f"{name} {function}")
+                  for (name, function), row in sorted(timings.items())
+                  if row.get(label) and row.get("llvm-cpu")]
+        if not ratios:
+            continue
+        mean = math.exp(sum(math.log(ratio) for ratio, _ in ratios) / len(ratios))
+        worst, where = max(ratios)
+        lines.append(f"| {label} | {len(ratios)} | {mean:.1f}x | {worst:.1f}x ({where}) |")
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

@@ -331,12 +331,22 @@ static uint32_t deposit_fragments(uint32_t site, const void* a, const void* b, u
  * j < kpl = K*M/64, and result item r is D[row][l % N] with
  * row = 4*(64/N)*(r/4) + 4*(l/N) + r%4 (M*N/64 items per lane).
  * Accumulators are f32 (float kinds), f64 or i32 (i8). */
-SOFTHIP_RT_WAVE void softhip_rt_mfma(uint32_t site, uint32_t m, uint32_t k, uint32_t kind,
-                                     void* d, const void* a, const void* b, const void* c) {
+/* In two phases, each ending in a rendezvous: the deposit (its ballot makes
+ * every lane's fragments visible), then the computation (its ballot keeps the
+ * slots until every lane has read them). A coroutine lane suspends after each
+ * (retarget.py's PHASED_RENDEZVOUS); on fibers, softhip_rt_mfma runs both. */
+SOFTHIP_RT_WAVE void softhip_rt_mfma__deposit(uint32_t site, uint32_t m, uint32_t k, uint32_t kind,
+                                              void* d, const void* a, const void* b, const void* c) {
+  (void)d, (void)c;
+  deposit_fragments(site, a, b, k * m / 64 * element_bytes(kind));
+}
+SOFTHIP_RT_WAVE void softhip_rt_mfma__compute(uint32_t site, uint32_t m, uint32_t k, uint32_t kind,
+                                              void* d, const void* a, const void* b, const void* c) {
+  (void)a, (void)b;
   const softhip_kernel_context_t* ctx = softhip_lane;
   uint32_t lane = wave_lane();
   uint32_t n = m, kpl = k * m / 64, items = m * n / 64, groups = 64 / n;
-  uint32_t wave_base = deposit_fragments(site, a, b, kpl * element_bytes(kind));
+  uint32_t wave_base = softhip_lane->lane_id - lane;
   uint32_t column = lane % n;
   for (uint32_t r = 0; r < items; ++r) {
     uint32_t row = 4 * groups * (r / 4) + 4 * (lane / n) + r % 4;
@@ -373,15 +383,26 @@ SOFTHIP_RT_WAVE void softhip_rt_mfma(uint32_t site, uint32_t m, uint32_t k, uint
   softhip_rt_ballot(site ^ 0x80000000u, 1);
   softhip_lane = ctx;
 }
+SOFTHIP_RT_WAVE void softhip_rt_mfma(uint32_t site, uint32_t m, uint32_t k, uint32_t kind,
+                                     void* d, const void* a, const void* b, const void* c) {
+  softhip_rt_mfma__deposit(site, m, k, kind, d, a, b, c);
+  softhip_rt_mfma__compute(site, m, k, kind, d, a, b, c);
+}
 
 /* gfx11 WMMA 16x16x16 of a wave of 32: lanes l and l+16 both hold all 16 K
  * values of A row l % 16 and of B column l % 16; result item r (8 per lane)
- * is D[2*r + l/16][l % 16]. f32 accumulators. */
-SOFTHIP_RT_WAVE void softhip_rt_wmma_16x16x16(uint32_t site, uint32_t kind, void* d,
-                                              const void* a, const void* b, const void* c) {
+ * is D[2*r + l/16][l % 16]. f32 accumulators. Two phases, as MFMA's. */
+SOFTHIP_RT_WAVE void softhip_rt_wmma_16x16x16__deposit(uint32_t site, uint32_t kind, void* d,
+                                                       const void* a, const void* b, const void* c) {
+  (void)d, (void)c;
+  deposit_fragments(site, a, b, 16 * element_bytes(kind));
+}
+SOFTHIP_RT_WAVE void softhip_rt_wmma_16x16x16__compute(uint32_t site, uint32_t kind, void* d,
+                                                       const void* a, const void* b, const void* c) {
+  (void)a, (void)b;
   const softhip_kernel_context_t* ctx = softhip_lane;
   uint32_t lane = wave_lane();
-  uint32_t wave_base = deposit_fragments(site, a, b, 16 * element_bytes(kind));
+  uint32_t wave_base = softhip_lane->lane_id - lane;
   uint32_t column = lane % 16;
   for (uint32_t r = 0; r < 8; ++r) {
     uint32_t row = 2 * r + lane / 16;
@@ -396,6 +417,11 @@ SOFTHIP_RT_WAVE void softhip_rt_wmma_16x16x16(uint32_t site, uint32_t kind, void
   }
   softhip_rt_ballot(site ^ 0x80000000u, 1);
   softhip_lane = ctx;
+}
+SOFTHIP_RT_WAVE void softhip_rt_wmma_16x16x16(uint32_t site, uint32_t kind, void* d,
+                                              const void* a, const void* b, const void* c) {
+  softhip_rt_wmma_16x16x16__deposit(site, kind, d, a, b, c);
+  softhip_rt_wmma_16x16x16__compute(site, kind, d, a, b, c);
 }
 
 /* AMDGPU math instructions. The hardware's are approximations within an
@@ -420,12 +446,19 @@ SOFTHIP_RT float softhip_rt_fmed3_f32(float a, float b, float c) {
 /* gfx11 WMMA i32 16x16x16 iu8 (wave32): as softhip_rt_wmma_16x16x16, with
  * 16 bytes of A and B per lane, each signed or unsigned as the instruction
  * says, and the sum saturated to i32 when `clamp` is set. */
-SOFTHIP_RT_WAVE void softhip_rt_wmma_i32_16x16x16_iu8(uint32_t site, uint32_t signed_a,
-                                                      uint32_t signed_b, uint32_t clamp, void* d,
-                                                      const void* a, const void* b, const void* c) {
+SOFTHIP_RT_WAVE void softhip_rt_wmma_i32_16x16x16_iu8__deposit(
+    uint32_t site, uint32_t signed_a, uint32_t signed_b, uint32_t clamp, void* d, const void* a,
+    const void* b, const void* c) {
+  (void)signed_a, (void)signed_b, (void)clamp, (void)d, (void)c;
+  deposit_fragments(site, a, b, 16);
+}
+SOFTHIP_RT_WAVE void softhip_rt_wmma_i32_16x16x16_iu8__compute(
+    uint32_t site, uint32_t signed_a, uint32_t signed_b, uint32_t clamp, void* d, const void* a,
+    const void* b, const void* c) {
+  (void)a, (void)b;
   const softhip_kernel_context_t* ctx = softhip_lane;
   uint32_t lane = wave_lane();
-  uint32_t wave_base = deposit_fragments(site, a, b, 16);
+  uint32_t wave_base = softhip_lane->lane_id - lane;
   uint32_t column = lane % 16;
   for (uint32_t r = 0; r < 8; ++r) {
     uint32_t row = 2 * r + lane / 16;
@@ -444,6 +477,12 @@ SOFTHIP_RT_WAVE void softhip_rt_wmma_i32_16x16x16_iu8(uint32_t site, uint32_t si
   }
   softhip_rt_ballot(site ^ 0x80000000u, 1);
   softhip_lane = ctx;
+}
+SOFTHIP_RT_WAVE void softhip_rt_wmma_i32_16x16x16_iu8(uint32_t site, uint32_t signed_a,
+                                                      uint32_t signed_b, uint32_t clamp, void* d,
+                                                      const void* a, const void* b, const void* c) {
+  softhip_rt_wmma_i32_16x16x16_iu8__deposit(site, signed_a, signed_b, clamp, d, a, b, c);
+  softhip_rt_wmma_i32_16x16x16_iu8__compute(site, signed_a, signed_b, clamp, d, a, b, c);
 }
 
 /* f32 -> FNUZ 8-bit float, round to nearest even; FNUZ has no infinity and no
@@ -520,27 +559,59 @@ static int dpp_source(uint32_t lane, uint32_t ctrl, uint32_t wave_size) {
 
 /* The lanes outside row_mask / bank_mask keep `old`; a lane whose source is
  * missing or inactive reads 0 with bound_ctrl, else keeps `old`. */
-SOFTHIP_RT_WAVE uint64_t softhip_rt_update_dpp(uint32_t site, uint64_t old, uint64_t src,
-                                               uint32_t ctrl, uint32_t row_mask,
-                                               uint32_t bank_mask, uint32_t bound_ctrl,
-                                               uint32_t wide) {
+static uint64_t dpp_fetch(uint32_t site, uint64_t src, uint32_t ctrl, uint32_t wide) {
+  int source = dpp_source(wave_lane(), ctrl, softhip_lane->wave_size);
+  uint32_t address = 4 * (source < 0 ? wave_lane() : (uint32_t)source);
+  const softhip_kernel_context_t* ctx = softhip_lane;
+  jmp_buf* trap = softhip_trap;
+  uint64_t fetched = wide ? ctx->simt->bpermute_u64(ctx, site ^ 0x40000000u, src, address)
+                          : ctx->simt->bpermute_u32(ctx, site ^ 0x40000000u, (uint32_t)src, address);
+  softhip_lane = ctx;
+  softhip_trap = trap;
+  return fetched;
+}
+static uint64_t dpp_select(uint64_t old, uint64_t fetched, uint64_t live, uint32_t ctrl,
+                           uint32_t row_mask, uint32_t bank_mask, uint32_t bound_ctrl) {
   uint32_t lane = wave_lane(), wave_size = softhip_lane->wave_size;
-  uint64_t live = softhip_rt_ballot(site, 1);
   int source = dpp_source(lane, ctrl, wave_size);
-  uint32_t address = 4 * (source < 0 ? lane : (uint32_t)source);
-  uint64_t fetched;
-  {
-    const softhip_kernel_context_t* ctx = softhip_lane;
-    jmp_buf* trap = softhip_trap;
-    fetched = wide ? ctx->simt->bpermute_u64(ctx, site ^ 0x40000000u, src, address)
-                   : ctx->simt->bpermute_u32(ctx, site ^ 0x40000000u, (uint32_t)src, address);
-    softhip_lane = ctx;
-    softhip_trap = trap;
-  }
   int writes = ((row_mask >> (lane / 16)) & 1) && ((bank_mask >> ((lane % 16) / 4)) & 1);
   if (!writes) return old;
   if (source < 0 || (uint32_t)source >= wave_size || !((live >> source) & 1)) {
     return bound_ctrl ? 0 : old;
   }
   return fetched;
+}
+SOFTHIP_RT_WAVE uint64_t softhip_rt_update_dpp(uint32_t site, uint64_t old, uint64_t src,
+                                               uint32_t ctrl, uint32_t row_mask,
+                                               uint32_t bank_mask, uint32_t bound_ctrl,
+                                               uint32_t wide) {
+  uint64_t live = softhip_rt_ballot(site, 1);
+  uint64_t fetched = dpp_fetch(site, src, ctrl, wide);
+  return dpp_select(old, fetched, live, ctrl, row_mask, bank_mask, bound_ctrl);
+}
+/* The three phases of a coroutine lane: the ballot of live lanes, the fetch
+ * (the ballot's result kept per lane until the last phase), the selection. */
+static _Thread_local uint64_t softhip_dpp_live[SOFTHIP_MAX_LANES];
+SOFTHIP_RT_WAVE uint64_t softhip_rt_update_dpp__ballot(uint32_t site, uint64_t old, uint64_t src,
+                                                       uint32_t ctrl, uint32_t row_mask,
+                                                       uint32_t bank_mask, uint32_t bound_ctrl,
+                                                       uint32_t wide) {
+  (void)old, (void)src, (void)ctrl, (void)row_mask, (void)bank_mask, (void)bound_ctrl, (void)wide;
+  return softhip_rt_ballot(site, 1);
+}
+SOFTHIP_RT_WAVE uint64_t softhip_rt_update_dpp__fetch(uint32_t site, uint64_t old, uint64_t src,
+                                                      uint32_t ctrl, uint32_t row_mask,
+                                                      uint32_t bank_mask, uint32_t bound_ctrl,
+                                                      uint32_t wide) {
+  (void)old, (void)row_mask, (void)bank_mask, (void)bound_ctrl;
+  softhip_dpp_live[softhip_lane->lane_id] = softhip_rt_rendezvous_result_u64();
+  return dpp_fetch(site, src, ctrl, wide);
+}
+SOFTHIP_RT_WAVE uint64_t softhip_rt_update_dpp__select(uint32_t site, uint64_t old, uint64_t src,
+                                                       uint32_t ctrl, uint32_t row_mask,
+                                                       uint32_t bank_mask, uint32_t bound_ctrl,
+                                                       uint32_t wide) {
+  (void)site, (void)src, (void)wide;
+  return dpp_select(old, softhip_rt_rendezvous_result_u64(), softhip_dpp_live[softhip_lane->lane_id],
+                    ctrl, row_mask, bank_mask, bound_ctrl);
 }

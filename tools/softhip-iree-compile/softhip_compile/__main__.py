@@ -21,6 +21,8 @@ Environment:
   CC                     C compiler/linker for code objects [cc]
   CLANG                  compiler for the lane runtime's bitcode [clang]
   SOFTHIP_KEEP_TEMPS     keep the work directory and print its path
+  SOFTHIP_COROUTINE_LANES=0  run every synchronising kernel's lanes on fibers
+                         [barrier and wave-call kernels become coroutines]
 """
 
 from __future__ import annotations

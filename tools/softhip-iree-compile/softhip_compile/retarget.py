@@ -1512,9 +1512,21 @@ def _make_lds_thread_local(module):
 
 # The rendezvous whose runtime function only posts the lane's part and returns
 # (a service call; the result comes after the suspension), so that the lane can
-# be a coroutine suspended right after it. The matrix and DPP functions
-# rendezvous in the middle of their work: their kernels stay on fibers.
+# be a coroutine suspended right after it.
 SIMPLE_RENDEZVOUS = frozenset(RENDEZVOUS_INTRINSICS.values())
+# Runtime functions that rendezvous in the middle of their work, split into
+# phases with the same parameters: every phase but the last posts a rendezvous
+# (the lane suspends after it); the last one (None: nothing left) gives the
+# result. On fibers the whole function runs them in one call.
+PHASED_RENDEZVOUS = {
+    "softhip_rt_mfma": ("softhip_rt_mfma__deposit", "softhip_rt_mfma__compute", None),
+    "softhip_rt_wmma_16x16x16": ("softhip_rt_wmma_16x16x16__deposit",
+                                 "softhip_rt_wmma_16x16x16__compute", None),
+    "softhip_rt_wmma_i32_16x16x16_iu8": ("softhip_rt_wmma_i32_16x16x16_iu8__deposit",
+                                         "softhip_rt_wmma_i32_16x16x16_iu8__compute", None),
+    "softhip_rt_update_dpp": ("softhip_rt_update_dpp__ballot", "softhip_rt_update_dpp__fetch",
+                              "softhip_rt_update_dpp__select"),
+}
 
 
 def _fiber_reason(kernel, reach, sync_functions) -> str | None:
@@ -1528,10 +1540,9 @@ def _fiber_reason(kernel, reach, sync_functions) -> str | None:
             return f"it reaches a rendezvous in function `{name}`, not in its own body"
     for call in _calls(kernel):
         callee = _callee(call)
-        if (callee is not None and callee.name.startswith("softhip_rt_")
-                and "convergent" in callee.attributes and callee.name not in SIMPLE_RENDEZVOUS):
-            what = "a DPP move" if "dpp" in callee.name else "a matrix instruction"
-            return f"{what} (`{callee.name}`) exchanges values in the middle of its work"
+        if (callee is not None and callee.name.startswith("softhip_rt_") and "convergent" in callee.attributes
+                and callee.name not in SIMPLE_RENDEZVOUS and callee.name not in PHASED_RENDEZVOUS):
+            return f"`{callee.name}` has no coroutine form"
     return None
 
 
@@ -1563,6 +1574,8 @@ def _make_lanes_coroutines(module, kernel, guarded):
 
     rendezvous = [call for call in _calls(kernel)
                   if _callee(call) is not None and _callee(call).name in SIMPLE_RENDEZVOUS]
+    phased = [call for call in _calls(kernel)
+              if _callee(call) is not None and _callee(call).name in PHASED_RENDEZVOUS]
     returns = [block.terminator for block in kernel.basic_blocks
                if block.terminator is not None and block.terminator.opcode == llvm.Opcode.Ret]
     entry = kernel.entry_block
@@ -1586,7 +1599,8 @@ def _make_lanes_coroutines(module, kernel, guarded):
         with module.create_builder(ret) as builder:
             builder.br(cleanup)
         ret.erase_from_parent()
-    for call in rendezvous:
+    def suspend_after(call):
+        """Splits the block after `call`; returns the block the lane resumes in."""
         block = call.block
         resumed = block.split_basic_block(call.next_instruction, "softhip.coro.resumed")
         block.terminator.erase_from_parent()
@@ -1595,10 +1609,28 @@ def _make_lanes_coroutines(module, kernel, guarded):
             switch = builder.switch_(state, suspended, 2)
             switch.add_case(t.i8.constant(0), resumed)
             switch.add_case(t.i8.constant(1), cleanup)
+        return resumed
+
+    for call in rendezvous:
+        resumed = suspend_after(call)
         if not call.type.is_void:
             with module.create_builder(resumed.first_instruction) as builder:
                 result = builder.call(results[call.type.int_width], [])
             call.replace_all_uses_with(result)
+    for call in phased:
+        callee = _callee(call)
+        *posting, last = PHASED_RENDEZVOUS[callee.name]
+        ftype = callee.function_type
+        args = [call.get_arg_operand(i) for i in range(call.num_arg_operands)]
+        for phase in posting:
+            with module.create_builder(call) as builder:
+                posted = builder.call(declared(phase, ftype.return_type, list(ftype.param_types)), args)
+            suspend_after(posted)
+        if last is not None:
+            with module.create_builder(call) as builder:
+                result = builder.call(declared(last, ftype.return_type, list(ftype.param_types)), args)
+            call.replace_all_uses_with(result)
+        call.erase_from_parent()
     kernel.attributes.add("presplitcoroutine")
 
 

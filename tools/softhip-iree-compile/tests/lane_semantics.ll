@@ -445,3 +445,19 @@ write:
   call void @llvm.amdgcn.s.barrier()
   ret void
 }
+
+; A wave call in a called function (kept out of line): a coroutine suspends
+; only in its own body, so this kernel's lanes stay on fibers.
+; out[l] = readfirstlane(l + 7) = 7 (one wave of 64).
+define internal i32 @first_lane_helper(i32 %v) noinline {
+  %r = call i32 @llvm.amdgcn.readfirstlane.i32(i32 %v)
+  ret i32 %r
+}
+define amdgpu_kernel void @wave_call_in_callee(ptr addrspace(1) %out) {
+  %l = call i32 @llvm.amdgcn.workitem.id.x()
+  %v = add i32 %l, 7
+  %r = call i32 @first_lane_helper(i32 %v)
+  %o = getelementptr i32, ptr addrspace(1) %out, i32 %l
+  store i32 %r, ptr addrspace(1) %o
+  ret void
+}

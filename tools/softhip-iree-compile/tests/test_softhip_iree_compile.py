@@ -120,16 +120,18 @@ class LaneRuntimeTest(unittest.TestCase):
         self.assertTrue(self.kernels["wave_ops"].sync)
         self.assertTrue(self.kernels["mfma_f32_16x16x4f32"].sync)
 
-    def test_barriers_and_wave_calls_make_coroutine_lanes_matrix_and_dpp_fibers(self):
-        for name in ("wave_ops", "inactive_lanes", "barrier_loop", "trap_after_barrier"):
+    def test_rendezvous_in_the_kernel_make_coroutine_lanes_in_a_callee_fibers(self):
+        for name in ("wave_ops", "inactive_lanes", "barrier_loop", "trap_after_barrier",
+                     "mfma_f32_16x16x4f32", "dpp"):
             self.assertTrue(self.kernels[name].coroutine, name)
-        # Their runtime functions rendezvous in the middle of their work.
-        for name in ("mfma_f32_16x16x4f32", "dpp"):
-            self.assertFalse(self.kernels[name].coroutine, name)
-        self.assertIn("a matrix instruction (`softhip_rt_mfma`)", self.kernels["mfma_f32_16x16x4f32"].fibers_because)
-        self.assertIn("a DPP move", self.kernels["dpp"].fibers_because)
-        self.assertIsNone(self.kernels["wave_ops"].fibers_because)
+            self.assertIsNone(self.kernels[name].fibers_because, name)
         self.assertFalse(self.kernels["buffer_bounds"].coroutine)
+        self.assertFalse(self.kernels["wave_call_in_callee"].coroutine)
+        self.assertIn("a rendezvous in function `first_lane_helper`",
+                      self.kernels["wave_call_in_callee"].fibers_because)
+        out = self.hip.upload(numpy.zeros(64, numpy.uint32))
+        self.assertEqual(self.hip.launch(self.image, "wave_call_in_callee", (64, 1, 1), (1, 1, 1), [out]), 0)
+        self.assertEqual(list(self.hip.download(out, numpy.zeros(64, numpy.uint32))), [7] * 64)
 
     def test_coroutine_lanes_keep_values_and_private_arrays_across_barriers_in_a_loop(self):
         hip = self.hip
@@ -154,13 +156,21 @@ class LaneRuntimeTest(unittest.TestCase):
             del os.environ[retarget.COROUTINE_LANES_ENV]
         self.assertFalse(any(info.coroutine for info in kernels.values()))
         for name, block, count in (("barrier_loop", 64, 128), ("wave_ops", 128, 128 * 5),
-                                   ("inactive_lanes", 64, 64 * 6)):
+                                   ("inactive_lanes", 64, 64 * 6), ("dpp", 64, 64 * 8)):
             results = []
             for code in (self.image, image):
                 out = self.hip.upload(numpy.zeros(count, numpy.uint32))
                 self.assertEqual(self.hip.launch(code, name, (block, 1, 1), (1, 1, 1), [out]), 0, name)
                 results.append(list(self.hip.download(out, numpy.zeros(count, numpy.uint32))))
             self.assertEqual(results[0], results[1], name)
+        rng = numpy.random.default_rng(5)
+        inputs = [rng.standard_normal(n).astype(numpy.float32) for n in (64, 64, 256)]
+        results = []
+        for code in (self.image, image):
+            buffers = [self.hip.upload(x) for x in inputs] + [self.hip.upload(numpy.zeros(256, numpy.float32))]
+            self.assertEqual(self.hip.launch(code, "mfma_f32_16x16x4f32", (64, 1, 1), (1, 1, 1), buffers), 0)
+            results.append(self.hip.download(buffers[3], numpy.zeros(256, numpy.float32)))
+        numpy.testing.assert_array_equal(results[0], results[1])
 
     def test_the_launch_records_are_what_rocm_fills_for_the_launch(self):
         hip = self.hip
