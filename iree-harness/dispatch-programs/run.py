@@ -38,7 +38,9 @@ reported as known and do not fail the run (iree-harness/iree-3.13/programs/).
 --table FILE writes a Markdown table of the time of each invocation per path
 (a whole iree-run-module process); with --benchmark, the times are
 iree-benchmark-module's real time per call instead (llvm-cpu on local-sync
-as the reference column), with each path's ratio to llvm-cpu.
+as the reference column), with each path's ratio to llvm-cpu, and ends with
+each path's geometric mean and largest ratio. --before FILE adds the first
+path of an earlier such table as a `before` column.
 """
 
 from __future__ import annotations
@@ -232,12 +234,15 @@ def run_tool(command, timeout=120):
 
 
 def benchmark(command):
-    """Real time per call (seconds) that iree-benchmark-module reports."""
+    """Real time per call (seconds) that iree-benchmark-module reports: the median
+    of 3 repetitions (a small dispatch's time varies by several times between
+    runs on a 2-core machine, with the software device's stream threads)."""
     tool = command[0].replace("iree-run-module", "iree-benchmark-module")
-    result = subprocess.run([tool, *command[1:], "--benchmark_min_time=0.2s"],
+    result = subprocess.run([tool, *command[1:], "--benchmark_min_time=0.2s",
+                             "--benchmark_repetitions=3", "--benchmark_report_aggregates_only=true"],
                             capture_output=True, text=True, timeout=300,
                             env={**os.environ, "IREE_HIP_DYLIB_PATH": HIP_LIB_DIR})
-    match = re.search(r"real_time\s+([0-9.]+) (ns|us|ms|s)\b", result.stdout)
+    match = re.search(r"_median\s+([0-9.]+) (ns|us|ms|s)\b", result.stdout)
     if result.returncode != 0 or not match:
         return None
     return float(match.group(1)) * {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[match.group(2)]
@@ -345,6 +350,8 @@ def main(argv):
     parser.add_argument("--table")
     parser.add_argument("--benchmark", action="store_true")
     parser.add_argument("--known-failures")
+    parser.add_argument("--before", help="an earlier --benchmark --table file: its first path's "
+                        "times become a `before` column (ratios to this run's llvm-cpu)")
     options = parser.parse_args(argv)
     known = []
     if options.known_failures:
@@ -404,7 +411,13 @@ def main(argv):
         print(f"{name}: {len(runs) or 1} invocation(s) on {len(labels)} paths", flush=True)
     compiler.shutdown()
     if options.table:
-        write_table(options.table, timings, labels, options.benchmark)
+        table_labels = labels
+        if options.before:
+            for key, seconds in read_table_times(options.before).items():
+                if key in timings:
+                    timings[key]["before"] = seconds
+            table_labels = ["before", *labels]
+        write_table(options.table, timings, table_labels, options.benchmark)
     unexpected, expected = [], []
     for failure in failures:
         reason = next((r for text, r in known if text in failure), None)
@@ -444,6 +457,20 @@ def write_table(path, timings, labels, bench):
             f.write(f"| {name} | {function} | {ref_text} | " + " | ".join(cells) + " |\n")
         if bench:
             f.write("\n" + ratio_summary(timings, labels))
+
+
+def read_table_times(path):
+    """(program, function) -> seconds of the first path column of a --benchmark table."""
+    times = {}
+    with open(path) as f:
+        for line in f:
+            cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+            if len(cells) < 4 or cells[0] in ("program", "path") or cells[0].startswith("---"):
+                continue
+            match = re.match(r"([0-9.]+)", cells[3])
+            if match:
+                times[(cells[0], cells[1])] = float(match.group(1)) * 1e-3
+    return times
 
 
 def ratio_summary(timings, labels):
