@@ -9,8 +9,12 @@ usage: run.py BUILD_DIR [--only NAME[,NAME...]] [--paths LABEL,...] [--table FIL
 Each program NAME.mlir names its invocations in lines
     // RUN: --function=F --input=RANDOM_SPEC ... [--tolerance=RTOL,ATOL]
 where RANDOM_SPEC is SHAPExTYPE (for example 4x8xf32, 16xi8, f32 for a
-scalar): seeded random inputs, written as .npy files. Integers come from a
-small range (so that sums stay exact), floats from [-1, 1).
+scalar): seeded random inputs, written as .npy files; SHAPExTYPE:edges[:N]
+gives EDGE_VALUES (zeros, infinities, NaN, denormals, large arguments, ...)
+cycled, starting N values in. Integers come from a
+small range (so that sums stay exact), floats from [-1, 1). --exact=NAME
+(EXACT_FUNCTIONS) compares the results with that function of the inputs
+computed in float64 instead of with llvm-cpu's.
 "// COMPILE-FLAGS: ..." adds iree-compile flags for both targets, and
 "// CHECK-MODULE" marks a check-framework program (its functions are run by
 iree-check-module, no RUN lines). "// EXPECT-COMPILE-ERROR: TEXT" marks a
@@ -155,10 +159,74 @@ def parse_program(path):
     return runs, flags, check, expected_error, reference, None
 
 
+# The inputs of SHAPExTYPE:edges (cycled over the shape): where math functions
+# change behaviour. Zeros, infinities, NaN, f32's denormal and normal limits, f16's
+# limits, near multiples of pi, exp's overflow and underflow, large arguments
+# (argument reduction), near 1 (logarithms), and a few ordinary values.
+EDGE_VALUES = [
+    0.0, -0.0, math.inf, -math.inf, math.nan, 1.4e-45, -1.4e-45, 1.1754942e-38, 1.17549435e-38,
+    3.4028235e38, -3.4028235e38, 1.0, -1.0, 0.5, -0.5, 2.0, 1e-7, -1e-7, 1e-20,
+    math.pi, -math.pi, math.pi / 2, -math.pi / 2, math.pi / 4, 3 * math.pi / 2, 2 * math.pi, 100 * math.pi,
+    1e3, -1e3, 1e4, 1e5, 1e6, 1e10, -1e10, 1e20, 1e30, 88.7, 88.8, -87.3, -103.0, -104.0, -200.0,
+    10.0, -10.0, 20.0, -20.0, 0.1, -0.1, 3.0, 0.99999994, 1.0000001, -0.99999994, 65504.0, 65520.0,
+    6e-8, 1e-5, 4.0, 0.25, 7.5, -2.5, 30.0, 1.5, -1.5, 0.75,
+]
+
+
+def edge_input(dims, dtype):
+    """SHAPExTYPE:edges[:ROTATION]: EDGE_VALUES cycled (from index ROTATION)."""
+    count = math.prod(dims)
+    if dtype not in ("f16", "f32", "f64", "bf16"):
+        raise ValueError(f"edge inputs are floating-point, not {dtype}")
+    values = numpy.array([EDGE_VALUES[i % len(EDGE_VALUES)] for i in range(count)], numpy.float64)
+    if dtype == "bf16":
+        bits = (values.astype(numpy.float32).view(numpy.uint32) + 0x8000) >> 16
+        return bits.astype(numpy.uint16).reshape(dims), "bf16"
+    with numpy.errstate(over="ignore"):
+        return values.astype(DTYPES[dtype]).reshape(dims), dtype
+
+
+def _bf16_rounded(x):
+    """x rounded to bfloat16 (to nearest even; NaN stays NaN), as float64."""
+    bits = x.astype(numpy.float32).view(numpy.uint32).astype(numpy.uint64)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000).astype(numpy.uint32)
+    return numpy.where(numpy.isnan(x), numpy.nan, rounded.view(numpy.float32).astype(numpy.float64))
+
+
+# --exact=NAME: the invocation's results are compared with these functions of its
+# inputs, computed in float64 and rounded to the result type, instead of with
+# llvm-cpu's (whose approximations are not what the GPU's device library computes
+# at the edges: run.py reports where llvm-cpu itself differs).
+EXACT_FUNCTIONS = {
+    "sin": numpy.sin, "cos": numpy.cos, "tan": numpy.tan, "exp": numpy.exp, "exp2": numpy.exp2,
+    "expm1": numpy.expm1, "log": numpy.log, "log2": numpy.log2, "log1p": numpy.log1p,
+    "tanh": numpy.tanh, "erf": numpy.vectorize(math.erf, otypes=[numpy.float64]), "atan": numpy.arctan,
+    "sqrt": numpy.sqrt, "rsqrt": lambda x: 1 / numpy.sqrt(x), "cbrt": numpy.cbrt, "absf": numpy.abs,
+    "floor": numpy.floor, "ceil": numpy.ceil, "roundeven": numpy.rint, "atan2": numpy.arctan2,
+    "powf": numpy.power, "convert": lambda x: x,
+    "bf16_bits": lambda x: (_bf16_rounded(x).astype(numpy.float32).view(numpy.uint32) >> 16).astype(numpy.uint16),
+}
+
+
+def exact_result(name, arrays, dtype):
+    with numpy.errstate(all="ignore"):
+        values = numpy.asarray(EXACT_FUNCTIONS[name](*[a.astype(numpy.float64) for a in arrays]))
+        # Bits (bf16) as the result's integer type; values rounded to its float type.
+        return values.view(dtype) if values.dtype.kind == "u" else values.astype(dtype)
+
+
 def random_input(spec, rng):
-    """SHAPExTYPE -> (array, IREE input type string)."""
+    """SHAPExTYPE -> (array, IREE input type string); SHAPExTYPE:edges[:N] -> EDGE_VALUES
+    cycled, starting N values in."""
+    spec, _, edges = spec.partition(":")
     parts = spec.split("x")
     dtype, dims = parts[-1], [int(d) for d in parts[:-1]]
+    if edges:
+        kind, _, rotation = edges.partition(":")
+        if kind != "edges":
+            raise ValueError(f"unknown input kind {kind!r} in {spec}:{edges}")
+        array, name = edge_input(dims, dtype)
+        return numpy.roll(array, -int(rotation or 0)), name
     if dtype == "bf16":
         values = rng.uniform(-1, 1, size=dims).astype(numpy.float32)
         # Round to bf16 and keep the bits as uint16 (numpy has no bf16).
@@ -270,16 +338,19 @@ def compare(reference, actual, tolerance, dtype_name):
 
 
 def run_invocation(name, index, args, hip, cpu, work, labels, rng, timings, bench=False):
-    inputs, extra, tolerance, function = [], [], None, None
+    inputs, extra, tolerance, function, exact, arrays = [], [], None, None, None, []
     for arg in args:
         if arg.startswith("--input="):
             array, dtype = random_input(arg[len("--input="):], rng)
+            arrays.append(array)
             path = os.path.join(work, f"{name}.{index}.in{len(inputs)}.npy")
             numpy.save(path, array)
             inputs.append(f"--input=@{path}" if dtype != "bf16"
                           else f"--input={'x'.join(map(str, array.shape))}{'x' if array.shape else ''}bf16=@{path}")
         elif arg.startswith("--tolerance="):
             tolerance = tuple(float(v) for v in arg.split("=", 1)[1].split(","))
+        elif arg.startswith("--exact="):
+            exact = arg.split("=", 1)[1]
         else:
             if arg.startswith("--function="):
                 function = arg.split("=", 1)[1]
@@ -300,6 +371,15 @@ def run_invocation(name, index, args, hip, cpu, work, labels, rng, timings, benc
     reference_run, elapsed = run_tool([os.path.join(VENV, "iree-run-module"), "--device=local-sync",
                                        f"--module={cpu}", *extra, *inputs, *output_flags(ref_prefix)])
     timings.setdefault((name, function), {})["llvm-cpu"] = elapsed
+    references = [load_output(f"{ref_prefix}.{i}.npy") for i in range(result_count)]
+    if exact:
+        cpu_results = references
+        references = [exact_result(exact, arrays, r.dtype) for r in cpu_results]
+        for i, (cpu_result, reference) in enumerate(zip(cpu_results, references)):
+            problem = compare(reference, cpu_result, tolerance, str(reference.dtype).replace("float", "f"))
+            if problem:
+                print(f"{name} {function}: llvm-cpu (not checked) differs from the exact values, "
+                      f"result {i}: {problem}", flush=True)
     if bench:
         timings[(name, function)]["llvm-cpu"] = benchmark(
             [os.path.join(VENV, "iree-run-module"), "--device=local-sync", f"--module={cpu}",
@@ -317,8 +397,7 @@ def run_invocation(name, index, args, hip, cpu, work, labels, rng, timings, benc
             failures.append(f"{name} {function} [{label}]: exit {result.returncode}: "
                             f"{result.stderr.strip()[-600:]}")
             continue
-        for i in range(result_count):
-            reference = load_output(f"{ref_prefix}.{i}.npy")
+        for i, reference in enumerate(references):
             actual = load_output(f"{prefix}.{i}.npy")
             dtype = next((a.split("=", 1)[1] for a in args if a.startswith("--dtype=")), None)
             problem = compare(reference, actual, tolerance, dtype or str(reference.dtype).replace("float", "f"))

@@ -67,7 +67,8 @@
  *     runs its lanes without stacks of their own, as stackless coroutines
  *     (what LLVM's coroutine lowering makes of a function that suspends): the
  *     entry asks coroutine_frame(ctx, size, align) for the lane's frame (every
- *     lane of a kernel asks the same size; align at most 64), registers it with
+ *     lane of a kernel asks the same size, at most a lane's fiber stack, see
+ *     above; align at most 64; NULL, and the launch fails, otherwise), registers it with
  *     coroutine_begin(ctx, frame, resume), and at a rendezvous calls the service
  *     as usual, which only records it (its return value means nothing), then
  *     returns. Once the wave's rendezvous resolves or the barrier opens, the

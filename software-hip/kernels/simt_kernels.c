@@ -259,6 +259,15 @@ SOFTHIP_LANE_KERNEL(undeclared_sync, undeclared_sync_entry, 0, 0, 0,
  * entry takes a frame and registers the resume function; a rendezvous is
  * posted, then the function returns; a return without a post ends the lane. */
 
+/* The start of every coroutine lane: its frame, registered with its resume
+ * function (NULL when the runtime refused the frame; it has recorded why). */
+static void* begin_lane(const softhip_kernel_context_t* ctx, uint64_t size, uint64_t align,
+                        softhip_coroutine_resume_fn_t resume) {
+  void* frame = ctx->simt->coroutine_frame(ctx, size, align);
+  if (frame != NULL) ctx->simt->coroutine_begin(ctx, frame, resume);
+  return frame;
+}
+
 /* lds_sum as a coroutine (barriers in a loop). */
 typedef struct coro_lds_sum_frame_t {
   uint32_t state, stride;
@@ -284,10 +293,9 @@ static int32_t coro_lds_sum_resume(const softhip_kernel_context_t* ctx, void* ha
   return 0;
 }
 static int32_t coro_lds_sum_entry(const softhip_kernel_context_t* ctx) {
-  coro_lds_sum_frame_t* frame = (coro_lds_sum_frame_t*)ctx->simt->coroutine_frame(
-      ctx, sizeof(coro_lds_sum_frame_t), _Alignof(coro_lds_sum_frame_t));
+  coro_lds_sum_frame_t* frame = (coro_lds_sum_frame_t*)begin_lane(
+      ctx, sizeof(coro_lds_sum_frame_t), _Alignof(coro_lds_sum_frame_t), coro_lds_sum_resume);
   if (frame == NULL) return 4;
-  ctx->simt->coroutine_begin(ctx, frame, coro_lds_sum_resume);
   frame->state = 0;
   return coro_lds_sum_resume(ctx, frame);
 }
@@ -313,10 +321,9 @@ static int32_t coro_wave_sum_resume(const softhip_kernel_context_t* ctx, void* h
   return 0;
 }
 static int32_t coro_wave_sum_entry(const softhip_kernel_context_t* ctx) {
-  coro_wave_sum_frame_t* frame = (coro_wave_sum_frame_t*)ctx->simt->coroutine_frame(
-      ctx, sizeof(coro_wave_sum_frame_t), _Alignof(coro_wave_sum_frame_t));
+  coro_wave_sum_frame_t* frame = (coro_wave_sum_frame_t*)begin_lane(
+      ctx, sizeof(coro_wave_sum_frame_t), _Alignof(coro_wave_sum_frame_t), coro_wave_sum_resume);
   if (frame == NULL) return 4;
-  ctx->simt->coroutine_begin(ctx, frame, coro_wave_sum_resume);
   frame->value = SOFTHIP_ARG(ctx, 0, const uint32_t*)[global_lane(ctx)];
   frame->offset = ctx->wave_size / 2;
   ctx->simt->bpermute_u32(ctx, 7, frame->value,
@@ -339,9 +346,7 @@ static int32_t coro_divergent_resume(const softhip_kernel_context_t* ctx, void* 
   return 0;
 }
 static int32_t coro_divergent_entry(const softhip_kernel_context_t* ctx) {
-  void* frame = ctx->simt->coroutine_frame(ctx, 8, 8);
-  if (frame == NULL) return 4;
-  ctx->simt->coroutine_begin(ctx, frame, coro_divergent_resume);
+  if (begin_lane(ctx, 8, 8, coro_divergent_resume) == NULL) return 4;
   ctx->simt->readfirstlane_u32(ctx, 21 + (ctx->lane_id & 1), ctx->lane_id);
   return 0;
 }
@@ -351,14 +356,21 @@ SOFTHIP_LANE_KERNEL(coro_divergent, coro_divergent_entry,
 
 /* Posts two barriers without returning in between. */
 static int32_t coro_double_post_entry(const softhip_kernel_context_t* ctx) {
-  void* frame = ctx->simt->coroutine_frame(ctx, 8, 8);
-  if (frame == NULL) return 4;
-  ctx->simt->coroutine_begin(ctx, frame, coro_divergent_resume);
+  if (begin_lane(ctx, 8, 8, coro_divergent_resume) == NULL) return 4;
   softhip_barrier(ctx, 61);
   softhip_barrier(ctx, 62);
   return 0;
 }
 SOFTHIP_LANE_KERNEL(coro_double_post, coro_double_post_entry,
+                    SOFTHIP_KERNEL_SYNC | SOFTHIP_KERNEL_COROUTINE, 0, 0,
+                    SOFTHIP_PARAM(uint32_t*));
+
+/* Asks for a frame larger than a lane's fiber stack would be. */
+static int32_t coro_huge_frame_entry(const softhip_kernel_context_t* ctx) {
+  begin_lane(ctx, (uint64_t)1 << 40, 8, coro_divergent_resume); /* refused: recorded */
+  return 0;
+}
+SOFTHIP_LANE_KERNEL(coro_huge_frame, coro_huge_frame_entry,
                     SOFTHIP_KERNEL_SYNC | SOFTHIP_KERNEL_COROUTINE, 0, 0,
                     SOFTHIP_PARAM(uint32_t*));
 

@@ -139,19 +139,23 @@ fn block_sums(values: &[u32], block: usize) -> Vec<u32> {
     values.chunks(block).map(|c| c.iter().fold(0u32, |a, &v| a.wrapping_add(v))).collect()
 }
 
-#[test]
-fn workgroup_sum_through_lds_with_barriers() {
-    let module = Loaded::new();
+/// Workgroup sums by `kernel` (an lds_sum) for blocks of 2 to 1024 lanes, checked.
+fn check_workgroup_sums(module: &Loaded, kernel: &str, seed: u32) {
     for (groups, lanes) in [(8usize, 256usize), (3, 1024), (5, 64), (2, 2)] {
-        let values = input(groups * lanes, lanes as u32);
+        let values = input(groups * lanes, lanes as u32 + seed);
         let input_buffer = upload_u32(&values);
         let output = zeroed(groups * 4);
-        let code = module.launch("lds_sum", groups as u32, [lanes as u32, 1, 1], 0, &mut [input_buffer, output]);
-        assert_eq!(code, hipSuccess, "{groups} workgroups of {lanes} lanes");
-        assert_eq!(read_u32(output, groups), block_sums(&values, lanes), "{groups} x {lanes}");
+        let code = module.launch(kernel, groups as u32, [lanes as u32, 1, 1], 0, &mut [input_buffer, output]);
+        assert_eq!(code, hipSuccess, "{kernel}: {groups} workgroups of {lanes} lanes");
+        assert_eq!(read_u32(output, groups), block_sums(&values, lanes), "{kernel}: {groups} x {lanes}");
         free(input_buffer);
         free(output);
     }
+}
+
+#[test]
+fn workgroup_sum_through_lds_with_barriers() {
+    check_workgroup_sums(&Loaded::new(), "lds_sum", 0);
 }
 
 #[test]
@@ -512,17 +516,7 @@ fn function_attributes_report_static_lds_and_device_limits() {
 
 #[test]
 fn coroutine_lanes_meet_at_barriers_in_a_loop_without_fibers() {
-    let module = Loaded::new();
-    for (groups, lanes) in [(8usize, 256usize), (3, 1024), (5, 64), (2, 2)] {
-        let values = input(groups * lanes, lanes as u32 + 1);
-        let input_buffer = upload_u32(&values);
-        let output = zeroed(groups * 4);
-        let code = module.launch("coro_lds_sum", groups as u32, [lanes as u32, 1, 1], 0, &mut [input_buffer, output]);
-        assert_eq!(code, hipSuccess, "{groups} workgroups of {lanes} lanes");
-        assert_eq!(read_u32(output, groups), block_sums(&values, lanes), "{groups} x {lanes}");
-        free(input_buffer);
-        free(output);
-    }
+    check_workgroup_sums(&Loaded::new(), "coro_lds_sum", 1);
 
     // On 4 host threads: every workgroup ran as coroutines, none on fibers.
     let module = Module::load_bytes(code_object()).unwrap();
@@ -565,7 +559,13 @@ fn coroutine_lanes_read_wave_results_after_resuming() {
 fn coroutine_lanes_that_diverge_or_break_the_protocol_fail_the_launch() {
     init_devices();
     let module = Module::load_bytes(code_object()).unwrap();
-    for (name, lanes) in [(c"coro_divergent", 64), (c"coro_divergent", 7), (c"coro_double_post", 64), (c"coro_on_fibers", 64)] {
+    for (name, lanes) in [
+        (c"coro_divergent", 64),
+        (c"coro_divergent", 7),
+        (c"coro_double_post", 64),
+        (c"coro_on_fibers", 64),
+        (c"coro_huge_frame", 1024),
+    ] {
         assert_eq!(run_rust(&module, name, lanes), Err(hipErrorLaunchFailure), "{name:?} x {lanes}");
     }
     // The module still runs good kernels afterwards.

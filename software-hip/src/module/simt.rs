@@ -19,6 +19,12 @@
 //! round either makes progress or fails, and a launch never hangs in the
 //! runtime. Fibers of a failed workgroup are abandoned, never resumed.
 //!
+//! With `SOFTHIP_KERNEL_COROUTINE` too, the lanes are stackless coroutines
+//! instead: a lane's entry (first round) or resume function (later rounds)
+//! posts its rendezvous through the same services and returns, and the same
+//! scheduler resolves what the lanes wait for; what a lane keeps across a
+//! rendezvous lives in its frame (`coroutine_frame`), no stack switch.
+//!
 //! Without `SOFTHIP_KERNEL_SYNC` lanes run as a plain loop (no fibers); a
 //! rendezvous called there fails the launch.
 
@@ -754,9 +760,13 @@ impl Runtime {
             self.fail("asks for a coroutine frame outside a SOFTHIP_KERNEL_COROUTINE launch".into());
             return core::ptr::null_mut();
         }
-        let stride = (size as usize).div_ceil(FRAME_ALIGN) * FRAME_ALIGN;
-        if align as usize > FRAME_ALIGN || stride == 0 || stride > 1 << 20 {
-            self.fail(format!("asks for a coroutine frame of {size} bytes aligned to {align}"));
+        // A frame holds what a fiber's stack would: it gets no more room than one.
+        let stride = (size.min(u32::MAX as u64) as usize).div_ceil(FRAME_ALIGN) * FRAME_ALIGN;
+        if align as usize > FRAME_ALIGN || stride == 0 || stride > lane_stack_bytes() {
+            self.fail(format!(
+                "asks for a coroutine frame of {size} bytes aligned to {align} (at most {} bytes aligned to {FRAME_ALIGN})",
+                lane_stack_bytes()
+            ));
             return core::ptr::null_mut();
         }
         if self.frame_stride.get() != stride {
@@ -770,7 +780,12 @@ impl Runtime {
                 ));
                 return core::ptr::null_mut();
             }
-            *frames = vec![FrameChunk([0; FRAME_ALIGN]); self.lanes.len() * stride / FRAME_ALIGN];
+            let chunks = self.lanes.len() * stride / FRAME_ALIGN;
+            if frames.try_reserve_exact(chunks).is_err() {
+                self.fail(format!("cannot allocate {} lanes' coroutine frames of {stride} bytes", self.lanes.len()));
+                return core::ptr::null_mut();
+            }
+            frames.resize(chunks, FrameChunk([0; FRAME_ALIGN]));
             self.frame_stride.set(stride);
         }
         self.frame(self.current.get())

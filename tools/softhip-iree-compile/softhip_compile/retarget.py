@@ -1550,9 +1550,11 @@ def _make_lanes_coroutines(module, kernel, guarded):
     """Makes `kernel` a switched-resume coroutine (LLVM's coroutine lowering
     splits it at `default<O2>`): it suspends right after each rendezvous call,
     which only posts the lane's part; once resumed it reads the result with
-    softhip_rt_rendezvous_result_*. What a lane keeps across a rendezvous
-    lives in its frame, which the runtime allocates per lane: the lanes of a
-    workgroup run one after another without stacks of their own."""
+    softhip_rt_rendezvous_result_*. A phased runtime function
+    (PHASED_RENDEZVOUS) becomes its phases, with a suspension after each
+    posting one. What a lane keeps across a rendezvous lives in its frame,
+    which the runtime allocates per lane: the lanes of a workgroup run one
+    after another without stacks of their own."""
     t = module.types
 
     def declared(name, ret, params):
@@ -1599,6 +1601,7 @@ def _make_lanes_coroutines(module, kernel, guarded):
         with module.create_builder(ret) as builder:
             builder.br(cleanup)
         ret.erase_from_parent()
+
     def suspend_after(call):
         """Splits the block after `call`; returns the block the lane resumes in."""
         block = call.block

@@ -220,8 +220,9 @@ class LaneRuntimeTest(unittest.TestCase):
         self.assertEqual(hip.download(counter, numpy.zeros(1, numpy.uint32))[0], 256 * groups)
         self.assertTrue((hip.download(out, numpy.zeros(256 * groups, numpy.uint32)) == 256).all())
 
-    def test_a_trap_fails_the_launch_and_the_device_reports_it(self):
-        # On its own device: a failed kernel is sticky, as on a GPU.
+    def launch_trapping_kernel(self, kernel):
+        """Launches `kernel` (4 workgroups of 64) in a process of its own (a
+        failed kernel is sticky on its device, as on a GPU): (stdout, stderr)."""
         script = f"""
 import sys
 sys.path.insert(0, {TOOL_DIR!r}); sys.path.insert(0, {HERE!r})
@@ -229,29 +230,22 @@ import numpy, test_softhip_iree_compile as t
 hip = t.SoftwareHip()
 image = open({os.path.join(self.work, "kernels.so")!r}, "rb").read()
 out = hip.upload(numpy.zeros(64 * 4, numpy.uint32))
-status = hip.launch(image, "traps", (64, 1, 1), (4, 1, 1), [out])
+status = hip.launch(image, {kernel!r}, (64, 1, 1), (4, 1, 1), [out])
 print("status", status)
 """
         result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
         self.assertEqual(result.returncode, 0, result.stderr)
-        self.assertNotIn("status 0", result.stdout)
-        self.assertIn("kernel trap (llvm.trap) in workgroup (1,0,0), lane (3,0,0)", result.stderr)
+        return result.stdout, result.stderr
+
+    def test_a_trap_fails_the_launch_and_the_device_reports_it(self):
+        stdout, stderr = self.launch_trapping_kernel("traps")
+        self.assertNotIn("status 0", stdout)
+        self.assertIn("kernel trap (llvm.trap) in workgroup (1,0,0), lane (3,0,0)", stderr)
 
     def test_a_trap_in_a_resumed_coroutine_lane_fails_the_launch(self):
-        script = f"""
-import sys
-sys.path.insert(0, {TOOL_DIR!r}); sys.path.insert(0, {HERE!r})
-import numpy, test_softhip_iree_compile as t
-hip = t.SoftwareHip()
-image = open({os.path.join(self.work, "kernels.so")!r}, "rb").read()
-out = hip.upload(numpy.zeros(64 * 4, numpy.uint32))
-status = hip.launch(image, "trap_after_barrier", (64, 1, 1), (4, 1, 1), [out])
-print("status", status)
-"""
-        result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
-        self.assertEqual(result.returncode, 0, result.stderr)
-        self.assertNotIn("status 0", result.stdout)
-        self.assertIn("kernel trap (llvm.trap) in workgroup (1,0,0), lane (5,0,0)", result.stderr)
+        stdout, stderr = self.launch_trapping_kernel("trap_after_barrier")
+        self.assertNotIn("status 0", stdout)
+        self.assertIn("kernel trap (llvm.trap) in workgroup (1,0,0), lane (5,0,0)", stderr)
 
     def test_dpp_controls_masks_and_bound_ctrl(self):
         hip = self.hip
