@@ -190,26 +190,31 @@ fn many_workgroups_in_parallel_do_not_interfere() {
     free(output);
 }
 
+/// Wave sums by `kernel` (a wave_sum) over 4 workgroups of `block` lanes, checked: every lane
+/// holds its wave's sum and its lane id within the wave.
+fn check_wave_sums(module: &Loaded, kernel: &str, wave: usize, block: [u32; 3], seed: u32) {
+    let (groups, lanes) = (4usize, block.iter().product::<u32>() as usize);
+    let values = input(groups * lanes, seed);
+    let input_buffer = upload_u32(&values);
+    let sums = zeroed(groups * lanes * 4);
+    let lane_ids = zeroed(groups * lanes * 4);
+    assert_eq!(module.launch(kernel, groups as u32, block, 0, &mut [input_buffer, sums, lane_ids]), hipSuccess, "{kernel}");
+    let wave_sums = block_sums(&values, wave);
+    let expected: Vec<u32> = (0..groups * lanes).map(|i| wave_sums[i / wave]).collect();
+    assert_eq!(read_u32(sums, groups * lanes), expected, "{kernel}");
+    let expected_ids: Vec<u32> = (0..groups * lanes).map(|i| (i % wave) as u32).collect();
+    assert_eq!(read_u32(lane_ids, groups * lanes), expected_ids, "{kernel}");
+    free(input_buffer);
+    free(sums);
+    free(lane_ids);
+}
+
 #[test]
 fn wave_butterfly_reduction_with_bpermute_for_wave_sizes_32_and_64() {
     let module = Loaded::new();
     for (kernel, wave) in [("wave_sum_w64", 64usize), ("wave_sum_w32", 32), ("wave_sum_default", 64)] {
-        let (groups, lanes) = (4usize, 256usize);
-        let values = input(groups * lanes, wave as u32);
-        let input_buffer = upload_u32(&values);
-        let sums = zeroed(groups * lanes * 4);
-        let lane_ids = zeroed(groups * lanes * 4);
         // A 2D block: lanes are flattened x fastest.
-        let block = [32u32, 8, 1];
-        assert_eq!(module.launch(kernel, groups as u32, block, 0, &mut [input_buffer, sums, lane_ids]), hipSuccess, "{kernel}");
-        let wave_sums = block_sums(&values, wave);
-        let expected: Vec<u32> = (0..groups * lanes).map(|i| wave_sums[i / wave]).collect();
-        assert_eq!(read_u32(sums, groups * lanes), expected, "{kernel}");
-        let expected_ids: Vec<u32> = (0..groups * lanes).map(|i| (i % wave) as u32).collect();
-        assert_eq!(read_u32(lane_ids, groups * lanes), expected_ids, "{kernel}");
-        free(input_buffer);
-        free(sums);
-        free(lane_ids);
+        check_wave_sums(&module, kernel, wave, [32, 8, 1], wave as u32);
     }
 }
 
@@ -539,19 +544,7 @@ fn coroutine_lanes_meet_at_barriers_in_a_loop_without_fibers() {
 fn coroutine_lanes_read_wave_results_after_resuming() {
     let module = Loaded::new();
     for (kernel, wave) in [("coro_wave_sum_w64", 64usize), ("coro_wave_sum_w32", 32)] {
-        let (groups, lanes) = (4usize, 256usize);
-        let values = input(groups * lanes, wave as u32 + 5);
-        let input_buffer = upload_u32(&values);
-        let sums = zeroed(groups * lanes * 4);
-        let lane_ids = zeroed(groups * lanes * 4);
-        assert_eq!(module.launch(kernel, groups as u32, [lanes as u32, 1, 1], 0, &mut [input_buffer, sums, lane_ids]), hipSuccess, "{kernel}");
-        let expected: Vec<u32> = block_sums(&values, wave).iter().flat_map(|&s| std::iter::repeat_n(s, wave)).collect();
-        assert_eq!(read_u32(sums, groups * lanes), expected, "{kernel}");
-        let lane_expected: Vec<u32> = (0..groups * lanes).map(|i| (i % wave) as u32).collect();
-        assert_eq!(read_u32(lane_ids, groups * lanes), lane_expected, "{kernel}");
-        free(input_buffer);
-        free(sums);
-        free(lane_ids);
+        check_wave_sums(&module, kernel, wave, [256, 1, 1], wave as u32 + 5);
     }
 }
 
