@@ -180,10 +180,15 @@ def edge_input(dims, dtype):
         raise ValueError(f"edge inputs are floating-point, not {dtype}")
     values = numpy.array([EDGE_VALUES[i % len(EDGE_VALUES)] for i in range(count)], numpy.float64)
     if dtype == "bf16":
-        bits = (values.astype(numpy.float32).view(numpy.uint32) + 0x8000) >> 16
-        return bits.astype(numpy.uint16).reshape(dims), "bf16"
+        return bf16_input_bits(values).reshape(dims), "bf16"
     with numpy.errstate(over="ignore"):
         return values.astype(DTYPES[dtype]).reshape(dims), dtype
+
+
+def bf16_input_bits(values):
+    """Input values as bf16 bits (uint16; numpy has no bf16), rounded half up."""
+    bits = (values.astype(numpy.float32).view(numpy.uint32) + 0x8000) >> 16
+    return bits.astype(numpy.uint16)
 
 
 def _bf16_rounded(x):
@@ -228,10 +233,7 @@ def random_input(spec, rng):
         array, name = edge_input(dims, dtype)
         return numpy.roll(array, -int(rotation or 0)), name
     if dtype == "bf16":
-        values = rng.uniform(-1, 1, size=dims).astype(numpy.float32)
-        # Round to bf16 and keep the bits as uint16 (numpy has no bf16).
-        bits = (values.view(numpy.uint32) + 0x8000) >> 16
-        return bits.astype(numpy.uint16).reshape(dims), "bf16"
+        return bf16_input_bits(rng.uniform(-1, 1, size=dims)).reshape(dims), "bf16"
     np_type = DTYPES[dtype]
     if dtype == "i1":
         values = rng.integers(0, 2, size=dims).astype(numpy.bool_)

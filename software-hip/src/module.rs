@@ -20,6 +20,7 @@ mod tests;
 
 pub use args::KernelArgs;
 pub use execute::THREADS_ENV;
+use simt::LaneMode;
 pub use simt::{SimtStats, LANE_STACK_ENV};
 
 use crate::types::{
@@ -79,10 +80,9 @@ pub struct Function {
 /// The ABI-version-2 fields of a descriptor (zero for version 1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct SimtConfig {
-    /// `SOFTHIP_KERNEL_SYNC`: lanes run on fibers, or as coroutines.
-    sync: bool,
-    /// `SOFTHIP_KERNEL_COROUTINE` (with SYNC): lanes are stackless coroutines.
-    coroutines: bool,
+    /// How a PER_LANE kernel's lanes run: plain loop, fibers (`SOFTHIP_KERNEL_SYNC`) or
+    /// coroutines (with `SOFTHIP_KERNEL_COROUTINE` too).
+    lanes: LaneMode,
     /// 32 or 64.
     wave_size: u32,
     static_shared_bytes: u32,
@@ -259,8 +259,13 @@ impl Module {
             _ => return Err(hipErrorInvalidImage),
         };
         Ok(SimtConfig {
-            sync: descriptor.flags & abi::KERNEL_FLAG_SYNC != 0,
-            coroutines: descriptor.flags & abi::KERNEL_FLAG_COROUTINE != 0,
+            lanes: if descriptor.flags & abi::KERNEL_FLAG_COROUTINE != 0 {
+                LaneMode::Coroutines
+            } else if descriptor.flags & abi::KERNEL_FLAG_SYNC != 0 {
+                LaneMode::Fibers
+            } else {
+                LaneMode::Plain
+            },
             wave_size,
             static_shared_bytes: descriptor.static_shared_bytes as u32,
         })
@@ -427,8 +432,7 @@ impl Function {
             name: &self.name,
             entry: self.entry,
             granularity: self.granularity,
-            sync: self.simt.sync,
-            coroutines: self.simt.coroutines,
+            lanes: self.simt.lanes,
             wave_size: self.simt.wave_size,
             static_shared_bytes: self.simt.static_shared_bytes,
             stats: &self.stats,

@@ -41,10 +41,8 @@ pub struct Grid<'a> {
     pub name: &'a str,
     pub entry: KernelEntry,
     pub granularity: Granularity,
-    /// `SOFTHIP_KERNEL_SYNC` (PER_LANE kernels): lanes run on fibers...
-    pub sync: bool,
-    /// ... or, with `SOFTHIP_KERNEL_COROUTINE`, as stackless coroutines.
-    pub coroutines: bool,
+    /// How a PER_LANE kernel's lanes run (the descriptor's flags; Plain for the others).
+    pub lanes: LaneMode,
     pub wave_size: u32,
     pub static_shared_bytes: u32,
     pub stats: &'a SimtCounters,
@@ -127,13 +125,13 @@ impl Grid<'_> {
             .and_then(|()| match self.granularity {
                 Granularity::PerBlock => runtime.run_block(),
                 Granularity::PerThread => runtime.run_plain(),
-                Granularity::PerLane if self.coroutines => {
+                Granularity::PerLane if self.lanes == LaneMode::Coroutines => {
                     self.stats
                         .coroutine_workgroups
                         .fetch_add(1, Ordering::Relaxed);
                     runtime.run_coroutines()
                 }
-                Granularity::PerLane if self.sync => {
+                Granularity::PerLane if self.lanes == LaneMode::Fibers => {
                     self.stats.fiber_workgroups.fetch_add(1, Ordering::Relaxed);
                     self.stats.fibers_started.fetch_add(
                         self.block.x as u64 * self.block.y as u64 * self.block.z as u64,
@@ -165,15 +163,10 @@ impl Grid<'_> {
             vec![SharedChunk([0; 16]); (self.dynamic_shared_bytes as usize).div_ceil(16)];
         let mut fixed =
             vec![SharedChunk([0; 16]); (self.static_shared_bytes as usize).div_ceil(16)];
-        let mode = match self.granularity {
-            Granularity::PerLane if self.coroutines => LaneMode::Coroutines,
-            Granularity::PerLane if self.sync => LaneMode::Fibers,
-            _ => LaneMode::Plain,
-        };
         let mut runtime = Runtime::new(
             self.name,
             self.entry,
-            mode,
+            self.lanes,
             self.wave_size,
             &self.template_context(),
             self.block,

@@ -259,9 +259,8 @@ impl Stacks {
     /// enough, else a new mapping.
     fn take(count: usize) -> Option<Stacks> {
         match SPARE_STACKS.with(|spare| spare.take()) {
-            Some(stacks) if stacks.count >= count && stacks.stride == lane_stack_bytes() + stacks.guard => {
-                Some(stacks)
-            }
+            // The stack size is read once per process: only the count can differ.
+            Some(stacks) if stacks.count >= count => Some(stacks),
             _ => Stacks::new(count),
         }
     }
@@ -639,17 +638,17 @@ impl Runtime {
             return 0;
         }
         let lane = &self.lanes[self.current.get()];
-        if let LaneState::Wave { .. } | LaneState::Barrier { .. } = lane.state.get() {
-            // A coroutine lane that posts a second rendezvous without suspending.
-            self.fail(format!("calls {what} (call site {site}) while it waits at another"));
+        if self.mode == LaneMode::Coroutines {
+            // The lane suspends after posting; its result is read once resumed
+            // (rendezvous_result). A second post before that breaks the protocol.
+            if lane.state.get() != LaneState::Ready {
+                self.fail(format!("calls {what} (call site {site}) while it waits at another"));
+            } else {
+                lane.state.set(state);
+            }
             return 0;
         }
         lane.state.set(state);
-        if self.mode == LaneMode::Coroutines {
-            // The lane suspends after posting; its result is read once resumed
-            // (rendezvous_result).
-            return 0;
-        }
         // SAFETY: the scheduler saved its stack pointer when it switched to
         // this lane; it resumes this fiber only after setting its result and
         // state to Ready.

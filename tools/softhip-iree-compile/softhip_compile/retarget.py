@@ -1172,9 +1172,6 @@ def _run_uniform_tails_on_one_lane(module, kernels, workgroup_dims):
     the kernel stays a plain loop of lanes rather than fibers."""
     t = module.types
 
-    def declared(name, ftype):
-        return module.get_function(name) or module.add_function(name, ftype)
-
     for kernel in kernels:
         if not _calls_are_lane_safe(kernel, set()):
             continue
@@ -1200,7 +1197,7 @@ def _run_uniform_tails_on_one_lane(module, kernels, workgroup_dims):
                 first = candidate.first_non_phi
                 first = _hoist_buffer_resources(candidate, first)
                 with module.create_builder(first) as builder:
-                    other_lane = _other_lane(builder, declared, t)
+                    other_lane = _other_lane(builder, module, t)
                 one_lane = candidate.split_basic_block(first, ONE_LANE_BLOCK)
                 candidate.terminator.erase_from_parent()
                 with module.create_builder(candidate) as builder:
@@ -1215,18 +1212,18 @@ def _run_uniform_tails_on_one_lane(module, kernels, workgroup_dims):
                                    for b in blocks if b not in tail for inst in b.instructions)
                 with module.create_builder(gate) as builder:
                     if dims is None or head_barrier:
-                        builder.call(declared("llvm.amdgcn.s.barrier", t.function(t.void, [])), [])
-                        other_lane = _other_lane(builder, declared, t)
+                        builder.call(_declared(module, "llvm.amdgcn.s.barrier", t.function(t.void, [])), [])
+                        other_lane = _other_lane(builder, module, t)
                     else:
-                        other_lane = _other_lane(builder, declared, t, last=dims)
+                        other_lane = _other_lane(builder, module, t, last=dims)
                     builder.cond_br(other_lane, leave, candidate)
             break
 
 
-def _other_lane(builder, declared, t, last=None):
+def _other_lane(builder, module, t, last=None):
     """Whether this lane is not lane 0 (or, given the workgroup's dims, not
     the last lane)."""
-    ids = [builder.call(declared(f"llvm.amdgcn.workitem.id.{axis}", t.function(t.i32, [])), [])
+    ids = [builder.call(_declared(module, f"llvm.amdgcn.workitem.id.{axis}", t.function(t.i32, [])), [])
            for axis in "xyz"]
     if last is not None:
         ids = [builder.xor(i, t.i32.constant(d - 1)) for i, d in zip(ids, last)]
@@ -1529,6 +1526,11 @@ PHASED_RENDEZVOUS = {
 }
 
 
+def _declared(module, name, ftype):
+    """The module's function `name`, declared with `ftype` if it has none."""
+    return module.get_function(name) or module.add_function(name, ftype)
+
+
 def _fiber_reason(kernel, reach, sync_functions) -> str | None:
     """Why a synchronising kernel's lanes must stay on fibers (None: they can
     be coroutines): every rendezvous it reaches must be a simple one in its
@@ -1558,7 +1560,7 @@ def _make_lanes_coroutines(module, kernel, guarded):
     t = module.types
 
     def declared(name, ret, params):
-        return module.get_function(name) or module.add_function(name, t.function(ret, params))
+        return _declared(module, name, t.function(ret, params))
 
     coro_id = declared("llvm.coro.id", t.token, [t.i32, t.ptr, t.ptr, t.ptr])
     coro_size = declared("llvm.coro.size.i64", t.i64, [])
@@ -1641,8 +1643,7 @@ def _define_coroutine_resume(module):
     """`softhip_coro_resume_handle(handle)`: llvm.coro.resume, which the lane
     runtime's resume functions call (C has no spelling of it)."""
     t = module.types
-    resume = module.get_function("llvm.coro.resume") or module.add_function(
-        "llvm.coro.resume", t.function(t.void, [t.ptr]))
+    resume = _declared(module, "llvm.coro.resume", t.function(t.void, [t.ptr]))
     function = module.add_function("softhip_coro_resume_handle", t.function(t.void, [t.ptr]))
     with module.create_builder(function.append_basic_block("entry")) as builder:
         builder.call(resume, [function.get_param(0)])
