@@ -76,6 +76,22 @@
  *     gave with rendezvous_result(ctx). A lane whose entry or resume returns
  *     without posting a rendezvous has finished, with that return value. The
  *     scheduling, results and errors are those of fibers.
+ *   - Workgroup loops. With SOFTHIP_KERNEL_WORKGROUP_LOOP as well, the code
+ *     object schedules its coroutine lanes itself: the entry is called once
+ *     per workgroup with lane 0's context, the first of an array of one
+ *     context per lane (ctx + L is lane L's: thread_idx and lane_id set),
+ *     and returns once every lane has finished. It resolves its lanes'
+ *     barriers and wave calls with the rules above, in the same lane order.
+ *     From the runtime it asks only lane_frames(ctx, size, align): lane 0's
+ *     frame of `size` bytes (rules as coroutine_frame), lane L's being
+ *     L * (size rounded up to 64) bytes further, the same memory for every
+ *     workgroup of the launch (one size per launch); and fail(ctx, message):
+ *     the workgroup failed, for the reason in `message` (NUL-terminated; the
+ *     runtime prefixes the kernel and workgroup, prints it to stderr, and the
+ *     launch fails with hipErrorLaunchFailure once the entry returns
+ *     non-zero). The other services' rendezvous calls fail the launch in
+ *     such a kernel. softhip-iree-compile's coroutine kernels are of this
+ *     kind (tools/softhip-iree-compile/runtime/softhip_lane_runtime.c).
  *   - Fast path. A PER_LANE kernel without SOFTHIP_KERNEL_SYNC runs its
  *     lanes as a plain loop (lane 0 first) on the host thread's stack, with
  *     no fibers. wave_lane_id and wave_size still work there; calling a
@@ -161,9 +177,12 @@ extern "C" {
  * fibers (see "Coroutine lanes" below). */
 #define SOFTHIP_KERNEL_COROUTINE 2u
 
+/* With SOFTHIP_KERNEL_SYNC | SOFTHIP_KERNEL_COROUTINE: the code object runs
+ * its coroutine lanes itself (see "Workgroup loops" below). */
+#define SOFTHIP_KERNEL_WORKGROUP_LOOP 4u
 /* Version of softhip_simt_services_t (its `version` field); 2 added the
- * coroutine services. */
-#define SOFTHIP_SIMT_SERVICES_VERSION 2u
+ * coroutine services, 3 lane_frames and fail. */
+#define SOFTHIP_SIMT_SERVICES_VERSION 3u
 
 typedef struct softhip_dim3_t {
   uint32_t x, y, z;
@@ -215,6 +234,9 @@ typedef struct softhip_simt_services_t {
   void (*coroutine_begin)(const softhip_kernel_context_t* ctx, void* handle,
                           int32_t (*resume)(const softhip_kernel_context_t* ctx, void* handle));
   uint64_t (*rendezvous_result)(const softhip_kernel_context_t* ctx);
+  /* Version 3: workgroup loops (SOFTHIP_KERNEL_WORKGROUP_LOOP). */
+  void* (*lane_frames)(const softhip_kernel_context_t* ctx, uint64_t size, uint64_t align);
+  void (*fail)(const softhip_kernel_context_t* ctx, const char* message);
 } softhip_simt_services_t;
 
 /* Runs a suspended coroutine lane on from its rendezvous (non-zero: it failed). */

@@ -12,7 +12,7 @@ _Static_assert(offsetof(softhip_kernel_context_t, simt) == 80, "simt offset");
 _Static_assert(offsetof(softhip_kernel_context_t, lane_id) == 116, "lane_id");
 _Static_assert(sizeof(softhip_kernel_t) == 48, "descriptor size");
 _Static_assert(offsetof(softhip_kernel_t, flags) == 32, "v1 part is 32 bytes");
-_Static_assert(sizeof(softhip_simt_services_t) == 112, "services size");
+_Static_assert(sizeof(softhip_simt_services_t) == 128, "services size");
 _Static_assert(offsetof(softhip_simt_services_t, rendezvous_result) == 104, "table v2");
 _Static_assert(offsetof(softhip_simt_services_t, bpermute_u64) == 80, "table");
 
@@ -384,6 +384,63 @@ static int32_t coro_on_fibers_entry(const softhip_kernel_context_t* ctx) {
 SOFTHIP_LANE_KERNEL(coro_on_fibers, coro_on_fibers_entry, SOFTHIP_KERNEL_SYNC, 0, 0,
                     SOFTHIP_PARAM(uint32_t*));
 
+/* --- workgroup loops (SOFTHIP_KERNEL_WORKGROUP_LOOP): the entry runs once
+ * per workgroup and runs every lane itself, its lanes' state in frames the
+ * runtime lends (as softhip-iree-compile's lane runtime does). */
+
+/* Workgroup sums: each lane's value goes through its frame. Returns 3 when
+ * the contexts are not one per lane in lane order. */
+static int32_t loop_sum_entry(const softhip_kernel_context_t* ctx) {
+  uint32_t lanes = softhip_block_thread_count(ctx);
+  /* 40 bytes: lane L's frame is L * 64 bytes further. */
+  unsigned char* frames = (unsigned char*)ctx->simt->lane_frames(ctx, 40, 8);
+  if (frames == NULL) return 4;
+  for (uint32_t lane = 0; lane < lanes; ++lane) {
+    const softhip_kernel_context_t* mine = ctx + lane;
+    if (mine->lane_id != lane || mine->thread_idx.x != lane) return 3;
+    uint32_t* frame = (uint32_t*)(frames + 64 * (size_t)lane);
+    frame[0] = SOFTHIP_ARG(mine, 0, const uint32_t*)[global_lane(mine)];
+    frame[9] = lane; /* the frame's last word */
+  }
+  uint32_t sum = 0;
+  for (uint32_t lane = 0; lane < lanes; ++lane) {
+    const uint32_t* frame = (const uint32_t*)(frames + 64 * (size_t)lane);
+    if (frame[9] != lane) return 3;
+    sum += frame[0];
+  }
+  SOFTHIP_ARG(ctx, 1, uint32_t*)[ctx->block_idx.x] = sum;
+  return 0;
+}
+SOFTHIP_LANE_KERNEL(loop_sum, loop_sum_entry,
+                    SOFTHIP_KERNEL_SYNC | SOFTHIP_KERNEL_COROUTINE | SOFTHIP_KERNEL_WORKGROUP_LOOP, 0, 0,
+                    SOFTHIP_PARAM(const uint32_t*), SOFTHIP_PARAM(uint32_t*));
+
+/* Reports its own failure. */
+static int32_t loop_fail_entry(const softhip_kernel_context_t* ctx) {
+  ctx->simt->fail(ctx, "lane 3 stopped: a test of fail()");
+  return 1;
+}
+SOFTHIP_LANE_KERNEL(loop_fail, loop_fail_entry,
+                    SOFTHIP_KERNEL_SYNC | SOFTHIP_KERNEL_COROUTINE | SOFTHIP_KERNEL_WORKGROUP_LOOP, 0, 0,
+                    SOFTHIP_PARAM(uint32_t*));
+
+/* Calls the runtime's barrier, which such a kernel resolves itself. */
+static int32_t loop_runtime_barrier_entry(const softhip_kernel_context_t* ctx) {
+  softhip_barrier(ctx, 81);
+  return 0;
+}
+SOFTHIP_LANE_KERNEL(loop_runtime_barrier, loop_runtime_barrier_entry,
+                    SOFTHIP_KERNEL_SYNC | SOFTHIP_KERNEL_COROUTINE | SOFTHIP_KERNEL_WORKGROUP_LOOP, 0, 0,
+                    SOFTHIP_PARAM(uint32_t*));
+
+/* A coroutine kernel scheduled by the runtime asks for every lane's frames. */
+static int32_t coro_asks_lane_frames_entry(const softhip_kernel_context_t* ctx) {
+  return ctx->simt->lane_frames(ctx, 64, 8) == NULL ? 0 : 5;
+}
+SOFTHIP_LANE_KERNEL(coro_asks_lane_frames, coro_asks_lane_frames_entry,
+                    SOFTHIP_KERNEL_SYNC | SOFTHIP_KERNEL_COROUTINE, 0, 0,
+                    SOFTHIP_PARAM(uint32_t*));
+
 /* --- descriptors: version 1 still loads; invalid version-2 fields --- */
 
 /* The version-1 descriptor layout (32 bytes), as old code objects have it. */
@@ -419,7 +476,13 @@ __attribute__((visibility("default"), used)) const softhip_kernel_t
 __attribute__((visibility("default"), used)) const softhip_kernel_t
     softhip_kernel__unknown_flag = {SOFTHIP_KERNEL_MAGIC, 2u, SOFTHIP_PER_LANE,
                                     1u, one_pointer, v1_write_entry,
-                                    4u, 0u, 0u};
+                                    8u, 0u, 0u};
+/* A workgroup loop runs coroutine lanes: without SYNC | COROUTINE it means nothing. */
+__attribute__((visibility("default"), used)) const softhip_kernel_t
+    softhip_kernel__loop_without_coroutine = {SOFTHIP_KERNEL_MAGIC, 2u, SOFTHIP_PER_LANE,
+                                              1u, one_pointer, v1_write_entry,
+                                              SOFTHIP_KERNEL_SYNC | SOFTHIP_KERNEL_WORKGROUP_LOOP,
+                                              0u, 0u};
 /* Coroutine lanes are a way of running SYNC kernels: alone the flag means nothing. */
 __attribute__((visibility("default"), used)) const softhip_kernel_t
     softhip_kernel__coroutine_without_sync = {SOFTHIP_KERNEL_MAGIC, 2u, SOFTHIP_PER_LANE,

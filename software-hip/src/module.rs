@@ -80,8 +80,9 @@ pub struct Function {
 /// The ABI-version-2 fields of a descriptor (zero for version 1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct SimtConfig {
-    /// How a PER_LANE kernel's lanes run: plain loop, fibers (`SOFTHIP_KERNEL_SYNC`) or
-    /// coroutines (with `SOFTHIP_KERNEL_COROUTINE` too).
+    /// How a PER_LANE kernel's lanes run: plain loop, fibers (`SOFTHIP_KERNEL_SYNC`),
+    /// coroutines (with `SOFTHIP_KERNEL_COROUTINE` too), scheduled by the runtime or,
+    /// with `SOFTHIP_KERNEL_WORKGROUP_LOOP`, by the code object.
     lanes: LaneMode,
     /// 32 or 64.
     wave_size: u32,
@@ -239,16 +240,21 @@ impl Module {
         self.library.data_object(name).ok_or(hipErrorNotFound)
     }
 
-    /// Version-2 fields: known flags only (SYNC only with PER_LANE), wave size
+    /// Version-2 fields: known flags only (SYNC only with PER_LANE, COROUTINE only
+    /// with SYNC, WORKGROUP_LOOP only with both), wave size
     /// 0 (the device's), 32 or 64, static LDS at most 64 KiB.
     fn validate_simt(
         descriptor: &KernelDescriptor,
         granularity: Granularity,
     ) -> Result<SimtConfig, hipError_t> {
-        let known_flags = abi::KERNEL_FLAG_SYNC | abi::KERNEL_FLAG_COROUTINE;
+        let known_flags =
+            abi::KERNEL_FLAG_SYNC | abi::KERNEL_FLAG_COROUTINE | abi::KERNEL_FLAG_WORKGROUP_LOOP;
+        let coroutine = abi::KERNEL_FLAG_SYNC | abi::KERNEL_FLAG_COROUTINE;
         if descriptor.flags & !known_flags != 0
             || (descriptor.flags != 0 && granularity != Granularity::PerLane)
             || descriptor.flags == abi::KERNEL_FLAG_COROUTINE
+            || (descriptor.flags & abi::KERNEL_FLAG_WORKGROUP_LOOP != 0
+                && descriptor.flags & coroutine != coroutine)
             || descriptor.static_shared_bytes > MAX_DYNAMIC_SHARED_BYTES as u64
         {
             return Err(hipErrorInvalidImage);
@@ -259,7 +265,9 @@ impl Module {
             _ => return Err(hipErrorInvalidImage),
         };
         Ok(SimtConfig {
-            lanes: if descriptor.flags & abi::KERNEL_FLAG_COROUTINE != 0 {
+            lanes: if descriptor.flags & abi::KERNEL_FLAG_WORKGROUP_LOOP != 0 {
+                LaneMode::WorkgroupLoop
+            } else if descriptor.flags & abi::KERNEL_FLAG_COROUTINE != 0 {
                 LaneMode::Coroutines
             } else if descriptor.flags & abi::KERNEL_FLAG_SYNC != 0 {
                 LaneMode::Fibers

@@ -429,6 +429,7 @@ fn version_1_descriptors_load_and_bad_version_2_fields_are_rejected() {
         "bad_wave_size",
         "unknown_flag",
         "coroutine_without_sync",
+        "loop_without_coroutine",
         "sync_per_thread",
         "huge_static_lds",
     ] {
@@ -562,5 +563,34 @@ fn coroutine_lanes_that_diverge_or_break_the_protocol_fail_the_launch() {
         assert_eq!(run_rust(&module, name, lanes), Err(hipErrorLaunchFailure), "{name:?} x {lanes}");
     }
     // The module still runs good kernels afterwards.
+    assert_eq!(run_rust(&module, c"plain_lanes", 64), Ok(()));
+}
+
+#[test]
+fn workgroup_loop_kernels_run_once_per_workgroup_over_lent_frames() {
+    check_workgroup_sums(&Loaded::new(), "loop_sum", 4);
+    let module = Module::load_bytes(code_object()).unwrap();
+    let function = module.function(c"loop_sum").unwrap();
+    let (groups, lanes) = (64usize, 256usize);
+    let values = input(groups * lanes, 9);
+    let (mut a, mut b) = (upload_u32(&values), zeroed(groups * 4));
+    let dims = LaunchDims { grid: [groups as u32, 1, 1], block: [lanes as u32, 1, 1], dynamic_shared_bytes: 0 };
+    let mut params = [(&mut a as *mut *mut c_void).cast::<c_void>(), (&mut b as *mut *mut c_void).cast()];
+    let args = unsafe { function.capture_args(params.as_mut_ptr(), std::ptr::null_mut()) }.unwrap();
+    function.run_on_threads(&dims, &args, 4).unwrap();
+    assert_eq!(read_u32(b, groups), block_sums(&values, lanes));
+    let stats = function.simt_stats();
+    assert_eq!((stats.coroutine_workgroups, stats.fiber_workgroups, stats.fibers_started), (groups as u64, 0, 0));
+    free(a);
+    free(b);
+}
+
+#[test]
+fn workgroup_loop_failures_and_misused_services_fail_the_launch() {
+    init_devices();
+    let module = Module::load_bytes(code_object()).unwrap();
+    for name in [c"loop_fail", c"loop_runtime_barrier", c"coro_asks_lane_frames"] {
+        assert_eq!(run_rust(&module, name, 64), Err(hipErrorLaunchFailure), "{name:?}");
+    }
     assert_eq!(run_rust(&module, c"plain_lanes", 64), Ok(()));
 }

@@ -17,8 +17,11 @@ pub const KERNEL_DESCRIPTOR_V1_BYTES: usize = 32;
 pub const KERNEL_FLAG_SYNC: u32 = 1;
 /// `SOFTHIP_KERNEL_COROUTINE`: with SYNC, the lanes are stackless coroutines.
 pub const KERNEL_FLAG_COROUTINE: u32 = 2;
-/// `SOFTHIP_SIMT_SERVICES_VERSION` (2: the coroutine services).
-pub const SIMT_SERVICES_VERSION: u32 = 2;
+/// `SOFTHIP_KERNEL_WORKGROUP_LOOP`: with SYNC | COROUTINE, the entry runs the
+/// whole workgroup's coroutine lanes itself (called once, with lane 0's context).
+pub const KERNEL_FLAG_WORKGROUP_LOOP: u32 = 4;
+/// `SOFTHIP_SIMT_SERVICES_VERSION` (2: the coroutine services; 3: lane_frames, fail).
+pub const SIMT_SERVICES_VERSION: u32 = 3;
 /// `SOFTHIP_KERNEL_SYMBOL_PREFIX`: descriptor symbol = prefix + kernel name.
 pub const KERNEL_SYMBOL_PREFIX: &str = "softhip_kernel__";
 
@@ -83,6 +86,9 @@ pub struct SimtServices {
     pub coroutine_frame: unsafe extern "C" fn(Ctx, u64, u64) -> *mut c_void,
     pub coroutine_begin: unsafe extern "C" fn(Ctx, *mut c_void, Option<CoroutineResume>),
     pub rendezvous_result: unsafe extern "C" fn(Ctx) -> u64,
+    // Version 3: workgroup-loop kernels (SOFTHIP_KERNEL_WORKGROUP_LOOP).
+    pub lane_frames: unsafe extern "C" fn(Ctx, u64, u64) -> *mut c_void,
+    pub fail: unsafe extern "C" fn(Ctx, *const core::ffi::c_char),
 }
 
 /// `softhip_coroutine_resume_fn_t`: runs a suspended coroutine lane on from
@@ -146,7 +152,7 @@ const _: () = assert!(core::mem::size_of::<KernelContext>() == 120);
 const _: () = assert!(core::mem::offset_of!(KernelContext, simt) == 80);
 const _: () = assert!(core::mem::offset_of!(KernelContext, lane_id) == 116);
 const _: () = assert!(core::mem::offset_of!(SimtServices, bpermute_u64) == 80);
-const _: () = assert!(core::mem::size_of::<SimtServices>() == 8 + 13 * 8);
+const _: () = assert!(core::mem::size_of::<SimtServices>() == 8 + 15 * 8);
 const _: () = assert!(core::mem::size_of::<ParamDescriptor>() == 8);
 const _: () = assert!(core::mem::size_of::<KernelDescriptor>() == 48);
 const _: () = assert!(core::mem::offset_of!(KernelDescriptor, flags) == KERNEL_DESCRIPTOR_V1_BYTES);

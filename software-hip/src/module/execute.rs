@@ -125,6 +125,12 @@ impl Grid<'_> {
             .and_then(|()| match self.granularity {
                 Granularity::PerBlock => runtime.run_block(),
                 Granularity::PerThread => runtime.run_plain(),
+                Granularity::PerLane if self.lanes == LaneMode::WorkgroupLoop => {
+                    self.stats
+                        .coroutine_workgroups
+                        .fetch_add(1, Ordering::Relaxed);
+                    runtime.run_workgroup_loop()
+                }
                 Granularity::PerLane if self.lanes == LaneMode::Coroutines => {
                     self.stats
                         .coroutine_workgroups

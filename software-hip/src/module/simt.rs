@@ -339,6 +339,11 @@ pub enum LaneMode {
     /// resume function, posts its rendezvous and returns; what it keeps across
     /// it lives in its coroutine frame, which the runtime allocates.
     Coroutines,
+    /// Coroutine lanes scheduled by the code object (`SOFTHIP_KERNEL_WORKGROUP_LOOP`):
+    /// the entry runs once per workgroup, with lane 0's context (the first of
+    /// the workgroup's contexts), and asks the runtime only for its lanes'
+    /// frames (`lane_frames`) and to report a failure (`fail`).
+    WorkgroupLoop,
 }
 
 /// Coroutine frames are aligned to a cache line: a frame holds vectors and
@@ -389,6 +394,8 @@ pub static SERVICES: SimtServices = SimtServices {
     coroutine_frame: service_coroutine_frame,
     coroutine_begin: service_coroutine_begin,
     rendezvous_result: service_rendezvous_result,
+    lane_frames: service_lane_frames,
+    fail: service_fail,
 };
 
 /// # Safety
@@ -502,6 +509,25 @@ unsafe extern "C" fn service_rendezvous_result(ctx: *const KernelContext) -> u64
         Some(runtime) if runtime.mode != LaneMode::Plain => runtime.lanes[runtime.current.get()].result.get(),
         _ => 0,
     }
+}
+
+unsafe extern "C" fn service_lane_frames(ctx: *const KernelContext, size: u64, align: u64) -> *mut c_void {
+    // SAFETY: called by a kernel with its context.
+    match unsafe { runtime_of(ctx) } {
+        Some(runtime) => runtime.lane_frames(size, align),
+        None => core::ptr::null_mut(),
+    }
+}
+
+unsafe extern "C" fn service_fail(ctx: *const KernelContext, message: *const core::ffi::c_char) {
+    // SAFETY: called by a kernel with its context and, per the header, a
+    // NUL-terminated message or NULL.
+    let (Some(runtime), false) = (unsafe { runtime_of(ctx) }, message.is_null()) else {
+        return;
+    };
+    // SAFETY: as above.
+    let text = unsafe { core::ffi::CStr::from_ptr(message) }.to_string_lossy();
+    runtime.fail(text.chars().take(1024).collect());
 }
 
 /// Fiber entry: runs the kernel for the lane the scheduler is starting, then
@@ -637,6 +663,13 @@ impl Runtime {
             ));
             return 0;
         }
+        if self.mode == LaneMode::WorkgroupLoop {
+            self.fail(format!(
+                "calls {what} (call site {site}) through the runtime, but its descriptor has \
+                 SOFTHIP_KERNEL_WORKGROUP_LOOP (the code object resolves its own rendezvous)"
+            ));
+            return 0;
+        }
         let lane = &self.lanes[self.current.get()];
         if self.mode == LaneMode::Coroutines {
             // The lane suspends after posting; its result is read once resumed
@@ -744,6 +777,12 @@ impl Runtime {
         })
     }
 
+    /// Runs a SOFTHIP_KERNEL_WORKGROUP_LOOP kernel: one call with lane 0's
+    /// context, the code object running every lane.
+    pub fn run_workgroup_loop(&self) -> Result<(), String> {
+        self.call_entry(0, false)
+    }
+
     /// Lane `lane`'s coroutine frame.
     fn frame(&self, lane: usize) -> *mut c_void {
         // SAFETY: the frames are only resized by `coroutine_frame` before any
@@ -759,6 +798,29 @@ impl Runtime {
             self.fail("asks for a coroutine frame outside a SOFTHIP_KERNEL_COROUTINE launch".into());
             return core::ptr::null_mut();
         }
+        if !self.allocate_frames(size, align) {
+            return core::ptr::null_mut();
+        }
+        self.frame(self.current.get())
+    }
+
+    /// Lane 0's frame of `size` bytes; lane L's is L * `size` rounded up to 64
+    /// bytes further (a workgroup-loop kernel asks once per workgroup).
+    fn lane_frames(&self, size: u64, align: u64) -> *mut c_void {
+        if self.mode != LaneMode::WorkgroupLoop {
+            self.fail("asks for its lanes' frames outside a SOFTHIP_KERNEL_WORKGROUP_LOOP launch".into());
+            return core::ptr::null_mut();
+        }
+        if !self.allocate_frames(size, align) {
+            return core::ptr::null_mut();
+        }
+        self.frame(0)
+    }
+
+    /// Makes room for every lane's frame of `size` bytes (kept for the launch);
+    /// false, with the failure recorded, when the size is refused or memory
+    /// is short.
+    fn allocate_frames(&self, size: u64, align: u64) -> bool {
         // A frame holds what a fiber's stack would: it gets no more room than one.
         let stride = (size.min(u32::MAX as u64) as usize).div_ceil(FRAME_ALIGN) * FRAME_ALIGN;
         if align as usize > FRAME_ALIGN || stride == 0 || stride > lane_stack_bytes() {
@@ -766,7 +828,7 @@ impl Runtime {
                 "asks for a coroutine frame of {size} bytes aligned to {align} (at most {} bytes aligned to {FRAME_ALIGN})",
                 lane_stack_bytes()
             ));
-            return core::ptr::null_mut();
+            return false;
         }
         if self.frame_stride.get() != stride {
             // SAFETY: no lane holds a frame yet when the size is first asked;
@@ -777,17 +839,17 @@ impl Runtime {
                     "asks for a coroutine frame of {size} bytes, another lane for {}",
                     self.frame_stride.get()
                 ));
-                return core::ptr::null_mut();
+                return false;
             }
-            let chunks = self.lanes.len() * stride / FRAME_ALIGN;
+            let chunks = self.contexts.len() * stride / FRAME_ALIGN;
             if frames.try_reserve_exact(chunks).is_err() {
-                self.fail(format!("cannot allocate {} lanes' coroutine frames of {stride} bytes", self.lanes.len()));
-                return core::ptr::null_mut();
+                self.fail(format!("cannot allocate {} lanes' coroutine frames of {stride} bytes", self.contexts.len()));
+                return false;
             }
             frames.resize(chunks, FrameChunk([0; FRAME_ALIGN]));
             self.frame_stride.set(stride);
         }
-        self.frame(self.current.get())
+        true
     }
 
     fn coroutine_begin(&self, handle: *mut c_void, resume: Option<CoroutineResume>) {

@@ -14,6 +14,7 @@
  * retarget.py): one host thread runs one workgroup at a time.
  */
 #include <setjmp.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -44,11 +45,72 @@ SOFTHIP_RT int32_t softhip_rt_guarded(const softhip_kernel_context_t* ctx, void 
   return 0;
 }
 /* Coroutine lanes (SOFTHIP_KERNEL_COROUTINE): retarget.py makes a kernel a
- * stackless coroutine that suspends after posting each rendezvous. Its frame
- * comes from the runtime; the resume function puts the lane's thread-locals
- * back, as a fiber's return from a rendezvous does. */
+ * stackless coroutine that suspends after posting each rendezvous, and gives
+ * it a workgroup entry (SOFTHIP_KERNEL_WORKGROUP_LOOP) that runs its lanes
+ * with softhip_rt_run_workgroup below: the scheduling and the rendezvous stay
+ * inside the code object, the runtime only lends the lanes' frames. */
+enum { SOFTHIP_MAX_LANES = 1024 };
+enum { LANE_READY, LANE_BARRIER, LANE_WAVE, LANE_DONE };
+enum {
+  WAVE_READFIRSTLANE_U32,
+  WAVE_READFIRSTLANE_U64,
+  WAVE_READLANE_U32,
+  WAVE_READLANE_U64,
+  WAVE_BALLOT,
+  WAVE_BPERMUTE_U32,
+  WAVE_BPERMUTE_U64,
+};
+static const char* const wave_op_names[] = {
+    "readfirstlane_u32", "readfirstlane_u64", "readlane_u32", "readlane_u64",
+    "ballot",            "bpermute_u32",      "bpermute_u64",
+};
+/* What a lane waits at (posted before it suspends) and what it gets. */
+typedef struct softhip_lane_wait_t {
+  uint8_t state, op;
+  uint32_t site, aux;
+  int32_t status; /* LANE_DONE: what the lane returned */
+  uint64_t value, result;
+} softhip_lane_wait_t;
+typedef struct softhip_workgroup_t {
+  int active, failed, registered, guarded;
+  const softhip_kernel_context_t* contexts; /* lane L's is contexts + L */
+  uint32_t count, current, wave_size;
+  unsigned char* frames; /* lane L's is frames + L * stride */
+  uint64_t stride;
+  char message[512];
+  softhip_lane_wait_t lanes[SOFTHIP_MAX_LANES];
+} softhip_workgroup_t;
+/* The workgroup this host thread is running (active while it runs). */
+static _Thread_local softhip_workgroup_t softhip_workgroup;
+
+static __attribute__((format(printf, 1, 2))) void workgroup_fail(const char* format, ...) {
+  softhip_workgroup_t* wg = &softhip_workgroup;
+  if (wg->failed) return;
+  wg->failed = 1;
+  va_list args;
+  va_start(args, format);
+  vsnprintf(wg->message, sizeof wg->message, format, args);
+  va_end(args);
+}
+
 SOFTHIP_RT void* softhip_rt_coro_frame(uint64_t size, uint64_t align) {
-  return softhip_lane->simt->coroutine_frame(softhip_lane, size, align);
+  softhip_workgroup_t* wg = &softhip_workgroup;
+  if (!wg->active) return softhip_lane->simt->coroutine_frame(softhip_lane, size, align);
+  uint64_t stride = (size + 63) / 64 * 64;
+  if (!wg->frames) {
+    wg->frames = wg->contexts->simt->lane_frames(wg->contexts, stride, align);
+    wg->stride = stride;
+    if (!wg->frames) {
+      workgroup_fail("lane %u gets no coroutine frame of %llu bytes", wg->current,
+                     (unsigned long long)size);
+      return NULL;
+    }
+  } else if (stride != wg->stride) {
+    workgroup_fail("lane %u asks for a coroutine frame of %llu bytes, another lane for %llu",
+                   wg->current, (unsigned long long)size, (unsigned long long)wg->stride);
+    return NULL;
+  }
+  return wg->frames + (uint64_t)wg->current * wg->stride;
 }
 /* llvm.coro.resume(handle), defined by retarget.py in every module (C has no
  * spelling of it). */
@@ -68,14 +130,256 @@ static int32_t softhip_coro_resume_guarded(const softhip_kernel_context_t* ctx, 
 }
 /* Registers the lane's frame; `guarded`: the kernel can trap. */
 SOFTHIP_RT void softhip_rt_coro_begin(void* handle, uint32_t guarded) {
-  softhip_lane->simt->coroutine_begin(
-      softhip_lane, handle, guarded ? softhip_coro_resume_guarded : softhip_coro_resume);
+  softhip_workgroup_t* wg = &softhip_workgroup;
+  if (!wg->active) {
+    softhip_lane->simt->coroutine_begin(
+        softhip_lane, handle, guarded ? softhip_coro_resume_guarded : softhip_coro_resume);
+    return;
+  }
+  if (handle != wg->frames + (uint64_t)wg->current * wg->stride) {
+    workgroup_fail("lane %u begins its coroutine outside its frame", wg->current);
+  }
+  wg->registered = 1;
+  wg->guarded = guarded != 0;
 }
 SOFTHIP_RT uint32_t softhip_rt_rendezvous_result_u32(void) {
+  softhip_workgroup_t* wg = &softhip_workgroup;
+  if (wg->active) return (uint32_t)wg->lanes[wg->current].result;
   return (uint32_t)softhip_lane->simt->rendezvous_result(softhip_lane);
 }
 SOFTHIP_RT uint64_t softhip_rt_rendezvous_result_u64(void) {
+  softhip_workgroup_t* wg = &softhip_workgroup;
+  if (wg->active) return wg->lanes[wg->current].result;
   return softhip_lane->simt->rendezvous_result(softhip_lane);
+}
+
+/* The running lane waits at a barrier or wave call: recorded; it suspends
+ * next (the coroutine's code right after the call). */
+static void post_in(softhip_workgroup_t* wg, uint8_t state, uint8_t op, uint32_t site,
+                    uint64_t value, uint32_t aux) {
+  softhip_lane_wait_t* lane = &wg->lanes[wg->current];
+  if (lane->state != LANE_READY) {
+    workgroup_fail("lane %u calls %s (call site %u) while it waits at another", wg->current,
+                   state == LANE_BARRIER ? "barrier" : wave_op_names[op], site);
+    return;
+  }
+  lane->state = state;
+  lane->op = op;
+  lane->site = site;
+  lane->value = value;
+  lane->aux = aux;
+}
+static void post(uint8_t state, uint8_t op, uint32_t site, uint64_t value, uint32_t aux) {
+  post_in(&softhip_workgroup, state, op, site, value, aux);
+}
+
+/* The forms of the rendezvous and of their results that a coroutine kernel
+ * calls in its own body, with the workgroup it read once (as `__of` above). */
+typedef softhip_workgroup_t* softhip_wg_t;
+/* Opaque to the optimiser (not inlined, the address hidden from constant
+ * propagation): LLVM's coroutine lowering computes a thread-local's address
+ * again after every suspension (a coroutine may resume on another thread),
+ * but keeps a call's result in the frame. */
+SOFTHIP_RT __attribute__((noinline)) softhip_wg_t softhip_rt_workgroup_state(void) {
+  softhip_wg_t wg = &softhip_workgroup;
+  __asm__("" : "+r"(wg));
+  return wg;
+}
+SOFTHIP_RT uint64_t softhip_rt_rendezvous_result_u64__of(softhip_wg_t wg) {
+  return wg->lanes[wg->current].result;
+}
+SOFTHIP_RT uint32_t softhip_rt_rendezvous_result_u32__of(softhip_wg_t wg) {
+  return (uint32_t)wg->lanes[wg->current].result;
+}
+SOFTHIP_RT void softhip_rt_barrier__post(softhip_wg_t wg, uint32_t site) {
+  post_in(wg, LANE_BARRIER, 0, site, 0, 0);
+}
+SOFTHIP_RT uint32_t softhip_rt_ds_bpermute__post(softhip_wg_t wg, uint32_t site, uint32_t byte_address,
+                                                 uint32_t value) {
+  post_in(wg, LANE_WAVE, WAVE_BPERMUTE_U32, site, value, byte_address);
+  return 0;
+}
+SOFTHIP_RT uint32_t softhip_rt_readfirstlane_u32__post(softhip_wg_t wg, uint32_t site, uint32_t value) {
+  post_in(wg, LANE_WAVE, WAVE_READFIRSTLANE_U32, site, value, 0);
+  return 0;
+}
+SOFTHIP_RT uint64_t softhip_rt_readfirstlane_u64__post(softhip_wg_t wg, uint32_t site, uint64_t value) {
+  post_in(wg, LANE_WAVE, WAVE_READFIRSTLANE_U64, site, value, 0);
+  return 0;
+}
+SOFTHIP_RT uint32_t softhip_rt_readlane_u32__post(softhip_wg_t wg, uint32_t site, uint32_t value,
+                                                  uint32_t lane) {
+  post_in(wg, LANE_WAVE, WAVE_READLANE_U32, site, value, lane);
+  return 0;
+}
+SOFTHIP_RT uint64_t softhip_rt_readlane_u64__post(softhip_wg_t wg, uint32_t site, uint64_t value,
+                                                  uint32_t lane) {
+  post_in(wg, LANE_WAVE, WAVE_READLANE_U64, site, value, lane);
+  return 0;
+}
+SOFTHIP_RT uint64_t softhip_rt_ballot__post(softhip_wg_t wg, uint32_t site, uint32_t predicate) {
+  post_in(wg, LANE_WAVE, WAVE_BALLOT, site, predicate != 0, 0);
+  return 0;
+}
+
+static void describe(const softhip_lane_wait_t* lane, char* out, size_t size) {
+  switch (lane->state) {
+    case LANE_READY: snprintf(out, size, "running"); break;
+    case LANE_BARRIER: snprintf(out, size, "barrier (call site %u)", lane->site); break;
+    case LANE_WAVE: snprintf(out, size, "%s (call site %u)", wave_op_names[lane->op], lane->site); break;
+    default: snprintf(out, size, "returned %d", lane->status); break;
+  }
+}
+
+static void diverged(uint32_t wave, uint32_t a, uint32_t b) {
+  char first[64], second[64];
+  describe(&softhip_workgroup.lanes[a], first, sizeof first);
+  describe(&softhip_workgroup.lanes[b], second, sizeof second);
+  workgroup_fail("lanes of wave %u diverged: lane %u waits at %s, lane %u at %s", wave, a, first, b,
+                 second);
+}
+
+/* Resolves the wave of lanes first..last when its live lanes all wait at one
+ * wave call (1), or fails the workgroup when they wait at different calls or
+ * some at a barrier (-1); 0: it waits at a barrier or has finished. */
+static int resolve_wave(uint32_t first, uint32_t last, int* live) {
+  softhip_workgroup_t* wg = &softhip_workgroup;
+  softhip_lane_wait_t* lanes = wg->lanes;
+  int64_t pending = -1, barrier = -1;
+  for (uint32_t i = first; i < last; ++i) {
+    uint8_t state = lanes[i].state;
+    if (state == LANE_DONE) continue;
+    *live = 1;
+    if (state == LANE_BARRIER) {
+      if (barrier < 0) barrier = i;
+    } else if (pending < 0) {
+      pending = i;
+    } else if (lanes[i].op != lanes[pending].op || lanes[i].site != lanes[pending].site) {
+      diverged(first / wg->wave_size, (uint32_t)pending, i);
+      return -1;
+    }
+  }
+  if (pending < 0) return 0;
+  if (barrier >= 0) {
+    diverged(first / wg->wave_size, (uint32_t)pending, (uint32_t)barrier);
+    return -1;
+  }
+  uint32_t size = wg->wave_size, n = last - first; /* size: 32 or 64 */
+  softhip_lane_wait_t* wave = lanes + first;
+  uint8_t op = lanes[pending].op;
+  /* A lane that returned or does not exist gives 0. */
+#define VALUE_OF(index) ((index) < n && wave[index].state == LANE_WAVE ? wave[index].value : 0)
+  if (op == WAVE_BALLOT) {
+    uint64_t mask = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+      if (wave[i].state == LANE_WAVE && wave[i].value != 0) mask |= 1ull << i;
+    }
+    for (uint32_t i = 0; i < n; ++i) wave[i].result = mask;
+  } else if (op == WAVE_READFIRSTLANE_U32 || op == WAVE_READFIRSTLANE_U64) {
+    uint64_t value = lanes[pending].value;
+    for (uint32_t i = 0; i < n; ++i) wave[i].result = value;
+  } else if (op == WAVE_READLANE_U32 || op == WAVE_READLANE_U64) {
+    for (uint32_t i = 0; i < n; ++i) {
+      uint32_t source = wave[i].aux & (size - 1);
+      wave[i].result = VALUE_OF(source);
+    }
+  } else {
+    for (uint32_t i = 0; i < n; ++i) {
+      uint32_t source = (wave[i].aux >> 2) & (size - 1);
+      wave[i].result = VALUE_OF(source);
+    }
+  }
+#undef VALUE_OF
+  for (uint32_t i = 0; i < n; ++i) {
+    if (wave[i].state == LANE_WAVE) wave[i].state = LANE_READY;
+  }
+  return 1;
+}
+
+/* After lane L's entry or resume returned `status`: 0 to go on, else the
+ * workgroup stops (a failure recorded, or the lane returned non-zero). */
+static int32_t lane_returned(uint32_t lane, int32_t status) {
+  softhip_workgroup_t* wg = &softhip_workgroup;
+  if (wg->failed) return 1;
+  if (wg->lanes[lane].state == LANE_READY) {
+    wg->lanes[lane].state = LANE_DONE;
+    wg->lanes[lane].status = status;
+    return status;
+  }
+  if (!wg->registered) {
+    workgroup_fail("lane %u suspended without registering its coroutine", lane);
+    return 1;
+  }
+  return 0;
+}
+
+/* The workgroup entry of a coroutine kernel (SOFTHIP_KERNEL_WORKGROUP_LOOP):
+ * runs every lane's `entry` (which suspends at its first rendezvous), then
+ * round after round resolves each wave's wave call, or opens the barrier
+ * when no wave waits at one, and resumes the released lanes in lane order,
+ * until every lane has returned. The rules and the messages are the
+ * runtime's for coroutine and fiber lanes (software_hip_kernel.h). */
+SOFTHIP_RT int32_t softhip_rt_run_workgroup(const softhip_kernel_context_t* contexts,
+                                            int32_t (*entry)(const softhip_kernel_context_t*)) {
+  softhip_workgroup_t* wg = &softhip_workgroup;
+  uint64_t count = (uint64_t)contexts->block_dim.x * contexts->block_dim.y * contexts->block_dim.z;
+  wg->failed = 0;
+  if (count > SOFTHIP_MAX_LANES || (contexts->wave_size != 32 && contexts->wave_size != 64)) {
+    workgroup_fail("runs %llu lanes in waves of %u (at most %d lanes)", (unsigned long long)count,
+                   contexts->wave_size, SOFTHIP_MAX_LANES);
+    contexts->simt->fail(contexts, wg->message);
+    return 1;
+  }
+  wg->active = 1;
+  wg->registered = 0;
+  wg->guarded = 0;
+  wg->contexts = contexts;
+  wg->count = (uint32_t)count;
+  wg->wave_size = contexts->wave_size;
+  wg->frames = NULL;
+  wg->stride = 0;
+  for (uint32_t lane = 0; lane < wg->count; ++lane) wg->lanes[lane].state = LANE_READY;
+  int32_t status = 0;
+  for (uint32_t lane = 0; lane < wg->count && status == 0; ++lane) {
+    wg->current = lane;
+    status = lane_returned(lane, entry(contexts + lane));
+  }
+  while (status == 0) {
+    int live = 0, resolved = 0;
+    for (uint32_t first = 0; first < wg->count && status == 0; first += wg->wave_size) {
+      uint32_t last = first + wg->wave_size < wg->count ? first + wg->wave_size : wg->count;
+      int outcome = resolve_wave(first, last, &live);
+      if (outcome < 0) status = 1;
+      resolved |= outcome > 0;
+    }
+    if (status != 0 || !live) break;
+    if (!resolved) {
+      /* No wave call is pending, so every live lane is at a barrier. */
+      for (uint32_t lane = 0; lane < wg->count; ++lane) {
+        if (wg->lanes[lane].state == LANE_BARRIER) wg->lanes[lane].state = LANE_READY;
+      }
+    }
+    /* The thread-local's address, looked up once per round. */
+    const softhip_kernel_context_t** lane_context = &softhip_lane;
+    for (uint32_t lane = 0; lane < wg->count && status == 0; ++lane) {
+      if (wg->lanes[lane].state != LANE_READY) continue;
+      wg->current = lane;
+      void* frame = wg->frames + (uint64_t)lane * wg->stride;
+      if (wg->guarded) {
+        status = lane_returned(lane, softhip_coro_resume_guarded(contexts + lane, frame));
+      } else {
+        *lane_context = contexts + lane;
+        softhip_coro_resume_handle(frame);
+        status = lane_returned(lane, 0);
+      }
+    }
+  }
+  wg->active = 0;
+  if (wg->failed) {
+    contexts->simt->fail(contexts, wg->message);
+    return 1;
+  }
+  return status;
 }
 
 SOFTHIP_RT __attribute__((noreturn)) void softhip_rt_trap(void) {
@@ -91,12 +395,21 @@ SOFTHIP_RT const void* softhip_rt_arg(uint32_t index) {
   return softhip_lane->args[index];
 }
 
-SOFTHIP_RT uint32_t softhip_rt_workitem_id_x(void) { return softhip_lane->thread_idx.x; }
-SOFTHIP_RT uint32_t softhip_rt_workitem_id_y(void) { return softhip_lane->thread_idx.y; }
-SOFTHIP_RT uint32_t softhip_rt_workitem_id_z(void) { return softhip_lane->thread_idx.z; }
-SOFTHIP_RT uint32_t softhip_rt_workgroup_id_x(void) { return softhip_lane->block_idx.x; }
-SOFTHIP_RT uint32_t softhip_rt_workgroup_id_y(void) { return softhip_lane->block_idx.y; }
-SOFTHIP_RT uint32_t softhip_rt_workgroup_id_z(void) { return softhip_lane->block_idx.z; }
+/* Each lane-context function has a form taking the lane's context (`__of`),
+ * which a coroutine kernel calls with the context it read once, in its
+ * first run: what it keeps across a suspension lives in its frame, while a
+ * thread-local costs a lookup (__tls_get_addr) after every resumption. */
+typedef const softhip_kernel_context_t* softhip_ctx_t;
+SOFTHIP_RT __attribute__((noinline)) softhip_ctx_t softhip_rt_lane_context(void) { return softhip_lane; }
+#define SOFTHIP_LANE_FIELD(name, expr)                                          \
+  SOFTHIP_RT uint32_t name##__of(softhip_ctx_t ctx) { return ctx->expr; }        \
+  SOFTHIP_RT uint32_t name(void) { return name##__of(softhip_lane); }
+SOFTHIP_LANE_FIELD(softhip_rt_workitem_id_x, thread_idx.x)
+SOFTHIP_LANE_FIELD(softhip_rt_workitem_id_y, thread_idx.y)
+SOFTHIP_LANE_FIELD(softhip_rt_workitem_id_z, thread_idx.z)
+SOFTHIP_LANE_FIELD(softhip_rt_workgroup_id_x, block_idx.x)
+SOFTHIP_LANE_FIELD(softhip_rt_workgroup_id_y, block_idx.y)
+SOFTHIP_LANE_FIELD(softhip_rt_workgroup_id_z, block_idx.z)
 
 /* llvm.amdgcn.dispatch.ptr and llvm.amdgcn.implicitarg.ptr: the HSA kernel
  * dispatch packet and the code object V5 hidden kernel arguments of the current
@@ -152,26 +465,37 @@ SOFTHIP_RT const void* softhip_rt_implicitarg_ptr(void) {
   return &softhip_hidden;
 }
 
-static uint32_t wave_lane(void) { return softhip_lane->lane_id % softhip_lane->wave_size; }
-static uint32_t wave_index(void) { return softhip_lane->lane_id / softhip_lane->wave_size; }
+/* Waves are 32 or 64 lanes (the runtime accepts no other size). */
+static uint32_t wave_lane_of(softhip_ctx_t ctx) { return ctx->lane_id & (ctx->wave_size - 1); }
+static uint32_t wave_lane(void) { return wave_lane_of(softhip_lane); }
 
 /* v_mbcnt_lo_u32_b32 / v_mbcnt_hi_u32_b32: acc + the number of set bits of
  * `mask` that belong to lower-numbered lanes (low / high 32 lanes). */
-SOFTHIP_RT uint32_t softhip_rt_mbcnt_lo(uint32_t mask, uint32_t acc) {
-  uint32_t lane = wave_lane();
+SOFTHIP_RT uint32_t softhip_rt_mbcnt_lo__of(softhip_ctx_t ctx, uint32_t mask, uint32_t acc) {
+  uint32_t lane = wave_lane_of(ctx);
   uint32_t below = lane >= 32 ? mask : mask & ((1u << lane) - 1u);
   return acc + (uint32_t)__builtin_popcount(below);
 }
-SOFTHIP_RT uint32_t softhip_rt_mbcnt_hi(uint32_t mask, uint32_t acc) {
-  uint32_t lane = wave_lane();
+SOFTHIP_RT uint32_t softhip_rt_mbcnt_hi__of(softhip_ctx_t ctx, uint32_t mask, uint32_t acc) {
+  uint32_t lane = wave_lane_of(ctx);
   uint32_t below = lane < 32 ? 0u : (lane >= 64 ? mask : mask & ((1u << (lane - 32)) - 1u));
   return acc + (uint32_t)__builtin_popcount(below);
+}
+SOFTHIP_RT uint32_t softhip_rt_mbcnt_lo(uint32_t mask, uint32_t acc) {
+  return softhip_rt_mbcnt_lo__of(softhip_lane, mask, acc);
+}
+SOFTHIP_RT uint32_t softhip_rt_mbcnt_hi(uint32_t mask, uint32_t acc) {
+  return softhip_rt_mbcnt_hi__of(softhip_lane, mask, acc);
 }
 
 /* Rendezvous. `site` is the call site's id, chosen by retarget.py. A
  * service call may switch fibers, so the lane's thread-locals are put back
  * when it returns. */
-#define SOFTHIP_RENDEZVOUS(type, service, ...)                \
+#define SOFTHIP_RENDEZVOUS(type, service, op, value, aux, ...) \
+  if (softhip_workgroup.active) {                             \
+    post(LANE_WAVE, op, site, value, aux);                    \
+    return 0;                                                 \
+  }                                                           \
   const softhip_kernel_context_t* ctx = softhip_lane;        \
   jmp_buf* trap = softhip_trap;                               \
   type result = ctx->simt->service(ctx, __VA_ARGS__);         \
@@ -180,6 +504,10 @@ SOFTHIP_RT uint32_t softhip_rt_mbcnt_hi(uint32_t mask, uint32_t acc) {
   return result
 
 SOFTHIP_RT_WAVE void softhip_rt_barrier(uint32_t site) {
+  if (softhip_workgroup.active) {
+    post(LANE_BARRIER, 0, site, 0, 0);
+    return;
+  }
   const softhip_kernel_context_t* ctx = softhip_lane;
   jmp_buf* trap = softhip_trap;
   ctx->simt->barrier(ctx, site);
@@ -188,22 +516,23 @@ SOFTHIP_RT_WAVE void softhip_rt_barrier(uint32_t site) {
 }
 SOFTHIP_RT_WAVE uint32_t softhip_rt_ds_bpermute(uint32_t site, uint32_t byte_address,
                                                 uint32_t value) {
-  SOFTHIP_RENDEZVOUS(uint32_t, bpermute_u32, site, value, byte_address);
+  SOFTHIP_RENDEZVOUS(uint32_t, bpermute_u32, WAVE_BPERMUTE_U32, value, byte_address, site, value,
+                     byte_address);
 }
 SOFTHIP_RT_WAVE uint32_t softhip_rt_readfirstlane_u32(uint32_t site, uint32_t value) {
-  SOFTHIP_RENDEZVOUS(uint32_t, readfirstlane_u32, site, value);
+  SOFTHIP_RENDEZVOUS(uint32_t, readfirstlane_u32, WAVE_READFIRSTLANE_U32, value, 0, site, value);
 }
 SOFTHIP_RT_WAVE uint64_t softhip_rt_readfirstlane_u64(uint32_t site, uint64_t value) {
-  SOFTHIP_RENDEZVOUS(uint64_t, readfirstlane_u64, site, value);
+  SOFTHIP_RENDEZVOUS(uint64_t, readfirstlane_u64, WAVE_READFIRSTLANE_U64, value, 0, site, value);
 }
 SOFTHIP_RT_WAVE uint32_t softhip_rt_readlane_u32(uint32_t site, uint32_t value, uint32_t lane) {
-  SOFTHIP_RENDEZVOUS(uint32_t, readlane_u32, site, value, lane);
+  SOFTHIP_RENDEZVOUS(uint32_t, readlane_u32, WAVE_READLANE_U32, value, lane, site, value, lane);
 }
 SOFTHIP_RT_WAVE uint64_t softhip_rt_readlane_u64(uint32_t site, uint64_t value, uint32_t lane) {
-  SOFTHIP_RENDEZVOUS(uint64_t, readlane_u64, site, value, lane);
+  SOFTHIP_RENDEZVOUS(uint64_t, readlane_u64, WAVE_READLANE_U64, value, lane, site, value, lane);
 }
 SOFTHIP_RT_WAVE uint64_t softhip_rt_ballot(uint32_t site, uint32_t predicate) {
-  SOFTHIP_RENDEZVOUS(uint64_t, ballot, site, predicate != 0);
+  SOFTHIP_RENDEZVOUS(uint64_t, ballot, WAVE_BALLOT, predicate != 0, 0, site, predicate != 0);
 }
 
 /* Buffer resources (AMDGPU "raw" buffers, stride 0). retarget.py lowers
@@ -245,7 +574,7 @@ SOFTHIP_RT void softhip_rt_buffer_store_partial(const softhip_buffer_resource_t*
  * computes its own part of the result, and a second rendezvous keeps the
  * slots until every lane has read them. Slots are indexed by the lane's id in
  * the workgroup (thread-local: one host thread runs one workgroup). */
-enum { SOFTHIP_MAX_LANES = 1024, SOFTHIP_FRAGMENT_BYTES = 32 };
+enum { SOFTHIP_FRAGMENT_BYTES = 32 };
 typedef struct softhip_lane_slot_t {
   unsigned char a[SOFTHIP_FRAGMENT_BYTES];
   unsigned char b[SOFTHIP_FRAGMENT_BYTES];
@@ -562,6 +891,11 @@ static int dpp_source(uint32_t lane, uint32_t ctrl, uint32_t wave_size) {
 static uint64_t dpp_fetch(uint32_t site, uint64_t src, uint32_t ctrl, uint32_t wide) {
   int source = dpp_source(wave_lane(), ctrl, softhip_lane->wave_size);
   uint32_t address = 4 * (source < 0 ? wave_lane() : (uint32_t)source);
+  if (softhip_workgroup.active) {
+    post(LANE_WAVE, wide ? WAVE_BPERMUTE_U64 : WAVE_BPERMUTE_U32, site ^ 0x40000000u,
+         wide ? src : (uint32_t)src, address);
+    return 0;
+  }
   const softhip_kernel_context_t* ctx = softhip_lane;
   jmp_buf* trap = softhip_trap;
   uint64_t fetched = wide ? ctx->simt->bpermute_u64(ctx, site ^ 0x40000000u, src, address)

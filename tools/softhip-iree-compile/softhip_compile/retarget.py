@@ -41,6 +41,7 @@ SOFTHIP_KERNEL_ABI_VERSION = 2
 SOFTHIP_PER_LANE = 2
 SOFTHIP_KERNEL_SYNC = 1
 SOFTHIP_KERNEL_COROUTINE = 2
+SOFTHIP_KERNEL_WORKGROUP_LOOP = 4
 # SOFTHIP_COROUTINE_LANES=0 keeps every synchronising kernel on fibers (to
 # compare the two).
 COROUTINE_LANES_ENV = "SOFTHIP_COROUTINE_LANES"
@@ -1548,6 +1549,13 @@ def _fiber_reason(kernel, reach, sync_functions) -> str | None:
     return None
 
 
+# Lane runtime functions that read the lane's context, each with a form
+# taking it as a first parameter (`name__of`), which coroutine kernels call.
+LANE_CONTEXT_FORMS = frozenset(
+    ["softhip_rt_mbcnt_lo", "softhip_rt_mbcnt_hi"]
+    + [f"softhip_rt_{kind}_id_{axis}" for kind in ("workitem", "workgroup") for axis in "xyz"])
+
+
 def _make_lanes_coroutines(module, kernel, guarded):
     """Makes `kernel` a switched-resume coroutine (LLVM's coroutine lowering
     splits it at `default<O2>`): it suspends right after each rendezvous call,
@@ -1571,8 +1579,8 @@ def _make_lanes_coroutines(module, kernel, guarded):
     coro_end = declared("llvm.coro.end", t.i1, [t.ptr, t.i1, t.token])
     frame = declared("softhip_rt_coro_frame", t.ptr, [t.i64, t.i64])
     begin = declared("softhip_rt_coro_begin", t.void, [t.ptr, t.i32])
-    results = {32: declared("softhip_rt_rendezvous_result_u32", t.i32, []),
-               64: declared("softhip_rt_rendezvous_result_u64", t.i64, [])}
+    results = {32: declared("softhip_rt_rendezvous_result_u32__of", t.i32, [t.ptr]),
+               64: declared("softhip_rt_rendezvous_result_u64__of", t.i64, [t.ptr])}
     none = t.token.null()  # `token none`
     null = t.ptr.null()
 
@@ -1589,8 +1597,32 @@ def _make_lanes_coroutines(module, kernel, guarded):
     with module.create_builder(first) as builder:
         token = builder.call(coro_id, [t.i32.constant(0), null, null, null])
         memory = builder.call(frame, [builder.call(coro_size, []), builder.call(coro_align, [])])
+    # Without a frame (refused or out of memory, the failure recorded) the
+    # lane returns before its coroutine begins.
+    framed = entry.split_basic_block(memory.next_instruction, "softhip.coro.framed")
+    no_frame = kernel.append_basic_block("softhip.coro.no_frame")
+    entry.terminator.erase_from_parent()
+    with module.create_builder(entry) as builder:
+        builder.cond_br(builder.icmp(llvm.IntPredicate.EQ, memory, null), no_frame, framed)
+    with module.create_builder(no_frame) as builder:
+        builder.ret_void()
+    with module.create_builder(framed.first_instruction) as builder:
         handle = builder.call(coro_begin, [token, memory])
         builder.call(begin, [handle, t.i32.constant(1 if guarded else 0)])
+        # Read once, kept in the frame: the lane's context and its workgroup
+        # (their thread-locals would be looked up again after every resumption).
+        lane_context = builder.call(declared("softhip_rt_lane_context", t.ptr, []), [])
+        workgroup = builder.call(declared("softhip_rt_workgroup_state", t.ptr, []), [])
+    for call in _calls(kernel):
+        callee = _callee(call)
+        if callee is None or callee.name not in LANE_CONTEXT_FORMS:
+            continue
+        ftype = callee.function_type
+        with module.create_builder(call) as builder:
+            of = builder.call(declared(callee.name + "__of", ftype.return_type, [t.ptr] + list(ftype.param_types)),
+                              [lane_context] + [call.get_arg_operand(i) for i in range(call.num_arg_operands)])
+        call.replace_all_uses_with(of)
+        call.erase_from_parent()
     suspended = kernel.append_basic_block("softhip.coro.suspended")
     cleanup = kernel.append_basic_block("softhip.coro.cleanup")
     with module.create_builder(suspended) as builder:
@@ -1620,8 +1652,15 @@ def _make_lanes_coroutines(module, kernel, guarded):
         resumed = suspend_after(call)
         if not call.type.is_void:
             with module.create_builder(resumed.first_instruction) as builder:
-                result = builder.call(results[call.type.int_width], [])
+                result = builder.call(results[call.type.int_width], [workgroup])
             call.replace_all_uses_with(result)
+        # The posting form, with the workgroup read once.
+        callee = _callee(call)
+        ftype = callee.function_type
+        with module.create_builder(call) as builder:
+            builder.call(declared(callee.name + "__post", ftype.return_type, [t.ptr] + list(ftype.param_types)),
+                         [workgroup] + [call.get_arg_operand(i) for i in range(call.num_arg_operands)])
+        call.erase_from_parent()
     for call in phased:
         callee = _callee(call)
         *posting, last = PHASED_RENDEZVOUS[callee.name]
@@ -1705,6 +1744,17 @@ def _add_entry_and_descriptor(module, kernel, sync, wave_size, guarded=False, co
     param_array.is_global_constant = True
     first_param = param_type.array(len(pairs)).gep_const(
         param_array, [t.i32.constant(0), t.i32.constant(1)], 0)
+    flags = (SOFTHIP_KERNEL_SYNC if sync else 0) | (SOFTHIP_KERNEL_COROUTINE if coroutine else 0)
+    if coroutine:
+        # The lane runtime schedules the workgroup's coroutine lanes itself.
+        run = module.get_function("softhip_rt_run_workgroup") or module.add_function(
+            "softhip_rt_run_workgroup", t.function(t.i32, [t.ptr, t.ptr]))
+        workgroup = module.add_function("softhip_workgroup__" + name, t.function(t.i32, [t.ptr]))
+        workgroup.linkage = llvm.Linkage.Internal
+        with module.create_builder(workgroup.append_basic_block("entry")) as builder:
+            builder.ret(builder.call(run, [workgroup.get_param(0), entry]))
+        entry = workgroup
+        flags |= SOFTHIP_KERNEL_WORKGROUP_LOOP
     descriptor_type = t.struct([t.i32, t.i32, t.i32, t.i32, t.ptr, t.ptr, t.i32, t.i32, t.i64])
     descriptor = module.add_global(descriptor_type, "softhip_kernel__" + name)
     descriptor.initializer = module.context.const_struct([
@@ -1714,7 +1764,7 @@ def _add_entry_and_descriptor(module, kernel, sync, wave_size, guarded=False, co
         t.i32.constant(len(params)),
         first_param,
         entry,
-        t.i32.constant((SOFTHIP_KERNEL_SYNC if sync else 0) | (SOFTHIP_KERNEL_COROUTINE if coroutine else 0)),
+        t.i32.constant(flags),
         t.i32.constant(wave_size),
         t.i64.constant(0),
     ])

@@ -461,3 +461,30 @@ define amdgpu_kernel void @wave_call_in_callee(ptr addrspace(1) %out) {
   store i32 %r, ptr addrspace(1) %o
   ret void
 }
+
+; Lanes of one wave at different wave calls (odd lanes at one readfirstlane,
+; even lanes at another), in workgroup 2 only; the others run through. A GPU
+; runs both sides one after the other with the other lanes masked: the
+; software device refuses to guess and fails the launch, naming the lanes.
+define amdgpu_kernel void @divergent_wave_calls(ptr addrspace(1) %out) {
+  %l = call i32 @llvm.amdgcn.workitem.id.x()
+  %g = call i32 @llvm.amdgcn.workgroup.id.x()
+  %odd = and i32 %l, 1
+  %group2 = icmp eq i32 %g, 2
+  %oddb = icmp ne i32 %odd, 0
+  %split = and i1 %group2, %oddb
+  br i1 %split, label %one, label %other
+one:
+  %a = call i32 @llvm.amdgcn.readfirstlane.i32(i32 %l)
+  br label %join
+other:
+  %b = call i32 @llvm.amdgcn.readfirstlane.i32(i32 %g)
+  br label %join
+join:
+  %r = phi i32 [ %a, %one ], [ %b, %other ]
+  %g64 = mul i32 %g, 64
+  %gid = add i32 %g64, %l
+  %o = getelementptr i32, ptr addrspace(1) %out, i32 %gid
+  store i32 %r, ptr addrspace(1) %o
+  ret void
+}

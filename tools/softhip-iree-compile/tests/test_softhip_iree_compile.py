@@ -247,6 +247,14 @@ print("status", status)
         self.assertNotIn("status 0", stdout)
         self.assertIn("kernel trap (llvm.trap) in workgroup (1,0,0), lane (5,0,0)", stderr)
 
+    def test_lanes_of_a_wave_at_different_wave_calls_fail_the_launch_by_name(self):
+        self.assertTrue(self.kernels["divergent_wave_calls"].coroutine)
+        stdout, stderr = self.launch_trapping_kernel("divergent_wave_calls")
+        self.assertNotIn("status 0", stdout)
+        self.assertRegex(stderr, r"kernel `divergent_wave_calls` workgroup \(2,0,0\): lanes of wave 0 "
+                                 r"diverged: lane 0 waits at readfirstlane_u32 \(call site \d+\), "
+                                 r"lane 1 at readfirstlane_u32 \(call site \d+\)")
+
     def test_dpp_controls_masks_and_bound_ctrl(self):
         hip = self.hip
         out = hip.upload(numpy.zeros(64 * 8, numpy.uint32))
