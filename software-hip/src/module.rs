@@ -12,6 +12,7 @@ mod abi;
 mod args;
 mod elf_image;
 mod execute;
+mod helpers;
 mod image_file;
 mod library;
 mod simt;

@@ -7,6 +7,7 @@
 //! one SIMT runtime (per-lane contexts, fiber stacks: `simt.rs`).
 
 use super::abi::{Dim3, Granularity, KernelContext, KernelEntry};
+use super::helpers;
 use super::simt::{LaneMode, Runtime, SimtCounters, SERVICES};
 use crate::types::{hipErrorLaunchFailure, hipError_t};
 use core::ffi::c_void;
@@ -17,9 +18,13 @@ use std::sync::OnceLock;
 /// uses (default: all available cores).
 pub const THREADS_ENV: &str = "SOFTWARE_HIP_KERNEL_THREADS";
 
-/// Thread invocations (workgroups x threads per workgroup) that justify
-/// one more host thread for a launch.
-const MIN_INVOCATIONS_PER_WORKER: u64 = 16 * 1024;
+/// Thread invocations (workgroups x threads per workgroup, see
+/// `SYNC_LANE_WORK`) that justify one more host thread for a launch.
+const MIN_WORK_PER_WORKER: u64 = 16 * 1024;
+/// What a lane that switches at rendezvous (coroutine or fiber) counts for
+/// in `MIN_WORK_PER_WORKER`: its steps cost about 15 ns each (2026-12-07,
+/// sum_2d_axis0_f32), a plain lane's a few.
+const SYNC_LANE_WORK: u64 = 16;
 
 fn configured_threads() -> usize {
     static THREADS: OnceLock<usize> = OnceLock::new();
@@ -190,38 +195,40 @@ impl Grid<'_> {
     }
 
     /// How many workers a launch of this grid gets by default: up to
-    /// `SOFTWARE_HIP_KERNEL_THREADS`, but one per 16K thread invocations at
-    /// most, since starting a helper thread costs tens of microseconds.
+    /// `SOFTWARE_HIP_KERNEL_THREADS`, one per `MIN_WORK_PER_WORKER` at most,
+    /// counting a lane that runs as a coroutine or fiber (a switch at every
+    /// rendezvous) as `SYNC_LANE_WORK` plain ones: a helper wakes in tens of
+    /// microseconds, which a small grid does not pay for.
     pub fn default_workers(&self) -> usize {
         let threads_per_group = self.block.x as u64 * self.block.y as u64 * self.block.z as u64;
-        let invocations = self.workgroup_count().saturating_mul(threads_per_group);
-        (configured_threads() as u64)
-            .min(invocations / MIN_INVOCATIONS_PER_WORKER)
-            .max(1) as usize
+        let lane_work = match self.lanes {
+            LaneMode::Plain => 1,
+            LaneMode::Fibers | LaneMode::Coroutines | LaneMode::WorkgroupLoop => SYNC_LANE_WORK,
+        };
+        let work = self
+            .workgroup_count()
+            .saturating_mul(threads_per_group)
+            .saturating_mul(lane_work);
+        (configured_threads() as u64).min(work / MIN_WORK_PER_WORKER).max(1) as usize
     }
 
     /// Runs every workgroup on up to `max_workers` host threads (the caller's
-    /// included); `hipErrorLaunchFailure` if any kernel call returned
-    /// non-zero (later workgroups may then be skipped).
+    /// and kept helper threads, see `helpers`); `hipErrorLaunchFailure` if
+    /// any kernel call returned non-zero (later workgroups may then be
+    /// skipped).
     pub fn run(&self, max_workers: usize) -> Result<(), hipError_t> {
         let progress = Progress {
             next_workgroup: AtomicU64::new(0),
             failed: AtomicBool::new(false),
         };
         let workers = (max_workers as u64).min(self.workgroup_count()).max(1) as usize;
-        if workers == 1 {
-            self.work(&progress);
-        } else {
-            std::thread::scope(|scope| {
-                for _ in 1..workers {
-                    // Failing to start a helper thread only costs parallelism.
-                    let _ = std::thread::Builder::new()
-                        .name("software-hip-kernel".into())
-                        .spawn_scoped(scope, || self.work(&progress));
-                }
-                self.work(&progress);
-            });
-        }
+        helpers::run(workers - 1, &|| {
+            // A panic is a bug here, but it must not pass for a launch that ran.
+            let worked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.work(&progress)));
+            if worked.is_err() {
+                progress.failed.store(true, Ordering::Relaxed);
+            }
+        });
         if progress.failed.load(Ordering::Relaxed) {
             Err(hipErrorLaunchFailure)
         } else {

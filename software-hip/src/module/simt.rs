@@ -252,6 +252,10 @@ thread_local! {
     /// touched, more than running a small launch (a 15-workgroup transpose of 256
     /// lanes spent 5 ms per call in mprotect and page faults).
     static SPARE_STACKS: Cell<Option<Stacks>> = const { Cell::new(None) };
+    /// This thread's coroutine frames from its last launch: allocating and
+    /// zeroing a workgroup's frames (hundreds of KiB for 256 lanes) cost more
+    /// than a small launch's lanes.
+    static SPARE_FRAMES: Cell<Vec<FrameChunk>> = const { Cell::new(Vec::new()) };
 }
 
 impl Stacks {
@@ -577,7 +581,7 @@ impl Runtime {
             error: UnsafeCell::new(None),
             block_idx: Cell::new(Dim3::default()),
             stacks: None,
-            frames: UnsafeCell::new(Vec::new()),
+            frames: UnsafeCell::new(SPARE_FRAMES.with(Cell::take)),
             frame_stride: Cell::new(0),
             resume: Cell::new(None),
         });
@@ -834,19 +838,26 @@ impl Runtime {
             // SAFETY: no lane holds a frame yet when the size is first asked;
             // the kernel asks one size for all its lanes.
             let frames = unsafe { &mut *self.frames.get() };
-            if !frames.is_empty() {
+            if self.frame_stride.get() != 0 {
                 self.fail(format!(
                     "asks for a coroutine frame of {size} bytes, another lane for {}",
                     self.frame_stride.get()
                 ));
                 return false;
             }
+            // Frames from an earlier launch are reused as they are: a coroutine
+            // writes its frame before reading it.
             let chunks = self.contexts.len() * stride / FRAME_ALIGN;
-            if frames.try_reserve_exact(chunks).is_err() {
-                self.fail(format!("cannot allocate {} lanes' coroutine frames of {stride} bytes", self.contexts.len()));
-                return false;
+            if frames.len() < chunks {
+                if frames.try_reserve_exact(chunks - frames.len()).is_err() {
+                    self.fail(format!(
+                        "cannot allocate {} lanes' coroutine frames of {stride} bytes",
+                        self.contexts.len()
+                    ));
+                    return false;
+                }
+                frames.resize(chunks, FrameChunk([0; FRAME_ALIGN]));
             }
-            frames.resize(chunks, FrameChunk([0; FRAME_ALIGN]));
             self.frame_stride.set(stride);
         }
         true
@@ -1024,6 +1035,13 @@ impl Drop for Runtime {
         if let Some(stacks) = self.stacks.take() {
             stacks.keep();
         }
+        // Kept for this thread's next launch (the larger of two); a thread that
+        // is exiting frees them.
+        let frames = core::mem::take(self.frames.get_mut());
+        let _ = SPARE_FRAMES.try_with(|spare| {
+            let other = spare.take();
+            spare.set(if other.len() > frames.len() { other } else { frames });
+        });
     }
 }
 
