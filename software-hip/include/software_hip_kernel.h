@@ -76,13 +76,18 @@
  *     gave with rendezvous_result(ctx). A lane whose entry or resume returns
  *     without posting a rendezvous has finished, with that return value. The
  *     scheduling, results and errors are those of fibers.
- *   - Workgroup loops. With SOFTHIP_KERNEL_WORKGROUP_LOOP as well, the code
- *     object schedules its coroutine lanes itself: the entry is called once
- *     per workgroup with lane 0's context, the first of an array of one
- *     context per lane (ctx + L is lane L's: thread_idx and lane_id set),
- *     and returns once every lane has finished. It resolves its lanes'
- *     barriers and wave calls with the rules above, in the same lane order.
- *     From the runtime it asks only lane_frames(ctx, size, align): lane 0's
+ *   - Workgroup loops. With SOFTHIP_KERNEL_WORKGROUP_LOOP the code object
+ *     runs its workgroup's lanes itself: the entry is called once per
+ *     workgroup with lane 0's context, the first of an array of one context
+ *     per lane (ctx + L is lane L's: thread_idx and lane_id set), and
+ *     returns once every lane has finished (0, or non-zero as a lane would).
+ *     Alone, the flag says the lanes never wait for each other (the fast
+ *     path above, a loop inside the code object: a lane's code can then be
+ *     compiled into the loop). With SOFTHIP_KERNEL_SYNC |
+ *     SOFTHIP_KERNEL_COROUTINE, the code object schedules its coroutine
+ *     lanes and resolves their barriers and wave calls with the rules above,
+ *     in the same lane order. From the runtime it asks only
+ *     lane_frames(ctx, size, align) (coroutine lanes only): lane 0's
  *     frame of `size` bytes (rules as coroutine_frame), lane L's being
  *     L * (size rounded up to 64) bytes further, the same memory for every
  *     workgroup of the launch (one size per launch); and fail(ctx, message):
@@ -146,7 +151,9 @@
  *     flags, SOFTHIP_KERNEL_SYNC on another granularity, a wave size other
  *     than 0/32/64, static LDS above 64 KiB or a version-2 symbol shorter
  *     than 48 bytes give hipErrorInvalidImage at hipModuleGetFunction.
- *     Version-1 kernels ignore the context fields past `reserved`.
+ *     A WORKGROUP_LOOP flag on another granularity, or with SYNC but without
+ *     COROUTINE, gives hipErrorInvalidImage too. Version-1 kernels ignore the
+ *     context fields past `reserved`.
  */
 #ifndef SOFTWARE_HIP_KERNEL_H_
 #define SOFTWARE_HIP_KERNEL_H_
@@ -177,8 +184,8 @@ extern "C" {
  * fibers (see "Coroutine lanes" below). */
 #define SOFTHIP_KERNEL_COROUTINE 2u
 
-/* With SOFTHIP_KERNEL_SYNC | SOFTHIP_KERNEL_COROUTINE: the code object runs
- * its coroutine lanes itself (see "Workgroup loops" below). */
+/* Alone, or with SOFTHIP_KERNEL_SYNC | SOFTHIP_KERNEL_COROUTINE: the code
+ * object runs its workgroup's lanes itself (see "Workgroup loops" below). */
 #define SOFTHIP_KERNEL_WORKGROUP_LOOP 4u
 /* Version of softhip_simt_services_t (its `version` field); 2 added the
  * coroutine services, 3 lane_frames and fail. */

@@ -415,6 +415,20 @@ SOFTHIP_LANE_KERNEL(loop_sum, loop_sum_entry,
                     SOFTHIP_KERNEL_SYNC | SOFTHIP_KERNEL_COROUTINE | SOFTHIP_KERNEL_WORKGROUP_LOOP, 0, 0,
                     SOFTHIP_PARAM(const uint32_t*), SOFTHIP_PARAM(uint32_t*));
 
+/* Lanes without rendezvous in one loop (SOFTHIP_KERNEL_WORKGROUP_LOOP alone):
+ * out[global lane] = lane id + 7 * workgroup. */
+static int32_t plain_loop_entry(const softhip_kernel_context_t* ctx) {
+  uint32_t lanes = softhip_block_thread_count(ctx);
+  for (uint32_t lane = 0; lane < lanes; ++lane) {
+    const softhip_kernel_context_t* mine = ctx + lane;
+    if (mine->lane_id != lane || mine->block_idx.x != ctx->block_idx.x) return 3;
+    SOFTHIP_ARG(mine, 0, uint32_t*)[global_lane(mine)] = lane + 7 * mine->block_idx.x;
+  }
+  return 0;
+}
+SOFTHIP_LANE_KERNEL(plain_loop, plain_loop_entry, SOFTHIP_KERNEL_WORKGROUP_LOOP, 0, 0,
+                    SOFTHIP_PARAM(uint32_t*));
+
 /* Reports its own failure. */
 static int32_t loop_fail_entry(const softhip_kernel_context_t* ctx) {
   ctx->simt->fail(ctx, "lane 3 stopped: a test of fail()");
@@ -440,6 +454,13 @@ static int32_t coro_asks_lane_frames_entry(const softhip_kernel_context_t* ctx) 
 SOFTHIP_LANE_KERNEL(coro_asks_lane_frames, coro_asks_lane_frames_entry,
                     SOFTHIP_KERNEL_SYNC | SOFTHIP_KERNEL_COROUTINE, 0, 0,
                     SOFTHIP_PARAM(uint32_t*));
+
+/* A plain workgroup loop has no frames to ask for. */
+static int32_t plain_loop_asks_lane_frames_entry(const softhip_kernel_context_t* ctx) {
+  return ctx->simt->lane_frames(ctx, 64, 8) == NULL ? 0 : 5;
+}
+SOFTHIP_LANE_KERNEL(plain_loop_asks_lane_frames, plain_loop_asks_lane_frames_entry,
+                    SOFTHIP_KERNEL_WORKGROUP_LOOP, 0, 0, SOFTHIP_PARAM(uint32_t*));
 
 /* --- descriptors: version 1 still loads; invalid version-2 fields --- */
 
@@ -477,12 +498,17 @@ __attribute__((visibility("default"), used)) const softhip_kernel_t
     softhip_kernel__unknown_flag = {SOFTHIP_KERNEL_MAGIC, 2u, SOFTHIP_PER_LANE,
                                     1u, one_pointer, v1_write_entry,
                                     8u, 0u, 0u};
-/* A workgroup loop runs coroutine lanes: without SYNC | COROUTINE it means nothing. */
+/* A workgroup loop runs plain lanes or coroutine lanes, never fibers. */
 __attribute__((visibility("default"), used)) const softhip_kernel_t
     softhip_kernel__loop_without_coroutine = {SOFTHIP_KERNEL_MAGIC, 2u, SOFTHIP_PER_LANE,
                                               1u, one_pointer, v1_write_entry,
                                               SOFTHIP_KERNEL_SYNC | SOFTHIP_KERNEL_WORKGROUP_LOOP,
                                               0u, 0u};
+/* ... and only PER_LANE kernels. */
+__attribute__((visibility("default"), used)) const softhip_kernel_t
+    softhip_kernel__loop_per_block = {SOFTHIP_KERNEL_MAGIC, 2u, SOFTHIP_PER_BLOCK,
+                                      1u, one_pointer, v1_write_entry,
+                                      SOFTHIP_KERNEL_WORKGROUP_LOOP, 0u, 0u};
 /* Coroutine lanes are a way of running SYNC kernels: alone the flag means nothing. */
 __attribute__((visibility("default"), used)) const softhip_kernel_t
     softhip_kernel__coroutine_without_sync = {SOFTHIP_KERNEL_MAGIC, 2u, SOFTHIP_PER_LANE,

@@ -242,7 +242,7 @@ impl Module {
     }
 
     /// Version-2 fields: known flags only (SYNC only with PER_LANE, COROUTINE only
-    /// with SYNC, WORKGROUP_LOOP only with both), wave size
+    /// with SYNC, WORKGROUP_LOOP alone or with both), wave size
     /// 0 (the device's), 32 or 64, static LDS at most 64 KiB.
     fn validate_simt(
         descriptor: &KernelDescriptor,
@@ -255,7 +255,8 @@ impl Module {
             || (descriptor.flags != 0 && granularity != Granularity::PerLane)
             || descriptor.flags == abi::KERNEL_FLAG_COROUTINE
             || (descriptor.flags & abi::KERNEL_FLAG_WORKGROUP_LOOP != 0
-                && descriptor.flags & coroutine != coroutine)
+                && descriptor.flags & coroutine != coroutine
+                && descriptor.flags & coroutine != 0)
             || descriptor.static_shared_bytes > MAX_DYNAMIC_SHARED_BYTES as u64
         {
             return Err(hipErrorInvalidImage);
@@ -266,7 +267,9 @@ impl Module {
             _ => return Err(hipErrorInvalidImage),
         };
         Ok(SimtConfig {
-            lanes: if descriptor.flags & abi::KERNEL_FLAG_WORKGROUP_LOOP != 0 {
+            lanes: if descriptor.flags == abi::KERNEL_FLAG_WORKGROUP_LOOP {
+                LaneMode::PlainWorkgroupLoop
+            } else if descriptor.flags & abi::KERNEL_FLAG_WORKGROUP_LOOP != 0 {
                 LaneMode::WorkgroupLoop
             } else if descriptor.flags & abi::KERNEL_FLAG_COROUTINE != 0 {
                 LaneMode::Coroutines

@@ -430,6 +430,7 @@ fn version_1_descriptors_load_and_bad_version_2_fields_are_rejected() {
         "unknown_flag",
         "coroutine_without_sync",
         "loop_without_coroutine",
+        "loop_per_block",
         "sync_per_thread",
         "huge_static_lds",
     ] {
@@ -586,10 +587,27 @@ fn workgroup_loop_kernels_run_once_per_workgroup_over_lent_frames() {
 }
 
 #[test]
+fn plain_workgroup_loops_run_every_lane_once_per_workgroup() {
+    let module = Module::load_bytes(code_object()).unwrap();
+    let function = module.function(c"plain_loop").unwrap();
+    let (groups, lanes) = (40usize, 96usize);
+    let mut out = zeroed(groups * lanes * 4);
+    let dims = LaunchDims { grid: [groups as u32, 1, 1], block: [lanes as u32, 1, 1], dynamic_shared_bytes: 0 };
+    let mut params = [(&mut out as *mut *mut c_void).cast::<c_void>()];
+    let args = unsafe { function.capture_args(params.as_mut_ptr(), std::ptr::null_mut()) }.unwrap();
+    function.run_on_threads(&dims, &args, 3).unwrap();
+    let expected: Vec<u32> = (0..groups * lanes).map(|g| (g % lanes + 7 * (g / lanes)) as u32).collect();
+    assert_eq!(read_u32(out, groups * lanes), expected);
+    let stats = function.simt_stats();
+    assert_eq!((stats.plain_lane_workgroups, stats.coroutine_workgroups, stats.fibers_started), (groups as u64, 0, 0));
+    free(out);
+}
+
+#[test]
 fn workgroup_loop_failures_and_misused_services_fail_the_launch() {
     init_devices();
     let module = Module::load_bytes(code_object()).unwrap();
-    for name in [c"loop_fail", c"loop_runtime_barrier", c"coro_asks_lane_frames"] {
+    for name in [c"loop_fail", c"loop_runtime_barrier", c"coro_asks_lane_frames", c"plain_loop_asks_lane_frames"] {
         assert_eq!(run_rust(&module, name, 64), Err(hipErrorLaunchFailure), "{name:?}");
     }
     assert_eq!(run_rust(&module, c"plain_lanes", 64), Ok(()));

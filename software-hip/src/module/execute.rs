@@ -130,6 +130,12 @@ impl Grid<'_> {
             .and_then(|()| match self.granularity {
                 Granularity::PerBlock => runtime.run_block(),
                 Granularity::PerThread => runtime.run_plain(),
+                Granularity::PerLane if self.lanes == LaneMode::PlainWorkgroupLoop => {
+                    self.stats
+                        .plain_lane_workgroups
+                        .fetch_add(1, Ordering::Relaxed);
+                    runtime.run_workgroup_loop()
+                }
                 Granularity::PerLane if self.lanes == LaneMode::WorkgroupLoop => {
                     self.stats
                         .coroutine_workgroups
@@ -202,7 +208,7 @@ impl Grid<'_> {
     pub fn default_workers(&self) -> usize {
         let threads_per_group = self.block.x as u64 * self.block.y as u64 * self.block.z as u64;
         let lane_work = match self.lanes {
-            LaneMode::Plain => 1,
+            LaneMode::Plain | LaneMode::PlainWorkgroupLoop => 1,
             LaneMode::Fibers | LaneMode::Coroutines | LaneMode::WorkgroupLoop => SYNC_LANE_WORK,
         };
         let work = self

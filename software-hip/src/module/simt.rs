@@ -348,6 +348,9 @@ pub enum LaneMode {
     /// the workgroup's contexts), and asks the runtime only for its lanes'
     /// frames (`lane_frames`) and to report a failure (`fail`).
     WorkgroupLoop,
+    /// Lanes without rendezvous run by the code object (`SOFTHIP_KERNEL_WORKGROUP_LOOP`
+    /// alone): the entry runs once per workgroup, with lane 0's context.
+    PlainWorkgroupLoop,
 }
 
 /// Coroutine frames are aligned to a cache line: a frame holds vectors and
@@ -510,7 +513,9 @@ unsafe extern "C" fn service_coroutine_begin(
 unsafe extern "C" fn service_rendezvous_result(ctx: *const KernelContext) -> u64 {
     // SAFETY: called by a kernel with its context.
     match unsafe { runtime_of(ctx) } {
-        Some(runtime) if runtime.mode != LaneMode::Plain => runtime.lanes[runtime.current.get()].result.get(),
+        Some(runtime) if matches!(runtime.mode, LaneMode::Fibers | LaneMode::Coroutines) => {
+            runtime.lanes[runtime.current.get()].result.get()
+        }
         _ => 0,
     }
 }
@@ -597,7 +602,7 @@ impl Runtime {
                 ..*template
             });
         }
-        if mode != LaneMode::Plain {
+        if !matches!(mode, LaneMode::Plain | LaneMode::PlainWorkgroupLoop) {
             runtime.lanes = (0..count)
                 .map(|_| Lane {
                     state: Cell::new(LaneState::Ready),
@@ -667,7 +672,7 @@ impl Runtime {
             ));
             return 0;
         }
-        if self.mode == LaneMode::WorkgroupLoop {
+        if matches!(self.mode, LaneMode::WorkgroupLoop | LaneMode::PlainWorkgroupLoop) {
             self.fail(format!(
                 "calls {what} (call site {site}) through the runtime, but its descriptor has \
                  SOFTHIP_KERNEL_WORKGROUP_LOOP (the code object resolves its own rendezvous)"
@@ -781,8 +786,8 @@ impl Runtime {
         })
     }
 
-    /// Runs a SOFTHIP_KERNEL_WORKGROUP_LOOP kernel: one call with lane 0's
-    /// context, the code object running every lane.
+    /// Runs a SOFTHIP_KERNEL_WORKGROUP_LOOP kernel (either lane mode): one call
+    /// with lane 0's context, the code object running every lane.
     pub fn run_workgroup_loop(&self) -> Result<(), String> {
         self.call_entry(0, false)
     }

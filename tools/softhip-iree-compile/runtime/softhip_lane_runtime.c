@@ -391,8 +391,19 @@ SOFTHIP_RT __attribute__((noreturn)) void softhip_rt_trap(void) {
   longjmp(*softhip_trap, 1);
 }
 
-SOFTHIP_RT const void* softhip_rt_arg(uint32_t index) {
-  return softhip_lane->args[index];
+SOFTHIP_RT const void* softhip_rt_arg__of(const softhip_kernel_context_t* ctx, uint32_t index) {
+  return ctx->args[index];
+}
+SOFTHIP_RT const void* softhip_rt_arg(uint32_t index) { return softhip_rt_arg__of(softhip_lane, index); }
+
+/* For the workgroup loop of a kernel without rendezvous (retarget.py): the
+ * workgroup's lanes, and lane L's context (the runtime passes the array). */
+SOFTHIP_RT uint32_t softhip_rt_lane_count(const softhip_kernel_context_t* first) {
+  return first->block_dim.x * first->block_dim.y * first->block_dim.z;
+}
+SOFTHIP_RT const softhip_kernel_context_t* softhip_rt_lane_at(const softhip_kernel_context_t* first,
+                                                            uint32_t lane) {
+  return first + lane;
 }
 
 /* Each lane-context function has a form taking the lane's context (`__of`),

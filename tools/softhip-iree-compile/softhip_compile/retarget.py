@@ -42,6 +42,9 @@ SOFTHIP_PER_LANE = 2
 SOFTHIP_KERNEL_SYNC = 1
 SOFTHIP_KERNEL_COROUTINE = 2
 SOFTHIP_KERNEL_WORKGROUP_LOOP = 4
+# SOFTHIP_WORKGROUP_LOOPS=0: kernels without rendezvous run one lane per call
+# of their entry, as before workgroup loops (to compare the two).
+WORKGROUP_LOOPS_ENV = "SOFTHIP_WORKGROUP_LOOPS"
 # SOFTHIP_COROUTINE_LANES=0 keeps every synchronising kernel on fibers (to
 # compare the two).
 COROUTINE_LANES_ENV = "SOFTHIP_COROUTINE_LANES"
@@ -1689,6 +1692,76 @@ def _define_coroutine_resume(module):
         builder.ret_void()
 
 
+def _lane_body_with_context(module, kernel):
+    """Moves `kernel`'s body into `K.lane(ctx, params...)`, whose lane-context
+    reads in its own body take the lane's context from its first parameter
+    (LANE_CONTEXT_FORMS) instead of a thread-local; `kernel` calls it with the
+    thread-local's context. Returns `K.lane`."""
+    t = module.types
+    ftype = kernel.function_type
+    body = module.add_function(kernel.name + ".lane",
+                               t.function(t.void, [t.ptr] + list(ftype.param_types)))
+    body.linkage = llvm.Linkage.Internal
+    for block in list(kernel.basic_blocks):
+        block.remove_from_parent()
+        body.append_existing_basic_block(block)
+    for i in range(len(ftype.param_types)):
+        kernel.get_param(i).replace_all_uses_with(body.get_param(i + 1))
+    context = body.get_param(0)
+    for call in list(_calls(body)):
+        callee = _callee(call)
+        if callee is None or callee.name not in LANE_CONTEXT_FORMS:
+            continue
+        rtype = callee.function_type
+        of = _declared(module, callee.name + "__of",
+                       t.function(rtype.return_type, [t.ptr] + list(rtype.param_types)))
+        with module.create_builder(call) as builder:
+            value = builder.call(of, [context] + [call.get_arg_operand(i) for i in range(call.num_arg_operands)])
+        call.replace_all_uses_with(value)
+        call.erase_from_parent()
+    with module.create_builder(kernel.append_basic_block("entry")) as builder:
+        lane = builder.call(_declared(module, "softhip_rt_lane_context", t.function(t.ptr, [])), [])
+        builder.call(body, [lane] + [kernel.get_param(i) for i in range(len(ftype.param_types))])
+        builder.ret_void()
+    return body
+
+
+def _add_workgroup_loop(module, kernel, params):
+    """`softhip_workgroup__K(ctx)` (SOFTHIP_KERNEL_WORKGROUP_LOOP without SYNC):
+    loads K's parameters once and runs its lanes one after another, each with
+    its context from the runtime's array; K's body inlines into the loop."""
+    t = module.types
+    body = _lane_body_with_context(module, kernel)
+    declared = lambda name, ret, args: _declared(module, name, t.function(ret, args))  # noqa: E731
+    arg_of = declared("softhip_rt_arg__of", t.ptr, [t.ptr, t.i32])
+    lane_count = declared("softhip_rt_lane_count", t.i32, [t.ptr])
+    lane_at = declared("softhip_rt_lane_at", t.ptr, [t.ptr, t.i32])
+    enter = declared("softhip_rt_enter", t.void, [t.ptr])
+    workgroup = module.add_function("softhip_workgroup__" + kernel.name, t.function(t.i32, [t.ptr]))
+    workgroup.linkage = llvm.Linkage.Internal
+    first = workgroup.get_param(0)
+    entry = workgroup.append_basic_block("entry")
+    loop = workgroup.append_basic_block("lanes")
+    done = workgroup.append_basic_block("done")
+    with module.create_builder(entry) as builder:
+        args = [builder.load(ptype, builder.call(arg_of, [first, t.i32.constant(i)]))
+                for i, ptype in enumerate(params)]
+        count = builder.call(lane_count, [first])
+        builder.br(loop)
+    with module.create_builder(loop) as builder:
+        lane = builder.phi(t.i32)
+        context = builder.call(lane_at, [first, lane])
+        builder.call(enter, [context])
+        builder.call(body, [context] + args)
+        following = builder.add(lane, t.i32.constant(1))
+        builder.cond_br(builder.icmp(llvm.IntPredicate.UGE, following, count), done, loop)
+    lane.add_incoming(t.i32.constant(0), entry)
+    lane.add_incoming(following, loop)
+    with module.create_builder(done) as builder:
+        builder.ret(t.i32.constant(0))
+    return workgroup
+
+
 def _add_entry_and_descriptor(module, kernel, sync, wave_size, guarded=False, coroutine=False):
     """`softhip_entry__K(ctx)` loads K's parameters from the launch and calls
     it; `softhip_kernel__K` describes it to the software device. A kernel
@@ -1745,7 +1818,12 @@ def _add_entry_and_descriptor(module, kernel, sync, wave_size, guarded=False, co
     first_param = param_type.array(len(pairs)).gep_const(
         param_array, [t.i32.constant(0), t.i32.constant(1)], 0)
     flags = (SOFTHIP_KERNEL_SYNC if sync else 0) | (SOFTHIP_KERNEL_COROUTINE if coroutine else 0)
-    if coroutine:
+    if not sync and not guarded and os.environ.get(WORKGROUP_LOOPS_ENV, "1") != "0":
+        # Lanes that never wait for each other: one loop over them in the code
+        # object (a trap needs its per-lane guard: such kernels keep the runtime's).
+        entry = _add_workgroup_loop(module, kernel, ftype.param_types)
+        flags |= SOFTHIP_KERNEL_WORKGROUP_LOOP
+    elif coroutine:
         # The lane runtime schedules the workgroup's coroutine lanes itself.
         run = module.get_function("softhip_rt_run_workgroup") or module.add_function(
             "softhip_rt_run_workgroup", t.function(t.i32, [t.ptr, t.ptr]))

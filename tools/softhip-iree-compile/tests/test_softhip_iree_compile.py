@@ -172,6 +172,25 @@ class LaneRuntimeTest(unittest.TestCase):
             results.append(self.hip.download(buffers[3], numpy.zeros(256, numpy.float32)))
         numpy.testing.assert_array_equal(results[0], results[1])
 
+    def test_kernels_without_rendezvous_run_the_same_in_a_workgroup_loop_or_a_lane_per_call(self):
+        os.environ[retarget.WORKGROUP_LOOPS_ENV] = "0"
+        try:
+            with open(os.path.join(HERE, "lane_semantics.ll")) as f:
+                per_call, _ = code_object(f.read(), self.work, "per_call")
+        finally:
+            del os.environ[retarget.WORKGROUP_LOOPS_ENV]
+        source = numpy.array([0x11111111, 0x22222222, 0x33334444, 0x55555555], numpy.uint32)
+        for name, block, grid, buffers in (
+                ("launch_records", (32, 1, 1), (3, 2, 1), [numpy.full(6 * 8, 0xDEADBEEF, numpy.uint32)]),
+                ("buffer_bounds", (64, 1, 1), (1, 1, 1),
+                 [source, numpy.full(64 * 4, 0xDEADBEEF, numpy.uint32), numpy.full(4, 0xFFFFFFFF, numpy.uint32)])):
+            results = []
+            for image in (self.image, per_call):
+                pointers = [self.hip.upload(b) for b in buffers]
+                self.assertEqual(self.hip.launch(image, name, block, grid, pointers), 0, name)
+                results.append([list(self.hip.download(p, b)) for p, b in zip(pointers, buffers)])
+            self.assertEqual(results[0], results[1], name)
+
     def test_the_launch_records_are_what_rocm_fills_for_the_launch(self):
         hip = self.hip
         out = hip.upload(numpy.full(6 * 8, 0xDEADBEEF, numpy.uint32))
