@@ -67,12 +67,19 @@ static const char* const wave_op_names[] = {
 /* What a lane waits at (posted before it suspends) and what it gets. */
 typedef struct softhip_lane_wait_t {
   uint8_t state, op;
+  uint16_t resume; /* region loops: the region the lane goes on in */
   uint32_t site, aux;
   int32_t status; /* LANE_DONE: what the lane returned */
   uint64_t value, result;
 } softhip_lane_wait_t;
 typedef struct softhip_workgroup_t {
   int active, failed, registered, guarded;
+  /* Lanes waiting at a wave call, and at a barrier; whether the wave calls
+   * differ (else all are at wave_op / wave_site, and no check is needed). */
+  uint32_t waiting_wave, waiting_barrier;
+  int wave_mixed;
+  uint8_t wave_op;
+  uint32_t wave_site;
   const softhip_kernel_context_t* contexts; /* lane L's is contexts + L */
   uint32_t count, current, wave_size;
   unsigned char* frames; /* lane L's is frames + L * stride */
@@ -168,6 +175,14 @@ static void post_in(softhip_workgroup_t* wg, uint8_t state, uint8_t op, uint32_t
   lane->site = site;
   lane->value = value;
   lane->aux = aux;
+  if (state == LANE_BARRIER) {
+    ++wg->waiting_barrier;
+  } else if (wg->waiting_wave++ == 0) {
+    wg->wave_op = op;
+    wg->wave_site = site;
+  } else if (op != wg->wave_op || site != wg->wave_site) {
+    wg->wave_mixed = 1;
+  }
 }
 static void post(uint8_t state, uint8_t op, uint32_t site, uint64_t value, uint32_t aux) {
   post_in(&softhip_workgroup, state, op, site, value, aux);
@@ -239,6 +254,45 @@ static void diverged(uint32_t wave, uint32_t a, uint32_t b) {
                  second);
 }
 
+/* The results of wave call `op` for the lanes of first..last waiting at it
+ * (a lane that returned or does not exist gives 0), which become ready. */
+static void wave_results(uint32_t first, uint32_t last, uint8_t op) {
+  softhip_workgroup_t* wg = &softhip_workgroup;
+  uint32_t size = wg->wave_size, n = last - first; /* size: 32 or 64 */
+  softhip_lane_wait_t* wave = wg->lanes + first;
+#define VALUE_OF(index) ((index) < n && wave[index].state == LANE_WAVE ? wave[index].value : 0)
+  if (op == WAVE_BALLOT) {
+    uint64_t mask = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+      if (wave[i].state == LANE_WAVE && wave[i].value != 0) mask |= 1ull << i;
+    }
+    for (uint32_t i = 0; i < n; ++i) wave[i].result = mask;
+  } else if (op == WAVE_READFIRSTLANE_U32 || op == WAVE_READFIRSTLANE_U64) {
+    uint64_t value = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+      if (wave[i].state == LANE_WAVE) {
+        value = wave[i].value;
+        break;
+      }
+    }
+    for (uint32_t i = 0; i < n; ++i) wave[i].result = value;
+  } else if (op == WAVE_READLANE_U32 || op == WAVE_READLANE_U64) {
+    for (uint32_t i = 0; i < n; ++i) {
+      uint32_t source = wave[i].aux & (size - 1);
+      wave[i].result = VALUE_OF(source);
+    }
+  } else {
+    for (uint32_t i = 0; i < n; ++i) {
+      uint32_t source = (wave[i].aux >> 2) & (size - 1);
+      wave[i].result = VALUE_OF(source);
+    }
+  }
+#undef VALUE_OF
+  for (uint32_t i = 0; i < n; ++i) {
+    if (wave[i].state == LANE_WAVE) wave[i].state = LANE_READY;
+  }
+}
+
 /* Resolves the wave of lanes first..last when its live lanes all wait at one
  * wave call (1), or fails the workgroup when they wait at different calls or
  * some at a barrier (-1); 0: it waits at a barrier or has finished. */
@@ -264,36 +318,64 @@ static int resolve_wave(uint32_t first, uint32_t last, int* live) {
     diverged(first / wg->wave_size, (uint32_t)pending, (uint32_t)barrier);
     return -1;
   }
-  uint32_t size = wg->wave_size, n = last - first; /* size: 32 or 64 */
-  softhip_lane_wait_t* wave = lanes + first;
-  uint8_t op = lanes[pending].op;
-  /* A lane that returned or does not exist gives 0. */
-#define VALUE_OF(index) ((index) < n && wave[index].state == LANE_WAVE ? wave[index].value : 0)
-  if (op == WAVE_BALLOT) {
-    uint64_t mask = 0;
-    for (uint32_t i = 0; i < n; ++i) {
-      if (wave[i].state == LANE_WAVE && wave[i].value != 0) mask |= 1ull << i;
-    }
-    for (uint32_t i = 0; i < n; ++i) wave[i].result = mask;
-  } else if (op == WAVE_READFIRSTLANE_U32 || op == WAVE_READFIRSTLANE_U64) {
-    uint64_t value = lanes[pending].value;
-    for (uint32_t i = 0; i < n; ++i) wave[i].result = value;
-  } else if (op == WAVE_READLANE_U32 || op == WAVE_READLANE_U64) {
-    for (uint32_t i = 0; i < n; ++i) {
-      uint32_t source = wave[i].aux & (size - 1);
-      wave[i].result = VALUE_OF(source);
-    }
-  } else {
-    for (uint32_t i = 0; i < n; ++i) {
-      uint32_t source = (wave[i].aux >> 2) & (size - 1);
-      wave[i].result = VALUE_OF(source);
-    }
-  }
-#undef VALUE_OF
-  for (uint32_t i = 0; i < n; ++i) {
-    if (wave[i].state == LANE_WAVE) wave[i].state = LANE_READY;
-  }
+  wave_results(first, last, lanes[pending].op);
   return 1;
+}
+
+/* Every lane's wait in order: none running, the waits counted again. */
+static void count_waits(softhip_workgroup_t* wg) {
+  wg->waiting_wave = wg->waiting_barrier = 0;
+  wg->wave_mixed = 0;
+  for (uint32_t lane = 0; lane < wg->count; ++lane) {
+    softhip_lane_wait_t* wait = &wg->lanes[lane];
+    if (wait->state == LANE_BARRIER) {
+      ++wg->waiting_barrier;
+    } else if (wait->state == LANE_WAVE) {
+      if (wg->waiting_wave++ == 0) {
+        wg->wave_op = wait->op;
+        wg->wave_site = wait->site;
+      } else if (wait->op != wg->wave_op || wait->site != wg->wave_site) {
+        wg->wave_mixed = 1;
+      }
+    }
+  }
+}
+
+/* After a round (every lane waits or has returned): resolves each wave's
+ * wave call, or with none pending opens the barrier. 1: lanes are ready; 0:
+ * every lane has returned; -1: the workgroup failed (lanes diverged). When
+ * every waiting lane waits at one wave call, no wave needs checking. */
+static int resolve_round(softhip_workgroup_t* wg) {
+  if (wg->waiting_wave > 0 && !wg->wave_mixed && wg->waiting_barrier == 0) {
+    for (uint32_t first = 0; first < wg->count; first += wg->wave_size) {
+      uint32_t last = first + wg->wave_size < wg->count ? first + wg->wave_size : wg->count;
+      wave_results(first, last, wg->wave_op);
+    }
+    wg->waiting_wave = 0;
+    return 1;
+  }
+  if (wg->waiting_wave == 0) {
+    if (wg->waiting_barrier == 0) return 0;
+    for (uint32_t lane = 0; lane < wg->count; ++lane) {
+      if (wg->lanes[lane].state == LANE_BARRIER) wg->lanes[lane].state = LANE_READY;
+    }
+    wg->waiting_barrier = 0;
+    return 1;
+  }
+  int live = 0, resolved = 0;
+  for (uint32_t first = 0; first < wg->count; first += wg->wave_size) {
+    uint32_t last = first + wg->wave_size < wg->count ? first + wg->wave_size : wg->count;
+    int outcome = resolve_wave(first, last, &live);
+    if (outcome < 0) return -1;
+    resolved |= outcome > 0;
+  }
+  if (!resolved) {
+    for (uint32_t lane = 0; lane < wg->count; ++lane) {
+      if (wg->lanes[lane].state == LANE_BARRIER) wg->lanes[lane].state = LANE_READY;
+    }
+  }
+  count_waits(wg);
+  return live ? 1 : 0;
 }
 
 /* After lane L's entry or resume returned `status`: 0 to go on, else the
@@ -339,26 +421,16 @@ SOFTHIP_RT int32_t softhip_rt_run_workgroup(const softhip_kernel_context_t* cont
   wg->frames = NULL;
   wg->stride = 0;
   for (uint32_t lane = 0; lane < wg->count; ++lane) wg->lanes[lane].state = LANE_READY;
+  count_waits(wg);
   int32_t status = 0;
   for (uint32_t lane = 0; lane < wg->count && status == 0; ++lane) {
     wg->current = lane;
     status = lane_returned(lane, entry(contexts + lane));
   }
   while (status == 0) {
-    int live = 0, resolved = 0;
-    for (uint32_t first = 0; first < wg->count && status == 0; first += wg->wave_size) {
-      uint32_t last = first + wg->wave_size < wg->count ? first + wg->wave_size : wg->count;
-      int outcome = resolve_wave(first, last, &live);
-      if (outcome < 0) status = 1;
-      resolved |= outcome > 0;
-    }
-    if (status != 0 || !live) break;
-    if (!resolved) {
-      /* No wave call is pending, so every live lane is at a barrier. */
-      for (uint32_t lane = 0; lane < wg->count; ++lane) {
-        if (wg->lanes[lane].state == LANE_BARRIER) wg->lanes[lane].state = LANE_READY;
-      }
-    }
+    int outcome = resolve_round(wg);
+    if (outcome < 0) status = 1;
+    if (outcome <= 0) break;
     /* The thread-local's address, looked up once per round. */
     const softhip_kernel_context_t** lane_context = &softhip_lane;
     for (uint32_t lane = 0; lane < wg->count && status == 0; ++lane) {
@@ -380,6 +452,98 @@ SOFTHIP_RT int32_t softhip_rt_run_workgroup(const softhip_kernel_context_t* cont
     return 1;
   }
   return status;
+}
+
+/* Region loops (retarget.py's _make_region_loops): a synchronising kernel
+ * becomes one function that runs, for one region after another (the code
+ * between two rendezvous), a loop over the lanes waiting to run it; what a
+ * lane keeps across a rendezvous lives in lane storage lent by the runtime
+ * (lane_frames). The rounds, rules and messages are the coroutine lanes'
+ * above: every ready lane runs (region by region, each in lane order), then
+ * each wave's wave call resolves, or the barrier opens. */
+_Static_assert(sizeof(softhip_lane_wait_t) == 32, "a lane's wait stays one half cache line");
+
+/* Starts the workgroup: every lane ready to run region 0, and `bytes` of
+ * storage per lane. NULL (the failure reported) when the storage is refused. */
+SOFTHIP_RT softhip_wg_t softhip_rt_workgroup_begin(const softhip_kernel_context_t* contexts,
+                                                  uint64_t bytes) {
+  softhip_workgroup_t* wg = &softhip_workgroup;
+  uint64_t count = (uint64_t)contexts->block_dim.x * contexts->block_dim.y * contexts->block_dim.z;
+  wg->failed = 0;
+  if (count > SOFTHIP_MAX_LANES || (contexts->wave_size != 32 && contexts->wave_size != 64)) {
+    workgroup_fail("runs %llu lanes in waves of %u (at most %d lanes)", (unsigned long long)count,
+                   contexts->wave_size, SOFTHIP_MAX_LANES);
+    contexts->simt->fail(contexts, wg->message);
+    return NULL;
+  }
+  wg->contexts = contexts;
+  wg->count = (uint32_t)count;
+  wg->wave_size = contexts->wave_size;
+  wg->stride = (bytes + 63) / 64 * 64;
+  wg->frames = NULL;
+  if (bytes > 0) {
+    wg->frames = contexts->simt->lane_frames(contexts, wg->stride, 64);
+    if (wg->frames == NULL) return NULL; /* the runtime recorded why */
+  }
+  for (uint32_t lane = 0; lane < wg->count; ++lane) {
+    wg->lanes[lane].state = LANE_READY;
+    wg->lanes[lane].resume = 0;
+  }
+  count_waits(wg);
+  wg->active = 1;
+  return wg;
+}
+SOFTHIP_RT unsigned char* softhip_rt_lane_storage(softhip_wg_t wg) { return wg->frames; }
+SOFTHIP_RT uint32_t softhip_rt_workgroup_lanes(softhip_wg_t wg) { return wg->count; }
+
+/* Whether `lane` runs `region` now; if so it becomes the current lane. */
+SOFTHIP_RT _Bool softhip_rt_region_lane(softhip_wg_t wg, uint32_t lane, uint32_t region) {
+  softhip_lane_wait_t* wait = &wg->lanes[lane];
+  if (wait->state != LANE_READY || wait->resume != region) return 0;
+  wg->current = lane;
+  softhip_lane = wg->contexts + lane;
+  return 1;
+}
+/* The current lane posted its rendezvous; it goes on in `region`. */
+SOFTHIP_RT void softhip_rt_region_exit(softhip_wg_t wg, uint32_t region) {
+  wg->lanes[wg->current].resume = (uint16_t)region;
+}
+/* The current lane returned. */
+SOFTHIP_RT void softhip_rt_lane_done(softhip_wg_t wg) {
+  softhip_lane_wait_t* wait = &wg->lanes[wg->current];
+  if (wait->state == LANE_READY) {
+    wait->state = LANE_DONE;
+    wait->status = 0;
+  }
+}
+
+/* The region to run next: that of the lowest ready lane; with none, every
+ * wave's wave call resolves (or, with none pending, the barrier opens) first.
+ * -1: every lane has returned; -2: the workgroup failed. */
+SOFTHIP_RT int32_t softhip_rt_next_region(softhip_wg_t wg) {
+  for (int round = 0; round < 2 && !wg->failed; ++round) {
+    for (uint32_t lane = 0; lane < wg->count; ++lane) {
+      if (wg->lanes[lane].state == LANE_READY) return wg->lanes[lane].resume;
+    }
+    if (round == 1) {
+      workgroup_fail("has waiting lanes but none can go on"); /* unreachable */
+      break;
+    }
+    int outcome = resolve_round(wg);
+    if (outcome < 0) return -2;
+    if (outcome == 0) return -1;
+  }
+  return -2;
+}
+
+/* Ends the workgroup: 0, or 1 with the failure reported to the runtime. */
+SOFTHIP_RT int32_t softhip_rt_workgroup_end(softhip_wg_t wg) {
+  wg->active = 0;
+  if (wg->failed) {
+    wg->contexts->simt->fail(wg->contexts, wg->message);
+    return 1;
+  }
+  return 0;
 }
 
 SOFTHIP_RT __attribute__((noreturn)) void softhip_rt_trap(void) {

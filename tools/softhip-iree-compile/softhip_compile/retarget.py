@@ -288,6 +288,9 @@ class KernelInfo:
     coroutine: bool = False
     # Why a synchronising kernel stays on fibers (the slower fallback).
     fibers_because: str | None = None
+    # The coroutine lanes run as loops over the code between rendezvous
+    # (_make_region_loops) rather than as LLVM coroutines.
+    region_loops: bool = False
 
 
 # Intrinsics with no effect on a CPU (memory is coherent, the host thread runs
@@ -1681,6 +1684,323 @@ def _make_lanes_coroutines(module, kernel, guarded):
     kernel.attributes.add("presplitcoroutine")
 
 
+# SOFTHIP_REGION_LOOPS=0: synchronising kernels run as LLVM coroutines instead
+# of region loops (to compare the two).
+REGION_LOOPS_ENV = "SOFTHIP_REGION_LOOPS"
+
+
+def _region_loops_refused(kernel, guarded):
+    """Why `kernel` (a coroutine candidate) cannot become region loops, or None."""
+    if os.environ.get(REGION_LOOPS_ENV, "1") == "0":
+        return f"{REGION_LOOPS_ENV}=0"
+    if guarded:
+        return "it can trap (a trap ends only its own lane's coroutine)"
+    entry = kernel.entry_block
+    for block in kernel.basic_blocks:
+        for inst in block.instructions:
+            if inst.opcode != llvm.Opcode.Alloca:
+                continue
+            if block != entry or not inst.get_operand(0).is_constant_int:
+                return "it allocates private memory of a size known only when it runs"
+            if inst.alignment > 64:
+                return f"private memory aligned to {inst.alignment} bytes"
+    return None
+
+
+def _split_at_rendezvous(module, kernel, workgroup, declared):
+    """Rewrites every rendezvous of `kernel`'s body into its posting form (as
+    for coroutines: the workgroup as first argument) at the end of its block,
+    the rest of the block split off; its result is read at the start of that
+    rest. Returns the rests, in order: the entries of the regions after the
+    rendezvous."""
+    t = module.types
+    results = {32: declared("softhip_rt_rendezvous_result_u32__of", t.i32, [t.ptr]),
+               64: declared("softhip_rt_rendezvous_result_u64__of", t.i64, [t.ptr])}
+    continuations = []
+    calls = [call for call in _calls(kernel) if _callee(call) is not None
+             and (_callee(call).name in SIMPLE_RENDEZVOUS or _callee(call).name in PHASED_RENDEZVOUS)]
+    def args_of(call):
+        # Read again after each split: a wrapper of an operand read before a
+        # split may be stale once the block's instructions moved.
+        return [call.get_arg_operand(i) for i in range(call.num_arg_operands)]
+
+    for call in calls:
+        callee = _callee(call)
+        ftype = callee.function_type
+        if callee.name in SIMPLE_RENDEZVOUS:
+            rest = call.block.split_basic_block(call.next_instruction, "softhip.region")
+            continuations.append(rest)
+            if not call.type.is_void:
+                with module.create_builder(rest.first_instruction) as builder:
+                    result = builder.call(results[call.type.int_width], [workgroup])
+                call.replace_all_uses_with(result)
+            with module.create_builder(call) as builder:
+                builder.call(declared(callee.name + "__post", ftype.return_type, [t.ptr] + list(ftype.param_types)),
+                             [workgroup] + args_of(call))
+            call.erase_from_parent()
+            continue
+        *posting, last = PHASED_RENDEZVOUS[callee.name]
+        for phase in posting:
+            with module.create_builder(call) as builder:
+                posted = builder.call(declared(phase, ftype.return_type, list(ftype.param_types)), args_of(call))
+            continuations.append(posted.block.split_basic_block(posted.next_instruction, "softhip.region"))
+        if last is not None:
+            with module.create_builder(call) as builder:
+                result = builder.call(declared(last, ftype.return_type, list(ftype.param_types)), args_of(call))
+            call.replace_all_uses_with(result)
+        call.erase_from_parent()
+    return continuations
+
+
+def _regions(entries):
+    """Each region's blocks: those reachable from its entry without entering
+    another entry (the code a lane runs between two rendezvous), entry first."""
+    entry_set = set(entries)
+    regions = []
+    for start in entries:
+        order, seen = [start], {start}
+        for block in order:
+            for successor in block.successors:
+                if successor not in entry_set and successor not in seen:
+                    seen.add(successor)
+                    order.append(successor)
+        regions.append(order)
+    return regions
+
+
+def _demote_values_live_across_regions(module, kernel, entries, regions, keep):
+    """A value some region can reach a use of without passing its definition
+    (it comes from an earlier region) lives in memory: a private slot (an
+    alloca, later the lane's storage), stored after its definition and loaded
+    before each use. Values in `keep` are available everywhere."""
+    t = module.types
+    first_use_blocks = {}
+    values = []
+    for block in kernel.basic_blocks:
+        for inst in block.instructions:
+            if inst.type.is_void or inst in keep or inst.opcode == llvm.Opcode.Alloca:
+                continue
+            blocks = set()
+            for user in inst.users:
+                if user.opcode == llvm.Opcode.PHI:
+                    blocks.update(user.get_incoming_block(i) for i in range(user.num_incoming)
+                                  if user.get_incoming_value(i) == inst)
+                else:
+                    blocks.add(user.block)
+            if blocks:
+                values.append(inst)
+                first_use_blocks[inst] = blocks
+    region_sets = [set(region) for region in regions]
+    reach = {}
+
+    def reachable(index, without):
+        key = (index, without)
+        if key not in reach:
+            start = entries[index]
+            found = set()
+            if start != without:
+                order = [start]
+                found.add(start)
+                for block in order:
+                    for successor in block.successors:
+                        if successor in region_sets[index] and successor != without and successor not in found:
+                            found.add(successor)
+                            order.append(successor)
+            reach[key] = found
+        return reach[key]
+
+    crossing = [value for value in values
+                if any(first_use_blocks[value] & reachable(i, value.block) for i in range(len(entries)))]
+    entry = kernel.entry_block
+    for value in crossing:
+        with module.create_builder(entry.first_instruction) as builder:
+            slot = builder.alloca(value.type)
+        after = value.block.first_non_phi if value.opcode == llvm.Opcode.PHI else value.next_instruction
+        with module.create_builder(after) as builder:
+            stored = builder.store(value, slot)
+        for user in list(value.users):
+            if user == stored:
+                continue
+            if user.opcode == llvm.Opcode.PHI:
+                for i in range(user.num_incoming):
+                    if user.get_incoming_value(i) == value:
+                        with module.create_builder(user.get_incoming_block(i).terminator) as builder:
+                            user.set_operand(i, builder.load(value.type, slot))
+            else:
+                with module.create_builder(user) as builder:
+                    loaded = builder.load(value.type, slot)
+                user.replace_uses_of_with(value, loaded)
+    return len(crossing)
+
+
+def _make_region_loops(module, kernel, params, data_layout):
+    """`softhip_workgroup__K(ctx)` running `kernel`'s lanes as loops between
+    rendezvous (SOFTHIP_KERNEL_WORKGROUP_LOOP): the kernel is split at every
+    rendezvous into regions, the code between two rendezvous (POCL's parallel
+    regions); the workgroup function runs, region after region as the lane
+    runtime's softhip_rt_next_region chooses, a loop over the lanes that wait
+    to run that region, each lane's code compiled into the loop. What a lane
+    keeps across a rendezvous (its private memory, values used in a later
+    region) lives in lane storage, one array per slot (lane L's element at L),
+    lent by the runtime. The rules and the order of the lanes are those of
+    coroutine lanes."""
+    t = module.types
+
+    def declared(name, ret, args):
+        return _declared(module, name, t.function(ret, args))
+
+    entry = kernel.entry_block
+    first = entry.first_instruction
+    while first.opcode == llvm.Opcode.Alloca:
+        first = first.next_instruction
+    with module.create_builder(first) as builder:
+        workgroup = builder.call(declared("softhip_rt_workgroup_state", t.ptr, []), [])
+        lane_context = builder.call(declared("softhip_rt_lane_context", t.ptr, []), [])
+    for call in list(_calls(kernel)):
+        callee = _callee(call)
+        if callee is None or callee.name not in LANE_CONTEXT_FORMS:
+            continue
+        ftype = callee.function_type
+        with module.create_builder(call) as builder:
+            of = builder.call(declared(callee.name + "__of", ftype.return_type, [t.ptr] + list(ftype.param_types)),
+                              [lane_context] + [call.get_arg_operand(i) for i in range(call.num_arg_operands)])
+        call.replace_all_uses_with(of)
+        call.erase_from_parent()
+    entries = [entry] + _split_at_rendezvous(module, kernel, workgroup, declared)
+    regions = _regions(entries)
+    _demote_values_live_across_regions(module, kernel, entries, regions, {workgroup, lane_context})
+
+    # Lane storage: one array per private slot, lane L's element L slots apart.
+    slots = []
+    per_lane = 0
+    for inst in entry.instructions:
+        if inst.opcode != llvm.Opcode.Alloca:
+            continue
+        align = max(inst.alignment, data_layout.abi_alignment_of_type(inst.allocated_type), 1)
+        size = data_layout.abi_size_of_type(inst.allocated_type) * inst.get_operand(0).const_zext_value
+        size = (size + align - 1) // align * align
+        per_lane = (per_lane + align - 1) // align * align
+        slots.append((inst, per_lane, size))
+        per_lane += size
+
+    # The workgroup function: for each region, a loop over the lanes waiting
+    # to run it, with a copy of the region's blocks as its body (each region
+    # compiled on its own).
+    w = module.add_function("softhip_workgroup__" + kernel.name, t.function(t.i32, [t.ptr]))
+    w.linkage = llvm.Linkage.Internal
+    first_context = w.get_param(0)
+    start = w.append_basic_block("entry")
+    refused = w.append_basic_block("no_storage")
+    setup = w.append_basic_block("setup")
+    dispatch = w.append_basic_block("dispatch")
+    finish = w.append_basic_block("finish")
+    with module.create_builder(start) as builder:
+        wg = builder.call(declared("softhip_rt_workgroup_begin", t.ptr, [t.ptr, t.i64]),
+                          [first_context, t.i64.constant(per_lane)])
+        builder.cond_br(builder.icmp(llvm.IntPredicate.EQ, wg, t.ptr.null()), refused, setup)
+    with module.create_builder(refused) as builder:
+        builder.ret(t.i32.constant(1))
+    arg_of = declared("softhip_rt_arg__of", t.ptr, [t.ptr, t.i32])
+    with module.create_builder(setup) as builder:
+        storage = builder.call(declared("softhip_rt_lane_storage", t.ptr, [t.ptr]), [wg])
+        lanes = builder.call(declared("softhip_rt_workgroup_lanes", t.i32, [t.ptr]), [wg])
+        lanes64 = builder.zext(lanes, t.i64)
+        args = [builder.load(ptype, builder.call(arg_of, [first_context, t.i32.constant(i)]))
+                for i, ptype in enumerate(params)]
+        bases = [builder.gep(t.i8, storage, [builder.mul(lanes64, t.i64.constant(offset))])
+                 for _, offset, _ in slots]
+        builder.br(dispatch)
+    with module.create_builder(dispatch) as builder:
+        following = builder.call(declared("softhip_rt_next_region", t.i32, [t.ptr]), [wg])
+        switch = builder.switch_(following, finish, len(regions))
+    with module.create_builder(finish) as builder:
+        builder.ret(builder.call(declared("softhip_rt_workgroup_end", t.i32, [t.ptr]), [wg]))
+
+    region_lane = declared("softhip_rt_region_lane", t.i1, [t.ptr, t.i32, t.i32])
+    region_exit = declared("softhip_rt_region_exit", t.void, [t.ptr, t.i32])
+    lane_done = declared("softhip_rt_lane_done", t.void, [t.ptr])
+    lane_at = declared("softhip_rt_lane_at", t.ptr, [t.ptr, t.i32])
+    entry_index = {block: index for index, block in enumerate(entries)}
+    for index, region in enumerate(regions):
+        head = w.append_basic_block(f"region{index}")
+        check = w.append_basic_block(f"region{index}.lane")
+        body = w.append_basic_block(f"region{index}.body")
+        following_lane = w.append_basic_block(f"region{index}.next")
+        switch.add_case(t.i32.constant(index), head)
+        with module.create_builder(head) as builder:
+            lane = builder.phi(t.i32)
+            builder.cond_br(builder.icmp(llvm.IntPredicate.ULT, lane, lanes), check, dispatch)
+        with module.create_builder(check) as builder:
+            builder.cond_br(builder.call(region_lane, [wg, lane, t.i32.constant(index)]), body, following_lane)
+        with module.create_builder(following_lane) as builder:
+            next_lane = builder.add(lane, t.i32.constant(1))
+            builder.br(head)
+        lane.add_incoming(t.i32.constant(0), dispatch)
+        lane.add_incoming(next_lane, following_lane)
+        values = {kernel.get_param(i): arg for i, arg in enumerate(args)}
+        values[workgroup] = wg
+        with module.create_builder(body) as builder:
+            values[lane_context] = builder.call(lane_at, [first_context, lane])
+            offset = builder.zext(lane, t.i64)
+            for (slot, _, size), base in zip(slots, bases):
+                pointer = builder.gep(t.i8, base, [builder.mul(offset, t.i64.constant(size))])
+                values[slot] = builder.addr_space_cast(pointer, slot.type)
+        blocks = {block: w.append_basic_block(f"region{index}.{block.name}") for block in region}
+        exits = {}
+
+        def target(block):
+            # Entering a region's entry (this region's own, around a loop,
+            # included) is leaving this region at a rendezvous.
+            if block in blocks and block not in entry_index:
+                return blocks[block]
+            if block not in exits:
+                exits[block] = w.append_basic_block(f"region{index}.to{entry_index[block]}")
+                with module.create_builder(exits[block]) as builder:
+                    builder.call(region_exit, [wg, t.i32.constant(entry_index[block])])
+                    builder.br(following_lane)
+            return exits[block]
+
+        with module.create_builder(body) as builder:
+            builder.br(blocks[region[0]])
+        clones, phis = [], []
+        for block in region:
+            with module.create_builder(blocks[block]) as builder:
+                for inst in block.instructions:
+                    if inst in values:
+                        continue
+                    if inst.opcode == llvm.Opcode.PHI:
+                        values[inst] = builder.phi(inst.type)
+                        phis.append(inst)
+                    elif inst.opcode == llvm.Opcode.Ret:
+                        builder.call(lane_done, [wg])
+                        builder.br(following_lane)
+                    elif (inst.opcode == llvm.Opcode.Call and _callee(inst) is not None
+                          and _callee(inst).name.startswith("llvm.lifetime.")):
+                        continue  # lane storage is no alloca
+                    else:
+                        clone = inst.instruction_clone()
+                        builder.insert_into_builder_with_name(clone, "")
+                        values[inst] = clone
+                        clones.append(clone)
+        for clone in clones:
+            for i in range(clone.num_operands):
+                operand = clone.get_operand(i)
+                if operand.value_is_basic_block:
+                    clone.set_operand(i, target(operand.value_as_basic_block()).as_value())
+                elif operand in values:
+                    clone.set_operand(i, values[operand])
+                elif operand.is_instruction and operand.block.function == kernel:
+                    raise UnsupportedConstruct(
+                        f"kernel {kernel.name}: internal error: region {index} uses a value of another region")
+        for phi in phis:
+            for i in range(phi.num_incoming):
+                block = phi.get_incoming_block(i)
+                if block in blocks:
+                    value = phi.get_incoming_value(i)
+                    values[phi].add_incoming(values.get(value, value), blocks[block])
+    return w
+
+
 def _define_coroutine_resume(module):
     """`softhip_coro_resume_handle(handle)`: llvm.coro.resume, which the lane
     runtime's resume functions call (C has no spelling of it)."""
@@ -1762,7 +2082,8 @@ def _add_workgroup_loop(module, kernel, params):
     return workgroup
 
 
-def _add_entry_and_descriptor(module, kernel, sync, wave_size, guarded=False, coroutine=False):
+def _add_entry_and_descriptor(module, kernel, sync, wave_size, guarded=False, coroutine=False,
+                              workgroup=None):
     """`softhip_entry__K(ctx)` loads K's parameters from the launch and calls
     it; `softhip_kernel__K` describes it to the software device. A kernel
     that can trap runs inside softhip_rt_guarded, which turns the trap into a
@@ -1822,6 +2143,10 @@ def _add_entry_and_descriptor(module, kernel, sync, wave_size, guarded=False, co
         # Lanes that never wait for each other: one loop over them in the code
         # object (a trap needs its per-lane guard: such kernels keep the runtime's).
         entry = _add_workgroup_loop(module, kernel, ftype.param_types)
+        flags |= SOFTHIP_KERNEL_WORKGROUP_LOOP
+    elif workgroup is not None:
+        # Region loops (_make_region_loops).
+        entry = workgroup
         flags |= SOFTHIP_KERNEL_WORKGROUP_LOOP
     elif coroutine:
         # The lane runtime schedules the workgroup's coroutine lanes itself.
@@ -1935,9 +2260,16 @@ def retarget(ir_text: str, runtime_bitcode: bytes, gpu_arch: str = "gfx942",
             _make_lds_thread_local(module)
             for kernel, info in zip(kernels, infos):
                 traps = any(kernel.name in reach.kernels_reaching(f) for f in rewriter.trap_functions)
+                workgroup = None
                 if info.coroutine:
-                    _make_lanes_coroutines(module, kernel, traps)
-                _add_entry_and_descriptor(module, kernel, info.sync, wave_size, traps, info.coroutine)
+                    if _region_loops_refused(kernel, traps) is None:
+                        workgroup = _make_region_loops(module, kernel, kernel.function_type.param_types,
+                                                       rewriter.data_layout)
+                        info.region_loops = True
+                    else:
+                        _make_lanes_coroutines(module, kernel, traps)
+                _add_entry_and_descriptor(module, kernel, info.sync, wave_size, traps, info.coroutine,
+                                          workgroup)
             _define_coroutine_resume(module)
             module.target_triple = X86_TRIPLE
             module.data_layout = str(x86.create_data_layout())

@@ -488,3 +488,27 @@ join:
   store i32 %r, ptr addrspace(1) %o
   ret void
 }
+
+; A wave call inside a one-block loop: the code after the call leads back to
+; the block that makes it (a region that is entered again from itself), with
+; loop-carried values. out[l] after three rounds of acc += acc of lane l+1.
+define amdgpu_kernel void @wave_call_in_one_block_loop(ptr addrspace(1) %out) {
+entry:
+  %l = call i32 @llvm.amdgcn.workitem.id.x()
+  br label %loop
+loop:
+  %i = phi i32 [ 0, %entry ], [ %i1, %loop ]
+  %acc = phi i32 [ %l, %entry ], [ %acc1, %loop ]
+  %next = add i32 %l, 1
+  %wrapped = and i32 %next, 63
+  %addr = mul i32 %wrapped, 4
+  %got = call i32 @llvm.amdgcn.ds.bpermute(i32 %addr, i32 %acc)
+  %acc1 = add i32 %acc, %got
+  %i1 = add i32 %i, 1
+  %again = icmp ult i32 %i1, 3
+  br i1 %again, label %loop, label %done
+done:
+  %o = getelementptr i32, ptr addrspace(1) %out, i32 %l
+  store i32 %acc1, ptr addrspace(1) %o
+  ret void
+}

@@ -147,30 +147,49 @@ class LaneRuntimeTest(unittest.TestCase):
         self.assertEqual(list(result[:64]), acc)
         self.assertEqual(list(result[64:]), weighted)
 
-    def test_the_same_kernels_on_fibers_give_the_same_results(self):
-        os.environ[retarget.COROUTINE_LANES_ENV] = "0"
-        try:
-            with open(os.path.join(HERE, "lane_semantics.ll")) as f:
-                image, kernels = code_object(f.read(), self.work, "fibers")
-        finally:
-            del os.environ[retarget.COROUTINE_LANES_ENV]
-        self.assertFalse(any(info.coroutine for info in kernels.values()))
+    def test_a_wave_call_in_a_one_block_loop_meets_once_per_round(self):
+        self.assertTrue(self.kernels["wave_call_in_one_block_loop"].region_loops)
+        out = self.hip.upload(numpy.zeros(64, numpy.uint32))
+        self.assertEqual(self.hip.launch(self.image, "wave_call_in_one_block_loop", (64, 1, 1), (2, 1, 1),
+                                         [out]), 0)
+        acc = list(range(64))
+        for _ in range(3):
+            acc = [acc[l] + acc[(l + 1) % 64] for l in range(64)]
+        self.assertEqual(list(self.hip.download(out, numpy.zeros(64, numpy.uint32))), acc)
+
+    def test_the_same_kernels_as_coroutines_and_on_fibers_give_the_same_results(self):
+        images = []
+        for variable, name in ((retarget.REGION_LOOPS_ENV, "coroutines"), (retarget.COROUTINE_LANES_ENV, "fibers")):
+            os.environ[variable] = "0"
+            try:
+                with open(os.path.join(HERE, "lane_semantics.ll")) as f:
+                    images.append(code_object(f.read(), self.work, name))
+            finally:
+                del os.environ[variable]
+        self.assertTrue(all(info.region_loops for name, info in self.kernels.items()
+                            if info.coroutine and name != "trap_after_barrier"))
+        self.assertFalse(any(info.region_loops for info in images[0][1].values()))
+        self.assertTrue(images[0][1]["barrier_loop"].coroutine)
+        self.assertFalse(any(info.coroutine for info in images[1][1].values()))
         for name, block, count in (("barrier_loop", 64, 128), ("wave_ops", 128, 128 * 5),
-                                   ("inactive_lanes", 64, 64 * 6), ("dpp", 64, 64 * 8)):
+                                   ("inactive_lanes", 64, 64 * 6), ("dpp", 64, 64 * 8),
+                                   ("wave_call_in_one_block_loop", 64, 64)):
             results = []
-            for code in (self.image, image):
+            for code in (self.image, images[0][0], images[1][0]):
                 out = self.hip.upload(numpy.zeros(count, numpy.uint32))
                 self.assertEqual(self.hip.launch(code, name, (block, 1, 1), (1, 1, 1), [out]), 0, name)
                 results.append(list(self.hip.download(out, numpy.zeros(count, numpy.uint32))))
             self.assertEqual(results[0], results[1], name)
+            self.assertEqual(results[0], results[2], name)
         rng = numpy.random.default_rng(5)
         inputs = [rng.standard_normal(n).astype(numpy.float32) for n in (64, 64, 256)]
         results = []
-        for code in (self.image, image):
+        for code in (self.image, images[0][0], images[1][0]):
             buffers = [self.hip.upload(x) for x in inputs] + [self.hip.upload(numpy.zeros(256, numpy.float32))]
             self.assertEqual(self.hip.launch(code, "mfma_f32_16x16x4f32", (64, 1, 1), (1, 1, 1), buffers), 0)
             results.append(self.hip.download(buffers[3], numpy.zeros(256, numpy.float32)))
         numpy.testing.assert_array_equal(results[0], results[1])
+        numpy.testing.assert_array_equal(results[0], results[2])
 
     def test_kernels_without_rendezvous_run_the_same_in_a_workgroup_loop_or_a_lane_per_call(self):
         os.environ[retarget.WORKGROUP_LOOPS_ENV] = "0"
