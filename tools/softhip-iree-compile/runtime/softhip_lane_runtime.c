@@ -3,12 +3,16 @@
  * kernel module (compiled to LLVM bitcode, linked, then internalized: nothing
  * here is exported from the code object).
  *
- * A retargeted kernel runs one lane per call of its entry (SOFTHIP_PER_LANE).
- * The AMDGPU intrinsics the kernel used become calls of the functions below.
- * They reach the lane's context through `softhip_lane`, a thread-local set by
- * the entry: the lanes of one workgroup run on fibers of one host thread, so
- * every function that can switch fibers (a barrier or a wave rendezvous)
- * puts its lane's context back when it returns.
+ * A retargeted kernel's workgroup entry (SOFTHIP_KERNEL_WORKGROUP_LOOP, made
+ * by retarget.py) runs its lanes: a plain loop, region loops or coroutine
+ * lanes scheduled here (softhip_rt_next_region, softhip_rt_run_workgroup);
+ * fiber kernels still run one lane per call of their entry. The AMDGPU
+ * intrinsics the kernel used become calls of the functions below. They reach
+ * the lane's context through `softhip_lane`, a thread-local set for the lane
+ * running (or, in the kernel's own body, through the `__of` forms taking the
+ * context): the lanes of one workgroup run on one host thread, so every
+ * function that can switch fibers (a barrier or a wave rendezvous) puts its
+ * lane's context back when it returns.
  *
  * Thread-locals of this object also serve as the workgroup's LDS (see
  * retarget.py): one host thread runs one workgroup at a time.
@@ -776,31 +780,35 @@ static uint32_t element_bytes(uint32_t kind) {
   }
 }
 
+/* The small float formats to float, exactly, with integer operations (a
+ * matrix instruction converts every operand element: no ldexp calls). */
+static float float_of_bits(uint32_t bits) {
+  float f;
+  memcpy(&f, &bits, 4);
+  return f;
+}
 static double half_to_double(uint16_t h) {
-  uint32_t sign = h >> 15, exponent = (h >> 10) & 0x1F, mantissa = h & 0x3FF;
-  double value;
-  if (exponent == 0) {
-    value = mantissa * 0x1p-24;
-  } else if (exponent == 31) {
-    value = mantissa ? __builtin_nan("") : __builtin_inf();
-  } else {
-    value = (1.0 + mantissa * 0x1p-10) * __builtin_ldexp(1.0, (int)exponent - 15);
+  uint32_t sign = (uint32_t)(h >> 15) << 31, exponent = (h >> 10) & 0x1F, mantissa = h & 0x3FF;
+  if (exponent == 0) { /* zero or subnormal: mantissa * 2^-24 */
+    float value = (float)mantissa * 0x1p-24f;
+    return sign ? -value : value;
   }
-  return sign ? -value : value;
+  if (exponent == 31) return float_of_bits(sign | 0x7F800000u | mantissa << 13); /* inf, NaN */
+  return float_of_bits(sign | (exponent - 15 + 127) << 23 | mantissa << 13);
 }
 
 /* FNUZ 8-bit floats (gfx940's fp8/bf8): no infinities, 0x80 is NaN, biases
  * 8 (E4M3) and 16 (E5M2). */
 static double fnuz8_to_double(uint8_t v, int mantissa_bits, int bias) {
   if (v == 0x80) return __builtin_nan("");
-  int sign = v >> 7;
-  int exponent = (v >> mantissa_bits) & ((1 << (7 - mantissa_bits)) - 1);
-  int mantissa = v & ((1 << mantissa_bits) - 1);
-  double value = exponent == 0
-                     ? __builtin_ldexp((double)mantissa, 1 - bias - mantissa_bits)
-                     : __builtin_ldexp(1.0 + __builtin_ldexp((double)mantissa, -mantissa_bits),
-                                       exponent - bias);
-  return sign ? -value : value;
+  uint32_t sign = (uint32_t)(v >> 7) << 31;
+  uint32_t exponent = (v >> mantissa_bits) & ((1u << (7 - mantissa_bits)) - 1);
+  uint32_t mantissa = v & ((1u << mantissa_bits) - 1);
+  if (exponent == 0) { /* subnormal: mantissa * 2^(1 - bias - mantissa_bits) */
+    float value = (float)mantissa * float_of_bits((uint32_t)(127 + 1 - bias - mantissa_bits) << 23);
+    return sign ? -value : value;
+  }
+  return float_of_bits(sign | (exponent - bias + 127) << 23 | mantissa << (23 - mantissa_bits));
 }
 
 static double element(const unsigned char* fragment, uint32_t kind, uint32_t index) {
