@@ -873,6 +873,9 @@ class _Rewriter:
         fast = callee.append_basic_block("inside")
         slow = callee.append_basic_block("partial")
         with self.module.create_builder(entry) as builder:
+            # In the entry block: a static alloca, which lets the inliner put
+            # the access into its caller (lanes' loops) at no cost.
+            slot = builder.addr_space_cast(builder.alloca(value_type), t.ptr)
             record, base, offset, inside = self.resource_bounds(builder, rsrc, voffset, soffset, size)
             address = builder.gep(t.i8, base, [offset])
             builder.cond_br(inside, fast, slow)
@@ -888,7 +891,6 @@ class _Rewriter:
         name = "softhip_rt_buffer_store_partial" if is_store else "softhip_rt_buffer_load_partial"
         partial = self.runtime(name, t.void, [t.ptr, t.i64, t.ptr, t.i32])
         with self.module.create_builder(slow) as builder:
-            slot = builder.addr_space_cast(builder.alloca(value_type), t.ptr)
             if is_store:
                 builder.store(value, slot)
                 builder.call(partial, [record, offset, slot, t.i32.constant(size)])
