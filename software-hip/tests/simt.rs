@@ -521,25 +521,28 @@ fn function_attributes_report_static_lds_and_device_limits() {
     );
 }
 
-#[test]
-fn coroutine_lanes_meet_at_barriers_in_a_loop_without_fibers() {
-    check_workgroup_sums(&Loaded::new(), "coro_lds_sum", 1);
-
-    // On 4 host threads: every workgroup ran as coroutines, none on fibers.
+/// Workgroup sums by `kernel` (in, out) on 4 host threads, checked; every
+/// workgroup ran as coroutines (the code object's or the runtime's), none on fibers.
+fn check_sums_without_fibers(kernel: &std::ffi::CStr, groups: usize, lanes: usize, seed: u32) {
     let module = Module::load_bytes(code_object()).unwrap();
-    let function = module.function(c"coro_lds_sum").unwrap();
-    let (groups, lanes) = (256usize, 128usize);
-    let values = input(groups * lanes, 3);
+    let function = module.function(kernel).unwrap();
+    let values = input(groups * lanes, seed);
     let (mut a, mut b) = (upload_u32(&values), zeroed(groups * 4));
     let dims = LaunchDims { grid: [groups as u32, 1, 1], block: [lanes as u32, 1, 1], dynamic_shared_bytes: 0 };
     let mut params = [(&mut a as *mut *mut c_void).cast::<c_void>(), (&mut b as *mut *mut c_void).cast()];
     let args = unsafe { function.capture_args(params.as_mut_ptr(), std::ptr::null_mut()) }.unwrap();
     function.run_on_threads(&dims, &args, 4).unwrap();
-    assert_eq!(read_u32(b, groups), block_sums(&values, lanes));
+    assert_eq!(read_u32(b, groups), block_sums(&values, lanes), "{kernel:?}");
     let stats = function.simt_stats();
     assert_eq!((stats.coroutine_workgroups, stats.fiber_workgroups, stats.fibers_started), (groups as u64, 0, 0));
     free(a);
     free(b);
+}
+
+#[test]
+fn coroutine_lanes_meet_at_barriers_in_a_loop_without_fibers() {
+    check_workgroup_sums(&Loaded::new(), "coro_lds_sum", 1);
+    check_sums_without_fibers(c"coro_lds_sum", 256, 128, 3);
 }
 
 #[test]
@@ -570,20 +573,7 @@ fn coroutine_lanes_that_diverge_or_break_the_protocol_fail_the_launch() {
 #[test]
 fn workgroup_loop_kernels_run_once_per_workgroup_over_lent_frames() {
     check_workgroup_sums(&Loaded::new(), "loop_sum", 4);
-    let module = Module::load_bytes(code_object()).unwrap();
-    let function = module.function(c"loop_sum").unwrap();
-    let (groups, lanes) = (64usize, 256usize);
-    let values = input(groups * lanes, 9);
-    let (mut a, mut b) = (upload_u32(&values), zeroed(groups * 4));
-    let dims = LaunchDims { grid: [groups as u32, 1, 1], block: [lanes as u32, 1, 1], dynamic_shared_bytes: 0 };
-    let mut params = [(&mut a as *mut *mut c_void).cast::<c_void>(), (&mut b as *mut *mut c_void).cast()];
-    let args = unsafe { function.capture_args(params.as_mut_ptr(), std::ptr::null_mut()) }.unwrap();
-    function.run_on_threads(&dims, &args, 4).unwrap();
-    assert_eq!(read_u32(b, groups), block_sums(&values, lanes));
-    let stats = function.simt_stats();
-    assert_eq!((stats.coroutine_workgroups, stats.fiber_workgroups, stats.fibers_started), (groups as u64, 0, 0));
-    free(a);
-    free(b);
+    check_sums_without_fibers(c"loop_sum", 64, 256, 9);
 }
 
 #[test]

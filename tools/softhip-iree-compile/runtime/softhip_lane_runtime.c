@@ -405,8 +405,10 @@ static int32_t lane_returned(uint32_t lane, int32_t status) {
  * when no wave waits at one, and resumes the released lanes in lane order,
  * until every lane has returned. The rules and the messages are the
  * runtime's for coroutine and fiber lanes (software_hip_kernel.h). */
-SOFTHIP_RT int32_t softhip_rt_run_workgroup(const softhip_kernel_context_t* contexts,
-                                            int32_t (*entry)(const softhip_kernel_context_t*)) {
+/* The workgroup of `contexts` (one per lane) starts: 0, with the failure
+ * reported, when the runtime passed more lanes than it can hold or another
+ * wave size. */
+static int workgroup_start(const softhip_kernel_context_t* contexts) {
   softhip_workgroup_t* wg = &softhip_workgroup;
   uint64_t count = (uint64_t)contexts->block_dim.x * contexts->block_dim.y * contexts->block_dim.z;
   wg->failed = 0;
@@ -414,15 +416,22 @@ SOFTHIP_RT int32_t softhip_rt_run_workgroup(const softhip_kernel_context_t* cont
     workgroup_fail("runs %llu lanes in waves of %u (at most %d lanes)", (unsigned long long)count,
                    contexts->wave_size, SOFTHIP_MAX_LANES);
     contexts->simt->fail(contexts, wg->message);
-    return 1;
+    return 0;
   }
-  wg->active = 1;
-  wg->registered = 0;
-  wg->guarded = 0;
   wg->contexts = contexts;
   wg->count = (uint32_t)count;
   wg->wave_size = contexts->wave_size;
   wg->frames = NULL;
+  return 1;
+}
+
+SOFTHIP_RT int32_t softhip_rt_run_workgroup(const softhip_kernel_context_t* contexts,
+                                            int32_t (*entry)(const softhip_kernel_context_t*)) {
+  softhip_workgroup_t* wg = &softhip_workgroup;
+  if (!workgroup_start(contexts)) return 1;
+  wg->active = 1;
+  wg->registered = 0;
+  wg->guarded = 0;
   wg->stride = 0;
   for (uint32_t lane = 0; lane < wg->count; ++lane) wg->lanes[lane].state = LANE_READY;
   count_waits(wg);
@@ -472,19 +481,8 @@ _Static_assert(sizeof(softhip_lane_wait_t) == 32, "a lane's wait stays one half 
 SOFTHIP_RT softhip_wg_t softhip_rt_workgroup_begin(const softhip_kernel_context_t* contexts,
                                                   uint64_t bytes) {
   softhip_workgroup_t* wg = &softhip_workgroup;
-  uint64_t count = (uint64_t)contexts->block_dim.x * contexts->block_dim.y * contexts->block_dim.z;
-  wg->failed = 0;
-  if (count > SOFTHIP_MAX_LANES || (contexts->wave_size != 32 && contexts->wave_size != 64)) {
-    workgroup_fail("runs %llu lanes in waves of %u (at most %d lanes)", (unsigned long long)count,
-                   contexts->wave_size, SOFTHIP_MAX_LANES);
-    contexts->simt->fail(contexts, wg->message);
-    return NULL;
-  }
-  wg->contexts = contexts;
-  wg->count = (uint32_t)count;
-  wg->wave_size = contexts->wave_size;
+  if (!workgroup_start(contexts)) return NULL;
   wg->stride = (bytes + 63) / 64 * 64;
-  wg->frames = NULL;
   if (bytes > 0) {
     wg->frames = contexts->simt->lane_frames(contexts, wg->stride, 64);
     if (wg->frames == NULL) return NULL; /* the runtime recorded why */

@@ -1564,6 +1564,23 @@ LANE_CONTEXT_FORMS = frozenset(
     + [f"softhip_rt_{kind}_id_{axis}" for kind in ("workitem", "workgroup") for axis in "xyz"])
 
 
+def _use_lane_context_forms(module, function, lane_context):
+    """Calls of lane-context functions in `function`'s own body take the
+    lane's context `lane_context` (their `__of` forms, LANE_CONTEXT_FORMS)."""
+    t = module.types
+    for call in list(_calls(function)):
+        callee = _callee(call)
+        if callee is None or callee.name not in LANE_CONTEXT_FORMS:
+            continue
+        ftype = callee.function_type
+        of = _declared(module, callee.name + "__of",
+                       t.function(ftype.return_type, [t.ptr] + list(ftype.param_types)))
+        with module.create_builder(call) as builder:
+            value = builder.call(of, [lane_context] + [call.get_arg_operand(i) for i in range(call.num_arg_operands)])
+        call.replace_all_uses_with(value)
+        call.erase_from_parent()
+
+
 def _make_lanes_coroutines(module, kernel, guarded):
     """Makes `kernel` a switched-resume coroutine (LLVM's coroutine lowering
     splits it at `default<O2>`): it suspends right after each rendezvous call,
@@ -1621,16 +1638,7 @@ def _make_lanes_coroutines(module, kernel, guarded):
         # (their thread-locals would be looked up again after every resumption).
         lane_context = builder.call(declared("softhip_rt_lane_context", t.ptr, []), [])
         workgroup = builder.call(declared("softhip_rt_workgroup_state", t.ptr, []), [])
-    for call in _calls(kernel):
-        callee = _callee(call)
-        if callee is None or callee.name not in LANE_CONTEXT_FORMS:
-            continue
-        ftype = callee.function_type
-        with module.create_builder(call) as builder:
-            of = builder.call(declared(callee.name + "__of", ftype.return_type, [t.ptr] + list(ftype.param_types)),
-                              [lane_context] + [call.get_arg_operand(i) for i in range(call.num_arg_operands)])
-        call.replace_all_uses_with(of)
-        call.erase_from_parent()
+    _use_lane_context_forms(module, kernel, lane_context)
     suspended = kernel.append_basic_block("softhip.coro.suspended")
     cleanup = kernel.append_basic_block("softhip.coro.cleanup")
     with module.create_builder(suspended) as builder:
@@ -1858,16 +1866,7 @@ def _make_region_loops(module, kernel, params, data_layout):
     with module.create_builder(first) as builder:
         workgroup = builder.call(declared("softhip_rt_workgroup_state", t.ptr, []), [])
         lane_context = builder.call(declared("softhip_rt_lane_context", t.ptr, []), [])
-    for call in list(_calls(kernel)):
-        callee = _callee(call)
-        if callee is None or callee.name not in LANE_CONTEXT_FORMS:
-            continue
-        ftype = callee.function_type
-        with module.create_builder(call) as builder:
-            of = builder.call(declared(callee.name + "__of", ftype.return_type, [t.ptr] + list(ftype.param_types)),
-                              [lane_context] + [call.get_arg_operand(i) for i in range(call.num_arg_operands)])
-        call.replace_all_uses_with(of)
-        call.erase_from_parent()
+    _use_lane_context_forms(module, kernel, lane_context)
     entries = [entry] + _split_at_rendezvous(module, kernel, workgroup, declared)
     regions = _regions(entries)
     _demote_values_live_across_regions(module, kernel, entries, regions, {workgroup, lane_context})
@@ -2029,18 +2028,7 @@ def _lane_body_with_context(module, kernel):
         body.append_existing_basic_block(block)
     for i in range(len(ftype.param_types)):
         kernel.get_param(i).replace_all_uses_with(body.get_param(i + 1))
-    context = body.get_param(0)
-    for call in list(_calls(body)):
-        callee = _callee(call)
-        if callee is None or callee.name not in LANE_CONTEXT_FORMS:
-            continue
-        rtype = callee.function_type
-        of = _declared(module, callee.name + "__of",
-                       t.function(rtype.return_type, [t.ptr] + list(rtype.param_types)))
-        with module.create_builder(call) as builder:
-            value = builder.call(of, [context] + [call.get_arg_operand(i) for i in range(call.num_arg_operands)])
-        call.replace_all_uses_with(value)
-        call.erase_from_parent()
+    _use_lane_context_forms(module, body, body.get_param(0))
     with module.create_builder(kernel.append_basic_block("entry")) as builder:
         lane = builder.call(_declared(module, "softhip_rt_lane_context", t.function(t.ptr, [])), [])
         builder.call(body, [lane] + [kernel.get_param(i) for i in range(len(ftype.param_types))])
