@@ -1801,26 +1801,30 @@ def _demote_values_live_across_regions(module, kernel, entries, regions, keep):
                 values.append(inst)
                 first_use_blocks[inst] = blocks
     region_sets = [set(region) for region in regions]
-    reach = {}
+    successors = {block: list(block.successors) for region in regions for block in region}
 
     def reachable(index, without):
-        key = (index, without)
-        if key not in reach:
-            start = entries[index]
-            found = set()
-            if start != without:
-                order = [start]
-                found.add(start)
-                for block in order:
-                    for successor in block.successors:
-                        if successor in region_sets[index] and successor != without and successor not in found:
-                            found.add(successor)
-                            order.append(successor)
-            reach[key] = found
-        return reach[key]
+        start = entries[index]
+        found = set()
+        if start != without:
+            order = [start]
+            found.add(start)
+            for block in order:
+                for successor in successors[block]:
+                    if successor in region_sets[index] and successor != without and successor not in found:
+                        found.add(successor)
+                        order.append(successor)
+        return found
 
-    crossing = [value for value in values
-                if any(first_use_blocks[value] & reachable(i, value.block) for i in range(len(entries)))]
+    # Blocks some region reaches without passing `block`, per definition block.
+    live_in = {}
+
+    def reached_without(block):
+        if block not in live_in:
+            live_in[block] = set().union(*(reachable(i, block) for i in range(len(entries))))
+        return live_in[block]
+
+    crossing = [value for value in values if first_use_blocks[value] & reached_without(value.block)]
     entry = kernel.entry_block
     for value in crossing:
         with module.create_builder(entry.first_instruction) as builder:
