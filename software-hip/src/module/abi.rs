@@ -17,8 +17,9 @@ pub const KERNEL_DESCRIPTOR_V1_BYTES: usize = 32;
 pub const KERNEL_FLAG_SYNC: u32 = 1;
 /// `SOFTHIP_KERNEL_COROUTINE`: with SYNC, the lanes are stackless coroutines.
 pub const KERNEL_FLAG_COROUTINE: u32 = 2;
-/// `SOFTHIP_KERNEL_WORKGROUP_LOOP`: with SYNC | COROUTINE, the entry runs the
-/// whole workgroup's coroutine lanes itself (called once, with lane 0's context).
+/// `SOFTHIP_KERNEL_WORKGROUP_LOOP`: the entry runs the whole workgroup's lanes
+/// itself (called once, with lane 0's context): plain lanes alone, coroutine
+/// lanes with SYNC | COROUTINE.
 pub const KERNEL_FLAG_WORKGROUP_LOOP: u32 = 4;
 /// `SOFTHIP_SIMT_SERVICES_VERSION` (2: the coroutine services; 3: lane_frames, fail).
 pub const SIMT_SERVICES_VERSION: u32 = 3;

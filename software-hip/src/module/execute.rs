@@ -21,9 +21,9 @@ pub const THREADS_ENV: &str = "SOFTWARE_HIP_KERNEL_THREADS";
 /// Thread invocations (workgroups x threads per workgroup, see
 /// `SYNC_LANE_WORK`) that justify one more host thread for a launch.
 const MIN_WORK_PER_WORKER: u64 = 16 * 1024;
-/// What a lane that switches at rendezvous (coroutine or fiber) counts for
-/// in `MIN_WORK_PER_WORKER`: its steps cost about 15 ns each (2026-12-07,
-/// sum_2d_axis0_f32), a plain lane's a few.
+/// What a lane that waits at rendezvous (region loop, coroutine or fiber)
+/// counts for in `MIN_WORK_PER_WORKER`: each region it runs costs 6 to 15 ns
+/// (2026-12-08, sum_2d_axis0_f32), a plain lane a few.
 const SYNC_LANE_WORK: u64 = 16;
 
 fn configured_threads() -> usize {
@@ -130,37 +130,24 @@ impl Grid<'_> {
             .and_then(|()| match self.granularity {
                 Granularity::PerBlock => runtime.run_block(),
                 Granularity::PerThread => runtime.run_plain(),
-                Granularity::PerLane if self.lanes == LaneMode::PlainWorkgroupLoop => {
-                    self.stats
-                        .plain_lane_workgroups
-                        .fetch_add(1, Ordering::Relaxed);
-                    runtime.run_workgroup_loop()
-                }
-                Granularity::PerLane if self.lanes == LaneMode::WorkgroupLoop => {
-                    self.stats
-                        .coroutine_workgroups
-                        .fetch_add(1, Ordering::Relaxed);
-                    runtime.run_workgroup_loop()
-                }
-                Granularity::PerLane if self.lanes == LaneMode::Coroutines => {
-                    self.stats
-                        .coroutine_workgroups
-                        .fetch_add(1, Ordering::Relaxed);
-                    runtime.run_coroutines()
-                }
-                Granularity::PerLane if self.lanes == LaneMode::Fibers => {
-                    self.stats.fiber_workgroups.fetch_add(1, Ordering::Relaxed);
-                    self.stats.fibers_started.fetch_add(
-                        self.block.x as u64 * self.block.y as u64 * self.block.z as u64,
-                        Ordering::Relaxed,
-                    );
-                    runtime.run_fibers()
-                }
                 Granularity::PerLane => {
-                    self.stats
-                        .plain_lane_workgroups
-                        .fetch_add(1, Ordering::Relaxed);
-                    runtime.run_plain()
+                    let stats = self.stats;
+                    let workgroups = match self.lanes {
+                        LaneMode::Plain | LaneMode::PlainWorkgroupLoop => &stats.plain_lane_workgroups,
+                        LaneMode::Coroutines | LaneMode::WorkgroupLoop => &stats.coroutine_workgroups,
+                        LaneMode::Fibers => &stats.fiber_workgroups,
+                    };
+                    workgroups.fetch_add(1, Ordering::Relaxed);
+                    match self.lanes {
+                        LaneMode::WorkgroupLoop | LaneMode::PlainWorkgroupLoop => runtime.run_workgroup_loop(),
+                        LaneMode::Coroutines => runtime.run_coroutines(),
+                        LaneMode::Fibers => {
+                            let lanes = self.block.x as u64 * self.block.y as u64 * self.block.z as u64;
+                            stats.fibers_started.fetch_add(lanes, Ordering::Relaxed);
+                            runtime.run_fibers()
+                        }
+                        LaneMode::Plain => runtime.run_plain(),
+                    }
                 }
             });
         match result {

@@ -399,12 +399,6 @@ static int32_t lane_returned(uint32_t lane, int32_t status) {
   return 0;
 }
 
-/* The workgroup entry of a coroutine kernel (SOFTHIP_KERNEL_WORKGROUP_LOOP):
- * runs every lane's `entry` (which suspends at its first rendezvous), then
- * round after round resolves each wave's wave call, or opens the barrier
- * when no wave waits at one, and resumes the released lanes in lane order,
- * until every lane has returned. The rules and the messages are the
- * runtime's for coroutine and fiber lanes (software_hip_kernel.h). */
 /* The workgroup of `contexts` (one per lane) starts: 0, with the failure
  * reported, when the runtime passed more lanes than it can hold or another
  * wave size. */
@@ -425,6 +419,12 @@ static int workgroup_start(const softhip_kernel_context_t* contexts) {
   return 1;
 }
 
+/* The workgroup entry of a coroutine kernel (SOFTHIP_KERNEL_WORKGROUP_LOOP):
+ * runs every lane's `entry` (which suspends at its first rendezvous), then
+ * round after round resolves each wave's wave call, or opens the barrier
+ * when no wave waits at one, and resumes the released lanes in lane order,
+ * until every lane has returned. The rules and the messages are the
+ * runtime's for coroutine and fiber lanes (software_hip_kernel.h). */
 SOFTHIP_RT int32_t softhip_rt_run_workgroup(const softhip_kernel_context_t* contexts,
                                             int32_t (*entry)(const softhip_kernel_context_t*)) {
   softhip_workgroup_t* wg = &softhip_workgroup;

@@ -1581,6 +1581,26 @@ def _use_lane_context_forms(module, function, lane_context):
         call.erase_from_parent()
 
 
+def _post_rendezvous(module, call, rest, workgroup):
+    """Replaces rendezvous `call` (its block split right after it, `rest` the
+    part after) by its posting form with the workgroup as first argument; its
+    result is read at the start of `rest`."""
+    t = module.types
+    if not call.type.is_void:
+        name = f"softhip_rt_rendezvous_result_u{call.type.int_width}__of"
+        with module.create_builder(rest.first_instruction) as builder:
+            result = builder.call(_declared(module, name, t.function(call.type, [t.ptr])), [workgroup])
+        call.replace_all_uses_with(result)
+    callee = _callee(call)
+    ftype = callee.function_type
+    post = _declared(module, callee.name + "__post",
+                     t.function(ftype.return_type, [t.ptr] + list(ftype.param_types)))
+    with module.create_builder(call) as builder:
+        # Operands read after the split (a wrapper read before may be stale).
+        builder.call(post, [workgroup] + [call.get_arg_operand(i) for i in range(call.num_arg_operands)])
+    call.erase_from_parent()
+
+
 def _make_lanes_coroutines(module, kernel, guarded):
     """Makes `kernel` a switched-resume coroutine (LLVM's coroutine lowering
     splits it at `default<O2>`): it suspends right after each rendezvous call,
@@ -1604,8 +1624,6 @@ def _make_lanes_coroutines(module, kernel, guarded):
     coro_end = declared("llvm.coro.end", t.i1, [t.ptr, t.i1, t.token])
     frame = declared("softhip_rt_coro_frame", t.ptr, [t.i64, t.i64])
     begin = declared("softhip_rt_coro_begin", t.void, [t.ptr, t.i32])
-    results = {32: declared("softhip_rt_rendezvous_result_u32__of", t.i32, [t.ptr]),
-               64: declared("softhip_rt_rendezvous_result_u64__of", t.i64, [t.ptr])}
     none = t.token.null()  # `token none`
     null = t.ptr.null()
 
@@ -1665,18 +1683,7 @@ def _make_lanes_coroutines(module, kernel, guarded):
         return resumed
 
     for call in rendezvous:
-        resumed = suspend_after(call)
-        if not call.type.is_void:
-            with module.create_builder(resumed.first_instruction) as builder:
-                result = builder.call(results[call.type.int_width], [workgroup])
-            call.replace_all_uses_with(result)
-        # The posting form, with the workgroup read once.
-        callee = _callee(call)
-        ftype = callee.function_type
-        with module.create_builder(call) as builder:
-            builder.call(declared(callee.name + "__post", ftype.return_type, [t.ptr] + list(ftype.param_types)),
-                         [workgroup] + [call.get_arg_operand(i) for i in range(call.num_arg_operands)])
-        call.erase_from_parent()
+        _post_rendezvous(module, call, suspend_after(call), workgroup)
     for call in phased:
         callee = _callee(call)
         *posting, last = PHASED_RENDEZVOUS[callee.name]
@@ -1718,17 +1725,14 @@ def _region_loops_refused(kernel, guarded):
 
 
 def _split_at_rendezvous(module, kernel, workgroup, declared):
-    """Rewrites every rendezvous of `kernel`'s body into its posting form (as
-    for coroutines: the workgroup as first argument) at the end of its block,
-    the rest of the block split off; its result is read at the start of that
-    rest. Returns the rests, in order: the entries of the regions after the
+    """Rewrites every rendezvous of `kernel`'s body into its posting form at
+    the end of its block (_post_rendezvous), the rest of the block split off.
+    Returns the rests, in order: the entries of the regions after the
     rendezvous."""
-    t = module.types
-    results = {32: declared("softhip_rt_rendezvous_result_u32__of", t.i32, [t.ptr]),
-               64: declared("softhip_rt_rendezvous_result_u64__of", t.i64, [t.ptr])}
     continuations = []
     calls = [call for call in _calls(kernel) if _callee(call) is not None
              and (_callee(call).name in SIMPLE_RENDEZVOUS or _callee(call).name in PHASED_RENDEZVOUS)]
+
     def args_of(call):
         # Read again after each split: a wrapper of an operand read before a
         # split may be stale once the block's instructions moved.
@@ -1740,14 +1744,7 @@ def _split_at_rendezvous(module, kernel, workgroup, declared):
         if callee.name in SIMPLE_RENDEZVOUS:
             rest = call.block.split_basic_block(call.next_instruction, "softhip.region")
             continuations.append(rest)
-            if not call.type.is_void:
-                with module.create_builder(rest.first_instruction) as builder:
-                    result = builder.call(results[call.type.int_width], [workgroup])
-                call.replace_all_uses_with(result)
-            with module.create_builder(call) as builder:
-                builder.call(declared(callee.name + "__post", ftype.return_type, [t.ptr] + list(ftype.param_types)),
-                             [workgroup] + args_of(call))
-            call.erase_from_parent()
+            _post_rendezvous(module, call, rest, workgroup)
             continue
         *posting, last = PHASED_RENDEZVOUS[callee.name]
         for phase in posting:
@@ -1783,9 +1780,7 @@ def _demote_values_live_across_regions(module, kernel, entries, regions, keep):
     (it comes from an earlier region) lives in memory: a private slot (an
     alloca, later the lane's storage), stored after its definition and loaded
     before each use. Values in `keep` are available everywhere."""
-    t = module.types
-    first_use_blocks = {}
-    values = []
+    use_blocks = {}
     for block in kernel.basic_blocks:
         for inst in block.instructions:
             if inst.type.is_void or inst in keep or inst.opcode == llvm.Opcode.Alloca:
@@ -1798,8 +1793,7 @@ def _demote_values_live_across_regions(module, kernel, entries, regions, keep):
                 else:
                     blocks.add(user.block)
             if blocks:
-                values.append(inst)
-                first_use_blocks[inst] = blocks
+                use_blocks[inst] = blocks
     region_sets = [set(region) for region in regions]
     successors = {block: list(block.successors) for region in regions for block in region}
 
@@ -1824,7 +1818,7 @@ def _demote_values_live_across_regions(module, kernel, entries, regions, keep):
             live_in[block] = set().union(*(reachable(i, block) for i in range(len(entries))))
         return live_in[block]
 
-    crossing = [value for value in values if first_use_blocks[value] & reached_without(value.block)]
+    crossing = [value for value, blocks in use_blocks.items() if blocks & reached_without(value.block)]
     entry = kernel.entry_block
     for value in crossing:
         with module.create_builder(entry.first_instruction) as builder:
@@ -1844,7 +1838,6 @@ def _demote_values_live_across_regions(module, kernel, entries, regions, keep):
                 with module.create_builder(user) as builder:
                     loaded = builder.load(value.type, slot)
                 user.replace_uses_of_with(value, loaded)
-    return len(crossing)
 
 
 def _make_region_loops(module, kernel, params, data_layout):
@@ -1891,8 +1884,7 @@ def _make_region_loops(module, kernel, params, data_layout):
     # The workgroup function: for each region, a loop over the lanes waiting
     # to run it, with a copy of the region's blocks as its body (each region
     # compiled on its own).
-    w = module.add_function("softhip_workgroup__" + kernel.name, t.function(t.i32, [t.ptr]))
-    w.linkage = llvm.Linkage.Internal
+    w = _workgroup_function(module, kernel)
     first_context = w.get_param(0)
     start = w.append_basic_block("entry")
     refused = w.append_basic_block("no_storage")
@@ -1905,13 +1897,11 @@ def _make_region_loops(module, kernel, params, data_layout):
         builder.cond_br(builder.icmp(llvm.IntPredicate.EQ, wg, t.ptr.null()), refused, setup)
     with module.create_builder(refused) as builder:
         builder.ret(t.i32.constant(1))
-    arg_of = declared("softhip_rt_arg__of", t.ptr, [t.ptr, t.i32])
     with module.create_builder(setup) as builder:
         storage = builder.call(declared("softhip_rt_lane_storage", t.ptr, [t.ptr]), [wg])
         lanes = builder.call(declared("softhip_rt_workgroup_lanes", t.i32, [t.ptr]), [wg])
         lanes64 = builder.zext(lanes, t.i64)
-        args = [builder.load(ptype, builder.call(arg_of, [first_context, t.i32.constant(i)]))
-                for i, ptype in enumerate(params)]
+        args = _load_parameters(module, builder, first_context, params)
         bases = [builder.gep(t.i8, storage, [builder.mul(lanes64, t.i64.constant(offset))])
                  for _, offset, _ in slots]
         builder.br(dispatch)
@@ -2040,6 +2030,23 @@ def _lane_body_with_context(module, kernel):
     return body
 
 
+def _workgroup_function(module, kernel):
+    """`softhip_workgroup__K(ctx)`, empty: the entry of K's workgroup loop
+    (SOFTHIP_KERNEL_WORKGROUP_LOOP), with lane 0's context."""
+    t = module.types
+    function = module.add_function("softhip_workgroup__" + kernel.name, t.function(t.i32, [t.ptr]))
+    function.linkage = llvm.Linkage.Internal
+    return function
+
+
+def _load_parameters(module, builder, first_context, params):
+    """K's parameters, read once per workgroup (every lane has the same)."""
+    t = module.types
+    arg_of = _declared(module, "softhip_rt_arg__of", t.function(t.ptr, [t.ptr, t.i32]))
+    return [builder.load(ptype, builder.call(arg_of, [first_context, t.i32.constant(i)]))
+            for i, ptype in enumerate(params)]
+
+
 def _add_workgroup_loop(module, kernel, params):
     """`softhip_workgroup__K(ctx)` (SOFTHIP_KERNEL_WORKGROUP_LOOP without SYNC):
     loads K's parameters once and runs its lanes one after another, each with
@@ -2047,19 +2054,16 @@ def _add_workgroup_loop(module, kernel, params):
     t = module.types
     body = _lane_body_with_context(module, kernel)
     declared = lambda name, ret, args: _declared(module, name, t.function(ret, args))  # noqa: E731
-    arg_of = declared("softhip_rt_arg__of", t.ptr, [t.ptr, t.i32])
     lane_count = declared("softhip_rt_lane_count", t.i32, [t.ptr])
     lane_at = declared("softhip_rt_lane_at", t.ptr, [t.ptr, t.i32])
     enter = declared("softhip_rt_enter", t.void, [t.ptr])
-    workgroup = module.add_function("softhip_workgroup__" + kernel.name, t.function(t.i32, [t.ptr]))
-    workgroup.linkage = llvm.Linkage.Internal
+    workgroup = _workgroup_function(module, kernel)
     first = workgroup.get_param(0)
     entry = workgroup.append_basic_block("entry")
     loop = workgroup.append_basic_block("lanes")
     done = workgroup.append_basic_block("done")
     with module.create_builder(entry) as builder:
-        args = [builder.load(ptype, builder.call(arg_of, [first, t.i32.constant(i)]))
-                for i, ptype in enumerate(params)]
+        args = _load_parameters(module, builder, first, params)
         count = builder.call(lane_count, [first])
         builder.br(loop)
     with module.create_builder(loop) as builder:
@@ -2144,10 +2148,8 @@ def _add_entry_and_descriptor(module, kernel, sync, wave_size, guarded=False, co
         flags |= SOFTHIP_KERNEL_WORKGROUP_LOOP
     elif coroutine:
         # The lane runtime schedules the workgroup's coroutine lanes itself.
-        run = module.get_function("softhip_rt_run_workgroup") or module.add_function(
-            "softhip_rt_run_workgroup", t.function(t.i32, [t.ptr, t.ptr]))
-        workgroup = module.add_function("softhip_workgroup__" + name, t.function(t.i32, [t.ptr]))
-        workgroup.linkage = llvm.Linkage.Internal
+        run = _declared(module, "softhip_rt_run_workgroup", t.function(t.i32, [t.ptr, t.ptr]))
+        workgroup = _workgroup_function(module, kernel)
         with module.create_builder(workgroup.append_basic_block("entry")) as builder:
             builder.ret(builder.call(run, [workgroup.get_param(0), entry]))
         entry = workgroup
