@@ -1,9 +1,10 @@
 // An exclusive f32 scan (iree_linalg_ext.scan) for which IREE 3.3.0 emits a kernel whose
 // 128 lanes share an LDS accumulator that lanes 0..31 initialise with no barrier before
-// the others read it: correct only if the lanes run in lockstep (and racy between the two
-// waves even on a GPU). softhip-iree-compile refuses it instead of racing.
+// every lane redoes the whole scan in place: correct because lockstep lanes act as one
+// (and racy between the two waves even on a GPU). softhip-iree-compile runs the uniform
+// scan on one lane after the others have initialised the accumulator.
 // COMPILE-FLAGS: --iree-rocdl-enable-buffer-instructions=false
-// EXPECT-COMPILE-ERROR: relies on lanes running in lockstep
+// RUN: --function=cumsum_excl_f32 --input=32x128xf32
 func.func @cumsum_excl_f32(%a: tensor<32x128xf32>) -> tensor<32x128xf32> {
   %z = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<32x128xf32>

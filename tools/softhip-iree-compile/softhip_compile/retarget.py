@@ -1391,11 +1391,12 @@ def _check_global_lockstep(module, reach, workgroup_dims):
     in lockstep. A kernel whose lanes all read and rewrite the same elements in
     place (IREE's FFT stages: each lane repeats the whole butterfly), or read
     what other lanes store before any barrier, computes something else when the
-    lanes run one after another, so it is refused: an element at an address
-    that does not depend on the lane, read and written by lanes between two
-    barriers outside a one-lane part. Kernel arguments do not
-    alias (IREE marks them noalias); different workgroups never share a
-    barrier interval on a GPU either."""
+    lanes run one after another: an element at an address that does not depend
+    on the lane, read and written by lanes between two barriers outside a
+    one-lane part. _run_lanes_in_lockstep orders such accesses as lockstep
+    lanes do, or refuses the kernel. Kernel arguments do not alias (IREE marks
+    them noalias); different workgroups never share a barrier interval on a GPU
+    either."""
     lane_dependent = _LaneDependence()
     for function in module.functions:
         if function.is_declaration:
@@ -1404,11 +1405,12 @@ def _check_global_lockstep(module, reach, workgroup_dims):
         lanes = max(_product(workgroup_dims.get(k, (0, 0, 0))) for k in kernels)
         if lanes == 1:
             continue  # one lane per workgroup: nothing runs beside it
-        one_lane = _blocks_from(block for block in function.basic_blocks if block.name.startswith(ONE_LANE_BLOCK))
-        conflict = _lockstep_conflict(function, lambda inst: _global_access(inst, lanes), lane_dependent, one_lane,
-                                      lane_partitioned=True)
-        if conflict:
-            _refuse_lockstep("global memory", "a wave's lanes", kernels, conflict)
+        one_lane = _one_lane_blocks(function)
+        _run_lanes_in_lockstep(
+            module, function,
+            lambda: _lockstep_conflict(function, lambda inst: _global_access(inst, lanes), lane_dependent,
+                                       one_lane, lane_partitioned=True),
+            lambda conflict: _refuse_lockstep("global memory", "a wave's lanes", kernels, conflict))
 
 
 def _check_lds_lockstep(module, reach):
@@ -1418,7 +1420,8 @@ def _check_lds_lockstep(module, reach):
     no barrier in between. On every path between barriers (loops included),
     two accesses of one LDS area of different kinds (load, store, atomic)
     must be at the same lane-dependent address (each lane on its own slot);
-    anything else is refused instead of racing silently."""
+    anything else is ordered as lockstep lanes order it
+    (_run_lanes_in_lockstep) or refused instead of racing silently."""
     lane_dependent = _LaneDependence()
 
     def access_of(inst):
@@ -1432,10 +1435,100 @@ def _check_lds_lockstep(module, reach):
     for function in module.functions:
         if function.is_declaration:
             continue
-        conflict = _lockstep_conflict(function, access_of, lane_dependent, set())
-        if conflict:
-            kernels = reach.kernels_reaching(function.name) or [function.name]
-            _refuse_lockstep("workgroup memory (LDS)", "lanes", kernels, conflict)
+        kernels = reach.kernels_reaching(function.name) or [function.name]
+        one_lane = _one_lane_blocks(function)
+        _run_lanes_in_lockstep(
+            module, function, lambda: _lockstep_conflict(function, access_of, lane_dependent, one_lane),
+            lambda conflict: _refuse_lockstep("workgroup memory (LDS)", "lanes", kernels, conflict))
+
+
+def _one_lane_blocks(function):
+    """The blocks that _run_uniform_tails_on_one_lane gave to one lane (and
+    its gate, where the others leave)."""
+    return _blocks_from(block for block in function.basic_blocks if block.name.startswith(ONE_LANE_BLOCK))
+
+
+def _run_lanes_in_lockstep(module, function, find_conflict, refuse):
+    """Lockstep lanes finish one memory access before any of them starts the
+    next, so what one lane stores is seen by the others' later accesses in
+    program order, and what they all read is read before any of them writes.
+    Where two accesses between barriers would be ordered otherwise by lanes
+    run one after another (`find_conflict`), a barrier before the later one
+    gives that order, if every lane of the workgroup runs it as often as the
+    others (no branch or loop exit on a lane-dependent value controls its
+    block; a barrier is not allowed elsewhere): for lanes in one wave this is
+    their lockstep order, for lanes in different waves (which race on a GPU)
+    one of the orders a GPU may take. Repeats until no conflict is left;
+    anything else is `refuse`d. A kernel's own body only: a called function
+    may run on some lanes only."""
+    divergent = None
+    inserted = False
+    while True:
+        conflict = find_conflict()
+        if conflict is None:
+            break
+        later = conflict[2]
+        if not _is_kernel(function):
+            refuse(conflict)
+        if divergent is None:
+            divergent = _divergently_run_blocks(function)
+        if later.block in divergent or _is_barrier_call(later.prev_instruction or later):
+            refuse(conflict)
+        _barrier_before(module, later)
+        inserted = True
+    if inserted:
+        # A uniform tail that the last lane runs without a barrier counted on
+        # the rest of the kernel being a plain loop of lanes: wait for them.
+        for block in function.basic_blocks:
+            if block.name.startswith(ONE_LANE_BLOCK + ".gate") and not any(
+                    _is_barrier_call(inst) for inst in block.instructions):
+                _barrier_before(module, block.first_non_phi)
+
+
+def _barrier_before(module, inst):
+    t = module.types
+    with module.create_builder(inst) as builder:
+        builder.call(_declared(module, "llvm.amdgcn.s.barrier", t.function(t.void, [])), [])
+
+
+def _divergently_run_blocks(function):
+    """The blocks that some lanes of a workgroup may run and others not, or
+    more often: those a conditional branch on a lane-dependent value controls
+    (reached from one of its successors before the first block after it that
+    every path from it passes, its immediate post-dominator)."""
+    blocks = list(function.basic_blocks)
+    successors = {b: list(b.successors) for b in blocks}
+    every = set(blocks)
+    # Post-dominators (each block's set), iterated to a fixed point.
+    post = {b: ({b} if not successors[b] else set(every)) for b in blocks}
+    changed = True
+    while changed:
+        changed = False
+        for block in reversed(blocks):
+            if not successors[block]:
+                continue
+            merged = {block} | set.intersection(*(post[s] for s in successors[block]))
+            if merged != post[block]:
+                post[block] = merged
+                changed = True
+    lane_dependent = _lane_dependent_instructions(function)
+    divergent = set()
+    for block in blocks:
+        if len(set(successors[block])) < 2:
+            continue
+        branch = block.terminator
+        condition = branch.get_operand(0)
+        if not (condition.is_instruction and condition in lane_dependent):
+            continue
+        stop = post[block] - {block}
+        stack = [s for s in successors[block] if s not in stop]
+        while stack:
+            reached = stack.pop()
+            if reached in divergent or reached in stop:
+                continue
+            divergent.add(reached)
+            stack.extend(successors[reached])
+    return divergent
 
 
 def _refuse_lockstep(memory, lanes, kernels, conflict):
@@ -1443,8 +1536,9 @@ def _refuse_lockstep(memory, lanes, kernels, conflict):
         print(f"{memory} conflict:", *conflict, file=sys.stderr)
     raise UnsupportedConstruct(
         f"{memory} written and read by different lanes between two barriers (in kernel "
-        f"{', '.join(kernels)}): the kernel relies on {lanes} running in lockstep, which the "
-        "software HIP device does not emulate")
+        f"{', '.join(kernels)}): the kernel relies on {lanes} running in lockstep where not every "
+        "lane runs the code (a branch or loop that depends on the lane) or in a called function; "
+        "the software HIP device runs lanes in lockstep only where all of them run the accesses")
 
 
 def _lockstep_conflict(function, access_of, lane_dependent, skip, lane_partitioned=False):
@@ -1457,7 +1551,8 @@ def _lockstep_conflict(function, access_of, lane_dependent, skip, lane_partition
     lane's own elements (IREE partitions global memory between lanes: a lane
     reads one accumulator row and writes the next of its own), so only an
     access at a lane-independent index conflicts. Returns the two as
-    (kind, area, index, private) tuples, or None."""
+    (kind, area, index, private) tuples and the later access's instruction,
+    or None."""
     blocks = list(function.basic_blocks)
     entry_state = {b: frozenset() for b in blocks}
     changed = True
@@ -1485,7 +1580,7 @@ def _lockstep_conflict(function, access_of, lane_dependent, skip, lane_partition
                     if private and other_private and "?" not in (kind, other_kind) and (
                             lane_partitioned or index == other_index):
                         continue
-                    return (kind, area, index, private), other
+                    return (kind, area, index, private), other, inst
                 state.add((kind, area, index, private))
             for successor in block.successors:
                 merged = entry_state[successor] | state

@@ -443,7 +443,9 @@ define amdgpu_kernel void @sends_a_message(ptr addrspace(1) %out) {
 """
 
 # A lane reads what another lane stored with no barrier in between: right on a GPU
-# only because a wave runs in lockstep.
+# only because a wave runs in lockstep (every lane's store before any lane's load).
+# Then four times, every lane reads its neighbour's slot and writes its own with it plus
+# one: lockstep lanes all read before any writes.
 LOCKSTEP_LDS = """
 declare i32 @llvm.amdgcn.workitem.id.x()
 declare void @llvm.amdgcn.s.barrier()
@@ -461,6 +463,53 @@ define amdgpu_kernel void @reads_a_neighbour(ptr addrspace(1) %out) {
   %r = load i32, ptr addrspace(3) %nslot
   %o = getelementptr i32, ptr addrspace(1) %out, i32 %l
   store i32 %r, ptr addrspace(1) %o
+  ret void
+}
+define amdgpu_kernel void @shifts_four_times(ptr addrspace(1) %out) {
+entry:
+  %l = call i32 @llvm.amdgcn.workitem.id.x()
+  %slot = getelementptr [64 x i32], ptr addrspace(3) @lds, i32 0, i32 %l
+  store i32 %l, ptr addrspace(3) %slot
+  call void @llvm.amdgcn.s.barrier()
+  %n = add i32 %l, 1
+  %m = and i32 %n, 63
+  %nslot = getelementptr [64 x i32], ptr addrspace(3) @lds, i32 0, i32 %m
+  br label %loop
+loop:
+  %i = phi i32 [ 0, %entry ], [ %next, %loop ]
+  %r = load i32, ptr addrspace(3) %nslot
+  %r1 = add i32 %r, 1
+  store i32 %r1, ptr addrspace(3) %slot
+  %next = add i32 %i, 1
+  %more = icmp ult i32 %next, 4
+  br i1 %more, label %loop, label %done
+done:
+  %o = getelementptr i32, ptr addrspace(1) %out, i32 %l
+  store i32 %r1, ptr addrspace(1) %o
+  ret void
+}
+"""
+
+# The same exchange on lanes 0..31 only (a branch on the lane's id): lockstep with the
+# other lanes inactive, which the software device does not emulate.
+DIVERGENT_LOCKSTEP_LDS = """
+declare i32 @llvm.amdgcn.workitem.id.x()
+@lds = private addrspace(3) global [64 x i32] undef
+define amdgpu_kernel void @some_lanes_read_a_neighbour(ptr addrspace(1) %out) {
+entry:
+  %l = call i32 @llvm.amdgcn.workitem.id.x()
+  %low = icmp ult i32 %l, 32
+  br i1 %low, label %swap, label %done
+swap:
+  %slot = getelementptr [64 x i32], ptr addrspace(3) @lds, i32 0, i32 %l
+  store i32 %l, ptr addrspace(3) %slot
+  %n = xor i32 %l, 1
+  %nslot = getelementptr [64 x i32], ptr addrspace(3) @lds, i32 0, i32 %n
+  %r = load i32, ptr addrspace(3) %nslot
+  %o = getelementptr i32, ptr addrspace(1) %out, i32 %l
+  store i32 %r, ptr addrspace(1) %o
+  br label %done
+done:
   ret void
 }
 """
@@ -513,17 +562,36 @@ entry:
 """
 
 # Each lane stores its element, then every lane reads lane 5's with no barrier between:
-# on a GPU the wave's stores all happen first; lanes one after another read stale data.
-LOCKSTEP_GLOBAL = """
-declare i32 @llvm.amdgcn.workitem.id.x()
-define amdgpu_kernel void @reads_a_neighbours_store(ptr addrspace(1) noalias %x, ptr addrspace(1) noalias %out) !reqd_work_group_size !0 {
-  %l = call i32 @llvm.amdgcn.workitem.id.x()
+# on a GPU the wave's stores all happen first; lanes one after another would read stale
+# data. Then the same on the lanes that pass a lane-dependent branch only.
+_STORE_THEN_READ_LANE_5 = """
   %slot = getelementptr i32, ptr addrspace(1) %x, i32 %l
   store i32 %l, ptr addrspace(1) %slot
   %nslot = getelementptr i32, ptr addrspace(1) %x, i32 5
   %r = load i32, ptr addrspace(1) %nslot
   %o = getelementptr i32, ptr addrspace(1) %out, i32 %l
   store i32 %r, ptr addrspace(1) %o
+"""
+LOCKSTEP_GLOBAL = """
+declare i32 @llvm.amdgcn.workitem.id.x()
+define amdgpu_kernel void @reads_a_neighbours_store(ptr addrspace(1) noalias %x, ptr addrspace(1) noalias %out) !reqd_work_group_size !0 {
+  %l = call i32 @llvm.amdgcn.workitem.id.x()
+""" + _STORE_THEN_READ_LANE_5 + """
+  ret void
+}
+!0 = !{i32 64, i32 1, i32 1}
+"""
+DIVERGENT_LOCKSTEP_GLOBAL = """
+declare i32 @llvm.amdgcn.workitem.id.x()
+define amdgpu_kernel void @some_lanes_read_a_neighbours_store(ptr addrspace(1) noalias %x, ptr addrspace(1) noalias %out) !reqd_work_group_size !0 {
+entry:
+  %l = call i32 @llvm.amdgcn.workitem.id.x()
+  %low = icmp ult i32 %l, 32
+  br i1 %low, label %swap, label %done
+swap:
+""" + _STORE_THEN_READ_LANE_5 + """
+  br label %done
+done:
   ret void
 }
 !0 = !{i32 64, i32 1, i32 1}
@@ -570,12 +638,33 @@ class LockstepTest(unittest.TestCase):
         self.assertEqual(list(hip.download(scratch, numpy.zeros(64, numpy.int32))), list(range(64)))
         self.assertTrue(self.kernels["barrier_clears_then_updates"].sync)
 
-    def test_global_memory_shared_between_lanes_without_a_barrier_is_refused(self):
+    def test_a_lanes_global_store_is_seen_by_the_others_later_loads(self):
+        hip = self.hip
+        with tempfile.TemporaryDirectory() as work:
+            image, kernels = code_object(LOCKSTEP_GLOBAL, work, "global")
+            x = hip.upload(numpy.full(64, -1, numpy.int32))
+            out = hip.upload(numpy.zeros(64, numpy.int32))
+            self.assertEqual(hip.launch(image, "reads_a_neighbours_store", (64, 1, 1), (2, 1, 1), [x, out]), 0)
+        self.assertEqual(list(hip.download(out, numpy.zeros(64, numpy.int32))), [5] * 64)
+        # A barrier of the tool's own orders the loads after every lane's store.
+        self.assertTrue(kernels["reads_a_neighbours_store"].sync)
+
+    def test_lds_exchanges_between_barriers_run_as_lockstep_lanes_run_them(self):
+        hip = self.hip
+        with tempfile.TemporaryDirectory() as work:
+            image, _ = code_object(LOCKSTEP_LDS, work, "lds")
+            for kernel, expected in (("reads_a_neighbour", [((lane + 1) % 64) * 10 for lane in range(64)]),
+                                     ("shifts_four_times", [(lane + 4) % 64 + 4 for lane in range(64)])):
+                out = hip.upload(numpy.zeros(64, numpy.int32))
+                self.assertEqual(hip.launch(image, kernel, (64, 1, 1), (3, 1, 1), [out]), 0)
+                self.assertEqual(list(hip.download(out, numpy.zeros(64, numpy.int32))), expected, kernel)
+
+    def test_global_memory_shared_between_some_lanes_without_a_barrier_is_refused(self):
         with tempfile.TemporaryDirectory() as work:
             with self.assertRaises(retarget.UnsupportedConstruct) as caught:
-                code_object(LOCKSTEP_GLOBAL, work)
+                code_object(DIVERGENT_LOCKSTEP_GLOBAL, work)
         self.assertIn("lockstep", str(caught.exception))
-        self.assertIn("reads_a_neighbours_store", str(caught.exception))
+        self.assertIn("some_lanes_read_a_neighbours_store", str(caught.exception))
 
 
 UNSUPPORTED_ASM = """
@@ -602,12 +691,12 @@ class UnsupportedConstructTest(unittest.TestCase):
         self.assertIn("v_nop", str(caught.exception))
         self.assertIn("has_asm", str(caught.exception))
 
-    def test_lds_shared_between_barriers_without_one_is_refused(self):
+    def test_lds_shared_by_some_lanes_without_a_barrier_is_refused(self):
         with tempfile.TemporaryDirectory() as work:
             with self.assertRaises(retarget.UnsupportedConstruct) as caught:
-                code_object(LOCKSTEP_LDS, work)
+                code_object(DIVERGENT_LOCKSTEP_LDS, work)
         self.assertIn("lockstep", str(caught.exception))
-        self.assertIn("reads_a_neighbour", str(caught.exception))
+        self.assertIn("some_lanes_read_a_neighbour", str(caught.exception))
 
     def test_ir_llvm_21_cannot_read_is_an_error_with_the_parsers_message(self):
         with tempfile.TemporaryDirectory() as work:
