@@ -21,12 +21,16 @@ Environment:
   CC                     C compiler/linker for code objects [cc]
   CLANG                  compiler for the lane runtime's bitcode [clang]
   SOFTHIP_KEEP_TEMPS     keep the work directory and print its path
+  SOFTHIP_CACHE_DIR      where the lane runtime's bitcode and iree-compile's
+                         version are kept between runs
+                         [$XDG_CACHE_HOME or ~/.cache, then softhip-iree-compile]
   SOFTHIP_COROUTINE_LANES=0  run every synchronising kernel's lanes on fibers
                          [barrier and wave-call kernels become coroutines]
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -60,8 +64,23 @@ def _iree_compile() -> str:
 
 
 def _iree_compile_version(iree_compile):
-    """(IREE version, LLVM major version) from `iree-compile --version`."""
-    text = subprocess.run([iree_compile, "--version"], capture_output=True, text=True).stdout
+    """(IREE version, LLVM major version) from `iree-compile --version`, kept
+    in the cache directory for that binary (its path, size and time)."""
+    binary = os.path.realpath(iree_compile)
+    try:
+        stat = os.stat(binary)
+        key = hashlib.sha256(f"{binary}\0{stat.st_size}\0{stat.st_mtime_ns}".encode()).hexdigest()[:32]
+        cached = os.path.join(_cache_dir(), f"iree-compile-version.{key}.txt")
+    except OSError:
+        cached = None
+    text = None
+    if cached and os.path.exists(cached):
+        with open(cached) as f:
+            text = f.read()
+    if text is None:
+        text = subprocess.run([iree_compile, "--version"], capture_output=True, text=True).stdout
+        if cached and "IREE compiler version" in text:
+            _store(cached, text.encode())
     iree = re.search(r"IREE compiler version (\d+\.\d+\.\d+)", text)
     llvm_version = re.search(r"LLVM version (\d+)\.", text)
     if not iree or not llvm_version:
@@ -76,7 +95,9 @@ def _mlir_python(iree_compile) -> str:
         return explicit
     beside = os.path.join(os.path.dirname(os.path.abspath(iree_compile)), "python")
     if os.path.exists(beside) and os.path.abspath(beside) != os.path.abspath(sys.executable):
-        probe = subprocess.run([beside, "-c", "import iree.compiler, numpy"], capture_output=True)
+        probe = subprocess.run([beside, "-c", "import importlib.util as u, sys; sys.exit(not ("
+                                "u.find_spec('iree.compiler') and u.find_spec('numpy')))"],
+                               capture_output=True)
         if probe.returncode == 0:
             return beside
     return sys.executable
@@ -162,6 +183,50 @@ def _run(command, **kwargs):
         raise SystemExit(result.returncode)
 
 
+def _lane_runtime_bitcode(work) -> str:
+    """The lane runtime as LLVM bitcode, the same for every program: kept in
+    the cache directory under a hash of its source, the kernel header, the
+    command and the compiler's version (so an edit or another clang makes a
+    new one); compiled into the work directory when none is cached, and
+    cached when the directory can be written."""
+    command = [os.environ.get("CLANG", "clang"), "-O2", "-fPIC", "-emit-llvm", "-c",
+               "-target", "x86_64-unknown-linux-gnu", "-fno-stack-protector", "-I", KERNEL_HEADERS,
+               RUNTIME_SOURCE]
+    version = subprocess.run([command[0], "--version"], capture_output=True, text=True)
+    if version.returncode != 0:
+        raise UsageError(f"{command[0]} --version failed: {version.stderr.strip()}")
+    digest = hashlib.sha256("\0".join([version.stdout, *command]).encode())
+    for path in (RUNTIME_SOURCE, os.path.join(KERNEL_HEADERS, "software_hip_kernel.h")):
+        with open(path, "rb") as f:
+            digest.update(f.read())
+    cached = os.path.join(_cache_dir(), f"lane_runtime.{digest.hexdigest()[:32]}.bc")
+    if os.path.exists(cached):
+        return cached
+    bitcode = os.path.join(work, "lane_runtime.bc")
+    _run([*command, "-o", bitcode])
+    with open(bitcode, "rb") as f:
+        _store(cached, f.read())
+    return bitcode
+
+
+def _cache_dir() -> str:
+    return os.environ.get("SOFTHIP_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), PROGRAM)
+
+
+def _store(path, data: bytes):
+    """Writes a cache entry whole or not at all (compilations run side by
+    side); a cache that cannot be written is skipped."""
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        partial = f"{path}.{os.getpid()}.partial"
+        with open(partial, "wb") as f:
+            f.write(data)
+        os.replace(partial, path)
+    except OSError:
+        pass
+
+
 def compile_for_software_device(args) -> int:
     flags, input_path, output = _split_command_line(_normalise(args))
     for flag in flags:
@@ -193,10 +258,7 @@ def compile_for_software_device(args) -> int:
             [mlir_python, "-m", "softhip_compile.rodata", "list", vm_phase, gpu_objects],
             cwd=TOOL_DIR, check=True, capture_output=True, text=True).stdout.split()
 
-        runtime_bitcode = os.path.join(work, "lane_runtime.bc")
-        _run([os.environ.get("CLANG", "clang"), "-O2", "-fPIC", "-emit-llvm", "-c",
-              "-target", "x86_64-unknown-linux-gnu", "-fno-stack-protector",
-              "-I", KERNEL_HEADERS, RUNTIME_SOURCE, "-o", runtime_bitcode])
+        runtime_bitcode = _lane_runtime_bitcode(work)
 
         replacements = []
         for name in listed:

@@ -667,6 +667,33 @@ class LockstepTest(unittest.TestCase):
         self.assertIn("some_lanes_read_a_neighbours_store", str(caught.exception))
 
 
+class CacheTest(unittest.TestCase):
+    """What the tool keeps between runs (the lane runtime's bitcode)."""
+
+    def test_the_lane_runtime_is_compiled_once_per_source_and_read_only_caches_are_skipped(self):
+        from softhip_compile import __main__ as tool
+        with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as work:
+            saved = os.environ.get("SOFTHIP_CACHE_DIR")
+            os.environ["SOFTHIP_CACHE_DIR"] = cache
+            try:
+                first = tool._lane_runtime_bitcode(work)
+                self.assertEqual(os.path.dirname(first), work)  # compiled this time
+                (entry,) = os.listdir(cache)
+                second = tool._lane_runtime_bitcode(work)
+                self.assertEqual(second, os.path.join(cache, entry))
+                with open(first, "rb") as a, open(second, "rb") as b:
+                    self.assertEqual(a.read(), b.read())
+                os.environ["SOFTHIP_CACHE_DIR"] = os.path.join(work, "not-a-dir", "x")
+                open(os.path.join(work, "not-a-dir"), "w").close()  # a file: no directory there
+                third = tool._lane_runtime_bitcode(work)
+                self.assertEqual(os.path.dirname(third), work)
+            finally:
+                if saved is None:
+                    del os.environ["SOFTHIP_CACHE_DIR"]
+                else:
+                    os.environ["SOFTHIP_CACHE_DIR"] = saved
+
+
 UNSUPPORTED_ASM = """
 define amdgpu_kernel void @has_asm(ptr addrspace(1) %out) {
   call void asm sideeffect "v_nop", ""()
