@@ -1474,6 +1474,8 @@ def _run_lanes_in_lockstep(module, function, find_conflict, refuse):
             divergent = _divergently_run_blocks(function)
         if later.block in divergent or _is_barrier_call(later.prev_instruction or later):
             refuse(conflict)
+        if os.environ.get("SOFTHIP_DEBUG_LDS"):
+            print(f"{function.name}: a barrier for lockstep before", later, file=sys.stderr)
         _barrier_before(module, later)
         inserted = True
     if inserted:
@@ -1494,10 +1496,20 @@ def _barrier_before(module, inst):
 def _divergently_run_blocks(function):
     """The blocks that some lanes of a workgroup may run and others not, or
     more often: those a conditional branch on a lane-dependent value controls
-    (reached from one of its successors before the first block after it that
-    every path from it passes, its immediate post-dominator)."""
+    (reached from one of its successors before a block that every path from
+    it passes, a post-dominator). Lane dependence here also follows control:
+    besides what _lane_dependent_instructions finds, a value computed in such
+    a block, a phi that joins paths lanes may have taken differently, an
+    atomic's result (each lane its own ticket) and a call other than a
+    lane-uniform intrinsic (a defined function may read the lane id; inline
+    assembly, wave intrinsics) may differ between lanes; iterated until
+    neither set grows."""
     blocks = list(function.basic_blocks)
     successors = {b: list(b.successors) for b in blocks}
+    predecessors = {b: [] for b in blocks}
+    for block in blocks:
+        for successor in successors[block]:
+            predecessors[successor].append(block)
     every = set(blocks)
     # Post-dominators (each block's set), iterated to a fixed point.
     post = {b: ({b} if not successors[b] else set(every)) for b in blocks}
@@ -1511,24 +1523,53 @@ def _divergently_run_blocks(function):
             if merged != post[block]:
                 post[block] = merged
                 changed = True
-    lane_dependent = _lane_dependent_instructions(function)
-    divergent = set()
-    for block in blocks:
+    instructions = [inst for block in blocks for inst in block.instructions]
+    dependent = set(_lane_dependent_instructions(function))
+    for inst in instructions:
+        if inst.opcode in (llvm.Opcode.AtomicRMW, llvm.Opcode.AtomicCmpXchg):
+            dependent.add(inst)
+        elif inst.opcode == llvm.Opcode.Call:
+            value = inst.called_value
+            if value.is_inline_asm or not value.is_function or not _UNIFORM_CALLS.match(value.name):
+                dependent.add(inst)
+
+    def lane_branch(block):
         if len(set(successors[block])) < 2:
-            continue
-        branch = block.terminator
-        condition = branch.get_operand(0)
-        if not (condition.is_instruction and condition in lane_dependent):
-            continue
-        stop = post[block] - {block}
-        stack = [s for s in successors[block] if s not in stop]
-        while stack:
-            reached = stack.pop()
-            if reached in divergent or reached in stop:
+            return False
+        condition = block.terminator.get_operand(0)
+        return condition.is_instruction and condition in dependent
+
+    while True:
+        divergent = set()
+        for block in blocks:
+            if not lane_branch(block):
                 continue
-            divergent.add(reached)
-            stack.extend(successors[reached])
-    return divergent
+            stop = post[block] - {block}
+            stack = [s for s in successors[block] if s not in stop]
+            while stack:
+                reached = stack.pop()
+                if reached in divergent or reached in stop:
+                    continue
+                divergent.add(reached)
+                stack.extend(successors[reached])
+        grown = False
+        for block in blocks:
+            joins = any(p in divergent or lane_branch(p) for p in predecessors[block])
+            for inst in block.instructions:
+                if inst not in dependent and (block in divergent or (joins and inst.opcode == llvm.Opcode.PHI)):
+                    dependent.add(inst)
+                    grown = True
+        spread = True
+        while spread:
+            spread = False
+            for inst in instructions:
+                if inst not in dependent and any(
+                        inst.get_operand(i) in dependent for i in range(inst.num_operands)
+                        if inst.get_operand(i).is_instruction):
+                    dependent.add(inst)
+                    spread = grown = True
+        if not grown:
+            return divergent
 
 
 def _refuse_lockstep(memory, lanes, kernels, conflict):
@@ -1546,7 +1587,9 @@ def _lockstep_conflict(function, access_of, lane_dependent, skip, lane_partition
     one after another would order differently from lockstep lanes: of one
     area (`access_of(inst)` gives area, index key, kind: 'r', 'w', 'a', or
     '?' for a call given the memory), of different kinds, not both at the
-    same lane-dependent index. Blocks in `skip` run on one lane. With
+    same lane-dependent index; or two stores, one at a lane-dependent index,
+    one at an index that does not depend on the lane.
+    Blocks in `skip` run on one lane. With
     `lane_partitioned`, any two lane-dependent indices are taken as each
     lane's own elements (IREE partitions global memory between lanes: a lane
     reads one accumulator row and writes the next of its own), so only an
@@ -1575,10 +1618,15 @@ def _lockstep_conflict(function, access_of, lane_dependent, skip, lane_partition
                     other_kind, other_area, other_index, other_private = other
                     if not _overlap(area, other_area):
                         continue
-                    if kind == other_kind and kind != "?":
-                        continue
+                    if kind == other_kind and kind in ("r", "a"):
+                        continue  # reads in any order read the same; atomics race on a GPU too
                     if private and other_private and "?" not in (kind, other_kind) and (
                             lane_partitioned or index == other_index):
+                        continue
+                    if kind == other_kind == "w" and private == other_private:
+                        # Lane-independent stores: the last in program order stays either way.
+                        # Two at different lane-dependent indices are taken as each lane's own
+                        # elements (IREE's tile copies), as before: not checked.
                         continue
                     return (kind, area, index, private), other, inst
                 state.add((kind, area, index, private))

@@ -514,6 +514,104 @@ done:
 }
 """
 
+# Every lane stores 7 to slot 0, then its id to its own slot: in lockstep every lane's
+# first store comes before any lane's second, so slot 0 ends with lane 0's id.
+LOCKSTEP_STORES = """
+declare i32 @llvm.amdgcn.workitem.id.x()
+declare void @llvm.amdgcn.s.barrier()
+@lds = private addrspace(3) global [64 x i32] undef
+define amdgpu_kernel void @stores_shared_then_own(ptr addrspace(1) %out) {
+  %l = call i32 @llvm.amdgcn.workitem.id.x()
+  %first = getelementptr [64 x i32], ptr addrspace(3) @lds, i32 0, i32 0
+  store i32 7, ptr addrspace(3) %first
+  %slot = getelementptr [64 x i32], ptr addrspace(3) @lds, i32 0, i32 %l
+  store i32 %l, ptr addrspace(3) %slot
+  call void @llvm.amdgcn.s.barrier()
+  %r = load i32, ptr addrspace(3) %slot
+  %o = getelementptr i32, ptr addrspace(1) %out, i32 %l
+  store i32 %r, ptr addrspace(1) %o
+  ret void
+}
+"""
+
+# The neighbour exchange of DIVERGENT_LOCKSTEP_LDS behind conditions that differ between
+# lanes without being computed from the lane id: a phi joining paths the lanes took
+# differently, a value leaving a loop whose exit depends on the lane, an atomic's ticket.
+_EXCHANGE_AND_RETURN = """
+swap:
+  %slot = getelementptr [64 x i32], ptr addrspace(3) @lds, i32 0, i32 %l
+  store i32 %l, ptr addrspace(3) %slot
+  %n = xor i32 %l, 1
+  %nslot = getelementptr [64 x i32], ptr addrspace(3) @lds, i32 0, i32 %n
+  %r = load i32, ptr addrspace(3) %nslot
+  %o = getelementptr i32, ptr addrspace(1) %out, i32 %l
+  store i32 %r, ptr addrspace(1) %o
+  br label %done
+done:
+  ret void
+}
+"""
+_EXCHANGE_HEAD = """
+declare i32 @llvm.amdgcn.workitem.id.x()
+@lds = private addrspace(3) global [64 x i32] undef
+@tickets = private addrspace(3) global i32 undef
+define amdgpu_kernel void @{name}(ptr addrspace(1) %out) {{
+entry:
+  %l = call i32 @llvm.amdgcn.workitem.id.x()
+"""
+HIDDEN_DIVERGENCE = {
+    "joins_lanes_paths": """
+  %low = icmp ult i32 %l, 32
+  br i1 %low, label %a, label %b
+a:
+  br label %join
+b:
+  br label %join
+join:
+  %p = phi i1 [ true, %a ], [ false, %b ]
+  br i1 %p, label %swap, label %done
+""",
+    "leaves_a_lane_long_loop": """
+  br label %loop
+loop:
+  %i = phi i32 [ 0, %entry ], [ %i1, %loop ]
+  %i1 = add i32 %i, 1
+  %again = icmp ult i32 %i1, %l
+  br i1 %again, label %loop, label %after
+after:
+  %low = icmp ult i32 %i1, 32
+  br i1 %low, label %swap, label %done
+""",
+    "takes_a_ticket": """
+  %t = atomicrmw add ptr addrspace(3) @tickets, i32 1 monotonic
+  %low = icmp ult i32 %t, 32
+  br i1 %low, label %swap, label %done
+""",
+}
+
+# Every lane stores its element and reads lane 5's (a barrier of the tool's own between),
+# then a lane-uniform tail that the last lane alone runs: it must wait for that barrier too.
+SHARES_THEN_UPDATES = """
+declare i32 @llvm.amdgcn.workitem.id.x()
+define amdgpu_kernel void @shares_then_updates(ptr addrspace(1) noalias %x, ptr addrspace(1) noalias %out, ptr addrspace(1) noalias %y) !reqd_work_group_size !0 {
+entry:
+  %l = call i32 @llvm.amdgcn.workitem.id.x()
+  %slot = getelementptr i32, ptr addrspace(1) %x, i32 %l
+  store i32 %l, ptr addrspace(1) %slot
+  %nslot = getelementptr i32, ptr addrspace(1) %x, i32 5
+  %r = load i32, ptr addrspace(1) %nslot
+  %o = getelementptr i32, ptr addrspace(1) %out, i32 %l
+  store i32 %r, ptr addrspace(1) %o
+  br label %tail
+tail:
+  %v = load i32, ptr addrspace(1) %y
+  %w = add i32 %v, 1
+  store i32 %w, ptr addrspace(1) %y
+  ret void
+}
+!0 = !{i32 64, i32 1, i32 1}
+"""
+
 # Every lane rewrites the same element in place, as IREE's FFT stages, sorts and scans
 # do: lockstep lanes act as one lane (x[0] + 1), lanes one after another would add 64.
 # Then: lanes 0 and 1 clear y[0..1] (lane-dependent), and every lane reads them and
@@ -658,6 +756,34 @@ class LockstepTest(unittest.TestCase):
                 out = hip.upload(numpy.zeros(64, numpy.int32))
                 self.assertEqual(hip.launch(image, kernel, (64, 1, 1), (3, 1, 1), [out]), 0)
                 self.assertEqual(list(hip.download(out, numpy.zeros(64, numpy.int32))), expected, kernel)
+
+    def test_a_shared_store_then_own_stores_land_in_lockstep_order(self):
+        hip = self.hip
+        with tempfile.TemporaryDirectory() as work:
+            image, _ = code_object(LOCKSTEP_STORES, work, "stores")
+            out = hip.upload(numpy.zeros(64, numpy.int32))
+            self.assertEqual(hip.launch(image, "stores_shared_then_own", (64, 1, 1), (2, 1, 1), [out]), 0)
+        self.assertEqual(list(hip.download(out, numpy.zeros(64, numpy.int32))), list(range(64)))
+
+    def test_a_one_lane_tail_waits_for_the_barriers_lockstep_adds(self):
+        hip = self.hip
+        with tempfile.TemporaryDirectory() as work:
+            image, kernels = code_object(SHARES_THEN_UPDATES, work, "tail")
+            x = hip.upload(numpy.full(64, -1, numpy.int32))
+            out = hip.upload(numpy.zeros(64, numpy.int32))
+            y = hip.upload(numpy.array([41], numpy.int32))
+            self.assertEqual(hip.launch(image, "shares_then_updates", (64, 1, 1), (1, 1, 1), [x, out, y]), 0)
+        self.assertEqual(list(hip.download(out, numpy.zeros(64, numpy.int32))), [5] * 64)
+        self.assertEqual(int(hip.download(y, numpy.zeros(1, numpy.int32))[0]), 42)
+        self.assertTrue(kernels["shares_then_updates"].sync)
+
+    def test_lanes_that_differ_by_control_or_atomics_are_refused_a_barrier(self):
+        for name, head in HIDDEN_DIVERGENCE.items():
+            with self.subTest(name), tempfile.TemporaryDirectory() as work:
+                with self.assertRaises(retarget.UnsupportedConstruct) as caught:
+                    code_object(_EXCHANGE_HEAD.format(name=name) + head + _EXCHANGE_AND_RETURN, work)
+                self.assertIn("lockstep", str(caught.exception))
+                self.assertIn(name, str(caught.exception))
 
     def test_global_memory_shared_between_some_lanes_without_a_barrier_is_refused(self):
         with tempfile.TemporaryDirectory() as work:
