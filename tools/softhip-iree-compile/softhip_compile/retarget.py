@@ -1185,7 +1185,7 @@ def _run_uniform_tails_on_one_lane(module, kernels, workgroup_dims):
         if not _calls_are_lane_safe(kernel, set()):
             continue
         blocks = list(kernel.basic_blocks)
-        lane_dependent = _lane_dependent_instructions(kernel)
+        lane_dependent = _lane_varying(kernel)[0]
         successors = {b: list(b.successors) for b in blocks}
         entry = blocks[0]
         for candidate in blocks:
@@ -1495,14 +1495,22 @@ def _barrier_before(module, inst):
 
 def _divergently_run_blocks(function):
     """The blocks that some lanes of a workgroup may run and others not, or
-    more often: those a conditional branch on a lane-dependent value controls
-    (reached from one of its successors before a block that every path from
-    it passes, a post-dominator). Lane dependence here also follows control:
-    besides what _lane_dependent_instructions finds, a value computed in such
-    a block, a phi that joins paths lanes may have taken differently, an
-    atomic's result (each lane its own ticket) and a call other than a
-    lane-uniform intrinsic (a defined function may read the lane id; inline
-    assembly, wave intrinsics) may differ between lanes; iterated until
+    more often (_lane_varying)."""
+    return _lane_varying(function)[1]
+
+
+def _lane_varying(function):
+    """(the instructions whose value may differ between lanes, the blocks
+    that some lanes may run and others not, or more often). A block is
+    divergent when a conditional branch on a lane-varying value controls it
+    (it is reached from one of the branch's successors before a block that
+    every path from the branch passes, a post-dominator). Lane dependence
+    follows control as well as operands: besides what
+    _lane_dependent_instructions finds, a value computed in a divergent
+    block, a phi joining paths lanes may have taken differently, an atomic's
+    result (each lane its own ticket) and a call that may read the lane or
+    do atomics (inline assembly, a wave or other non-uniform intrinsic, a
+    function not _calls_are_lane_safe or with atomics) vary; iterated until
     neither set grows."""
     blocks = list(function.basic_blocks)
     successors = {b: list(b.successors) for b in blocks}
@@ -1528,10 +1536,8 @@ def _divergently_run_blocks(function):
     for inst in instructions:
         if inst.opcode in (llvm.Opcode.AtomicRMW, llvm.Opcode.AtomicCmpXchg):
             dependent.add(inst)
-        elif inst.opcode == llvm.Opcode.Call:
-            value = inst.called_value
-            if value.is_inline_asm or not value.is_function or not _UNIFORM_CALLS.match(value.name):
-                dependent.add(inst)
+        elif inst.opcode == llvm.Opcode.Call and _call_may_vary(inst):
+            dependent.add(inst)
 
     def lane_branch(block):
         if len(set(successors[block])) < 2:
@@ -1540,25 +1546,45 @@ def _divergently_run_blocks(function):
         return condition.is_instruction and condition in dependent
 
     while True:
-        divergent = set()
+        regions = {}
         for block in blocks:
             if not lane_branch(block):
                 continue
             stop = post[block] - {block}
+            region = set()
             stack = [s for s in successors[block] if s not in stop]
             while stack:
                 reached = stack.pop()
-                if reached in divergent or reached in stop:
+                if reached in region or reached in stop:
                     continue
-                divergent.add(reached)
+                region.add(reached)
                 stack.extend(successors[reached])
+            regions[block] = region
+        divergent = set().union(*regions.values())
         grown = False
-        for block in blocks:
-            joins = any(p in divergent or lane_branch(p) for p in predecessors[block])
+
+        def mark(inst):
+            nonlocal grown
+            if inst not in dependent:
+                dependent.add(inst)
+                grown = True
+
+        for block in divergent:
             for inst in block.instructions:
-                if inst not in dependent and (block in divergent or (joins and inst.opcode == llvm.Opcode.PHI)):
-                    dependent.add(inst)
-                    grown = True
+                mark(inst)
+        # A phi where paths from a lane-dependent branch meet again, taking
+        # different values in from them (one value in from all of them, like
+        # a loop's exit edge, is the same in every lane).
+        for branch, region in regions.items():
+            inside = region | {branch}
+            for block in blocks:
+                if block in region or not any(p in inside for p in predecessors[block]):
+                    continue
+                for phi in block.phis:
+                    values = [phi.get_incoming_value(i) for i in range(phi.num_incoming)
+                              if phi.get_incoming_block(i) in inside]
+                    if any(v != values[0] for v in values[1:]):
+                        mark(phi)
         spread = True
         while spread:
             spread = False
@@ -1569,7 +1595,50 @@ def _divergently_run_blocks(function):
                     dependent.add(inst)
                     spread = grown = True
         if not grown:
-            return divergent
+            return dependent, divergent
+
+
+def _call_may_vary(call) -> bool:
+    """Whether a call's result or effect may differ between lanes given the
+    same operands (see _lane_varying)."""
+    if _is_barrier_call(call):
+        return False  # no value; barriers are judged on their own
+    value = call.called_value
+    if value.is_inline_asm or not value.is_function:
+        return True
+    name = value.name
+    if _ATOMIC_CALLS.match(name):
+        return True
+    if name.startswith("llvm."):
+        return not (_UNIFORM_CALLS.match(name) or _LANE_SOURCES.match(name))
+    callee = _callee(call)
+    if callee is None or callee.is_declaration:
+        return True
+    return not _calls_are_lane_safe(callee, set()) or _has_atomics(callee, set())
+
+
+# Atomics as intrinsics (global memory after the buffer fat pointer lowering).
+_ATOMIC_CALLS = re.compile(r"^llvm\.amdgcn\.(raw|struct)(\.ptr)?\.buffer\.atomic|^llvm\.amdgcn\.global\.atomic|"
+                           r"^llvm\.amdgcn\.(flat|ds)\.(atomic|fadd|fmin|fmax)")
+
+
+def _has_atomics(function, seen) -> bool:
+    """Whether `function` or a function it calls does an atomic operation."""
+    if function.name in seen:
+        return False
+    seen.add(function.name)
+    for block in function.basic_blocks:
+        for inst in block.instructions:
+            if inst.opcode in (llvm.Opcode.AtomicRMW, llvm.Opcode.AtomicCmpXchg):
+                return True
+            if inst.opcode == llvm.Opcode.Call:
+                value = inst.called_value
+                if value.is_function and _ATOMIC_CALLS.match(value.name):
+                    return True
+                callee = _callee(inst)
+                if callee is not None and not callee.is_declaration and _has_atomics(callee, seen):
+                    return True
+    return False
 
 
 def _refuse_lockstep(memory, lanes, kernels, conflict):

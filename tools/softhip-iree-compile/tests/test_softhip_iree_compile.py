@@ -589,6 +589,23 @@ after:
 """,
 }
 
+# Every lane adds one to x[0] atomically, in a part with no lane-dependent value: lockstep
+# lanes do 64 atomic adds, not one (an atomic is not the same work repeated in place).
+ATOMIC_TAIL = """
+declare i32 @llvm.amdgcn.workitem.id.x()
+define amdgpu_kernel void @counts_its_lanes(ptr addrspace(1) noalias %x, ptr addrspace(1) noalias %out) !reqd_work_group_size !0 {
+entry:
+  %l = call i32 @llvm.amdgcn.workitem.id.x()
+  %o = getelementptr i32, ptr addrspace(1) %out, i32 %l
+  store i32 %l, ptr addrspace(1) %o
+  br label %tail
+tail:
+  %old = atomicrmw add ptr addrspace(1) %x, i32 1 monotonic
+  ret void
+}
+!0 = !{i32 64, i32 1, i32 1}
+"""
+
 # Every lane stores its element and reads lane 5's (a barrier of the tool's own between),
 # then a lane-uniform tail that the last lane alone runs: it must wait for that barrier too.
 SHARES_THEN_UPDATES = """
@@ -776,6 +793,16 @@ class LockstepTest(unittest.TestCase):
         self.assertEqual(list(hip.download(out, numpy.zeros(64, numpy.int32))), [5] * 64)
         self.assertEqual(int(hip.download(y, numpy.zeros(1, numpy.int32))[0]), 42)
         self.assertTrue(kernels["shares_then_updates"].sync)
+
+    def test_atomics_in_a_lane_uniform_part_run_on_every_lane(self):
+        hip = self.hip
+        with tempfile.TemporaryDirectory() as work:
+            image, _ = code_object(ATOMIC_TAIL, work, "atomic")
+            x = hip.upload(numpy.array([3], numpy.int32))
+            out = hip.upload(numpy.zeros(64, numpy.int32))
+            self.assertEqual(hip.launch(image, "counts_its_lanes", (64, 1, 1), (2, 1, 1), [x, out]), 0)
+        self.assertEqual(int(hip.download(x, numpy.zeros(1, numpy.int32))[0]), 3 + 2 * 64)
+        self.assertEqual(list(hip.download(out, numpy.zeros(64, numpy.int32))), list(range(64)))
 
     def test_lanes_that_differ_by_control_or_atomics_are_refused_a_barrier(self):
         for name, head in HIDDEN_DIVERGENCE.items():
