@@ -242,7 +242,7 @@ def compile_for_software_device(args) -> int:
         raise UsageError(str(error)) from None
     user_dump = _option(flags, "--iree-hal-dump-executable-files-to")
     iree_compile = _iree_compile()
-    _iree_version, ir_llvm_major = _iree_compile_version(iree_compile)
+    iree_version, ir_llvm_major = _iree_compile_version(iree_compile)
     mlir_python = _mlir_python(iree_compile)
 
     work = tempfile.mkdtemp(prefix="softhip-iree-compile.")
@@ -254,43 +254,18 @@ def compile_for_software_device(args) -> int:
 
         gpu_objects = os.path.join(work, "gpu")
         os.makedirs(gpu_objects)
-        listed = subprocess.run(
-            [mlir_python, "-m", "softhip_compile.rodata", "list", vm_phase, gpu_objects],
-            cwd=TOOL_DIR, check=True, capture_output=True, text=True).stdout.split()
-
-        runtime_bitcode = _lane_runtime_bitcode(work)
-
-        replacements = []
-        for name in listed:
-            ir_path = os.path.join(dump, f"module_{name}.linked.ll")
-            if not os.path.exists(ir_path):
-                raise UsageError(f"iree-compile left no LLVM IR for executable {name} ({ir_path})")
-            obj = os.path.join(work, f"{name}.o")
-            code_object = os.path.join(work, f"{name}.so")
-            # The retargeting runs in its own process: IREE's MLIR bindings and
-            # LLVM's C API bindings each bring an LLVM.
-            retargeted = subprocess.run(
-                [sys.executable, "-m", "softhip_compile.retarget_main",
-                 f"--ir-llvm-major={ir_llvm_major}", ir_path, runtime_bitcode, obj, gpu_arch,
-                 features], cwd=TOOL_DIR)
-            if retargeted.returncode < 0:
-                # llvm-nanobind crashes where LLVM's parser reports an error.
-                raise UsageError(
-                    f"LLVM {retarget_llvm_major()}'s bindings crashed (signal {-retargeted.returncode}) "
-                    f"on {os.path.basename(ir_path)}, LLVM IR printed by LLVM {ir_llvm_major} "
-                    f"(iree-compile {_iree_version}), most likely syntax LLVM {retarget_llvm_major()} cannot "
-                    f"parse, not in retarget.NEWER_LLVM_ATTRIBUTES")
-            if retargeted.returncode != 0:
-                raise SystemExit(retargeted.returncode)
-            _run([os.environ.get("CC", "cc"), "-shared", "-o", code_object, obj, "-lm"])
-            packed = os.path.join(work, f"{name}.softhip.bin")
-            _run([_hip_executable_pack(), "-o", packed, "--module", code_object,
-                  "--exports-from", os.path.join(gpu_objects, f"{name}.bin")])
-            replacements.append(f"{name}={packed}")
-
         software_vm = os.path.join(work, "vm.softhip.mlirbc")
-        _run([mlir_python, "-m", "softhip_compile.rodata", "replace", vm_phase, software_vm,
-              *replacements], cwd=TOOL_DIR)
+        # One process (IREE's MLIR bindings) lists the executables, then swaps
+        # in the retargeted ones.
+        rodata = subprocess.Popen(
+            [mlir_python, "-m", "softhip_compile.rodata", "session", vm_phase, gpu_objects, software_vm],
+            cwd=TOOL_DIR, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            _retarget_all(rodata, dump, work, gpu_arch, features, ir_llvm_major, iree_version)
+        except BaseException:
+            if rodata.poll() is None:
+                rodata.communicate("abort\n")
+            raise
         _run([iree_compile, *flags, "--compile-from=vm", software_vm, "-o", output])
         return 0
     finally:
@@ -298,6 +273,53 @@ def compile_for_software_device(args) -> int:
             print(f"{PROGRAM}: work directory {work}", file=sys.stderr)
         else:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def _retarget_all(rodata, dump, work, gpu_arch, features, ir_llvm_major, iree_version):
+    """Retargets every HIP executable `rodata` (a `rodata.py session`) lists
+    (their IR in `dump`) and hands it the replacements."""
+    gpu_objects = os.path.join(work, "gpu")
+    listed = []
+    while True:
+        line = rodata.stdout.readline()
+        if not line:  # the session failed (it said why on stderr)
+            raise SystemExit(rodata.wait() or 1)
+        if not line.strip():
+            break
+        listed.append(line.strip())
+    runtime_bitcode = _lane_runtime_bitcode(work)
+
+    replacements = []
+    for name in listed:
+        ir_path = os.path.join(dump, f"module_{name}.linked.ll")
+        if not os.path.exists(ir_path):
+            raise UsageError(f"iree-compile left no LLVM IR for executable {name} ({ir_path})")
+        obj = os.path.join(work, f"{name}.o")
+        code_object = os.path.join(work, f"{name}.so")
+        # The retargeting runs in its own process: IREE's MLIR bindings and
+        # LLVM's C API bindings each bring an LLVM.
+        retargeted = subprocess.run(
+            [sys.executable, "-m", "softhip_compile.retarget_main",
+             f"--ir-llvm-major={ir_llvm_major}", ir_path, runtime_bitcode, obj, gpu_arch,
+             features], cwd=TOOL_DIR)
+        if retargeted.returncode < 0:
+            # llvm-nanobind crashes where LLVM's parser reports an error.
+            raise UsageError(
+                f"LLVM {retarget_llvm_major()}'s bindings crashed (signal {-retargeted.returncode}) "
+                f"on {os.path.basename(ir_path)}, LLVM IR printed by LLVM {ir_llvm_major} "
+                f"(iree-compile {iree_version}), most likely syntax LLVM {retarget_llvm_major()} cannot "
+                f"parse, not in retarget.NEWER_LLVM_ATTRIBUTES")
+        if retargeted.returncode != 0:
+            raise SystemExit(retargeted.returncode)
+        _run([os.environ.get("CC", "cc"), "-shared", "-o", code_object, obj, "-lm"])
+        packed = os.path.join(work, f"{name}.softhip.bin")
+        _run([_hip_executable_pack(), "-o", packed, "--module", code_object,
+              "--exports-from", os.path.join(gpu_objects, f"{name}.bin")])
+        replacements.append(f"{name}={packed}")
+
+    rodata.communicate("".join(f"{pair}\n" for pair in replacements))
+    if rodata.returncode != 0:
+        raise SystemExit(rodata.returncode)
 
 
 def retarget_llvm_major():

@@ -19,6 +19,11 @@ writes); `replace` puts a replacement in the container the original used.
     python -m softhip_compile.rodata list IN.mlirbc OUTDIR
         writes OUTDIR/<rodata name>.bin for every HIP1 rodata, prints names
     python -m softhip_compile.rodata replace IN.mlirbc OUT.mlirbc NAME=FILE...
+    python -m softhip_compile.rodata session IN.mlirbc OUTDIR OUT.mlirbc
+        `list`, then an empty line; then reads NAME=FILE lines from stdin
+        and, at the end of input, `replace`s them (one process and one parse
+        for both: IREE's bindings take a fifth of a second to import); an
+        input of `abort` alone writes nothing
 """
 
 from __future__ import annotations
@@ -82,49 +87,74 @@ def _load(context, path):
 
 
 def list_executables(path: str, out_dir: str) -> list[str]:
-    names = []
     with ir.Context() as context:
-        module = _load(context, path)
-        for op in _rodata_ops(module):
-            executable = _executable(op)
-            if executable is not None:
-                names.append(_name(op))
-                with open(f"{out_dir}/{_name(op)}.bin", "wb") as f:
-                    f.write(executable[0])
+        return _list(_load(context, path), out_dir)
+
+
+def _list(module, out_dir: str) -> list[str]:
+    names = []
+    for op in _rodata_ops(module):
+        executable = _executable(op)
+        if executable is not None:
+            names.append(_name(op))
+            with open(f"{out_dir}/{_name(op)}.bin", "wb") as f:
+                f.write(executable[0])
     return names
 
 
 def replace_executables(path: str, out_path: str, replacements: dict[str, bytes]) -> None:
     with ir.Context() as context, ir.Location.unknown():
+        _replace(_load(context, path), out_path, replacements)
+
+
+def _replace(module, out_path: str, replacements: dict[str, bytes]) -> None:
+    remaining = dict(replacements)
+    for op in _rodata_ops(module):
+        name = _name(op)
+        executable = _executable(op) if name in remaining else None
+        if executable is None:
+            continue
+        data = numpy.frombuffer(_contained(remaining.pop(name), executable[1]), dtype=numpy.int8)
+        element = ir.IntegerType.get_signless(8)
+        vector = ir.VectorType.get([len(data)], element)
+        op.attributes["value"] = ir.DenseElementsAttr.get(data, type=vector)
+    if remaining:
+        raise SystemExit(f"no HIP executable rodata named {', '.join(sorted(remaining))}")
+    with open(out_path, "wb") as f:
+        module.operation.write_bytecode(f)
+
+
+def _read_replacements(pairs) -> dict[str, bytes]:
+    replacements = {}
+    for pair in pairs:
+        name, _, file = pair.partition("=")
+        with open(file, "rb") as f:
+            replacements[name] = f.read()
+    return replacements
+
+
+def session(path: str, out_dir: str, out_path: str, commands) -> int:
+    with ir.Context() as context, ir.Location.unknown():
         module = _load(context, path)
-        remaining = dict(replacements)
-        for op in _rodata_ops(module):
-            name = _name(op)
-            executable = _executable(op) if name in remaining else None
-            if executable is None:
-                continue
-            data = numpy.frombuffer(_contained(remaining.pop(name), executable[1]), dtype=numpy.int8)
-            element = ir.IntegerType.get_signless(8)
-            vector = ir.VectorType.get([len(data)], element)
-            op.attributes["value"] = ir.DenseElementsAttr.get(data, type=vector)
-        if remaining:
-            raise SystemExit(f"no HIP executable rodata named {', '.join(sorted(remaining))}")
-        with open(out_path, "wb") as f:
-            module.operation.write_bytecode(f)
+        for name in _list(module, out_dir):
+            print(name)
+        print(flush=True)
+        lines = [line.strip() for line in commands if line.strip()]
+        if lines == ["abort"]:
+            return 1
+        _replace(module, out_path, _read_replacements(lines))
+    return 0
 
 
 def main(argv: list[str]) -> int:
+    if len(argv) == 4 and argv[0] == "session":
+        return session(argv[1], argv[2], argv[3], sys.stdin)
     if len(argv) >= 3 and argv[0] == "list":
         for name in list_executables(argv[1], argv[2]):
             print(name)
         return 0
     if len(argv) >= 3 and argv[0] == "replace":
-        replacements = {}
-        for pair in argv[3:]:
-            name, _, file = pair.partition("=")
-            with open(file, "rb") as f:
-                replacements[name] = f.read()
-        replace_executables(argv[1], argv[2], replacements)
+        replace_executables(argv[1], argv[2], _read_replacements(argv[3:]))
         return 0
     print(__doc__, file=sys.stderr)
     return 2
