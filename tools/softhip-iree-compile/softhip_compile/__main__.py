@@ -21,8 +21,8 @@ Environment:
   CC                     C compiler/linker for code objects [cc]
   CLANG                  compiler for the lane runtime's bitcode [clang]
   SOFTHIP_KEEP_TEMPS     keep the work directory and print its path
-  SOFTHIP_CACHE_DIR      where the lane runtime's bitcode and iree-compile's
-                         version are kept between runs
+  SOFTHIP_CACHE_DIR      where the lane runtime's bitcode, iree-compile's version
+                         and the binary behind pip's iree-compile script are kept
                          [$XDG_CACHE_HOME or ~/.cache, then softhip-iree-compile]
   SOFTHIP_COROUTINE_LANES=0  run every synchronising kernel's lanes on fibers
                          [barrier and wave-call kernels become coroutines]
@@ -61,6 +61,38 @@ def _iree_compile() -> str:
     if not found:
         raise UsageError("iree-compile not found (set SOFTHIP_IREE_COMPILE)")
     return found
+
+
+def _native_iree_compile(iree_compile) -> str:
+    """pip's `iree-compile` is a Python script that starts the binary inside
+    its package (a Python start, a tenth of a second, per call): that binary,
+    asked of the script's Python once and kept in the cache directory (under
+    the script's path, size and time); the script itself when it is none."""
+    try:
+        with open(iree_compile, "rb") as f:
+            head = f.read(1024)
+        stat = os.stat(iree_compile)
+    except OSError:
+        return iree_compile
+    first = head.split(b"\n", 1)[0]
+    if not first.startswith(b"#!") or b"iree.compiler.tools.scripts.iree_compile" not in head:
+        return iree_compile
+    script = os.path.realpath(iree_compile)
+    key = hashlib.sha256(f"{script}\0{stat.st_size}\0{stat.st_mtime_ns}".encode()).hexdigest()[:32]
+    cached = os.path.join(_cache_dir(), f"iree-compile-binary.{key}.txt")
+    if os.path.exists(cached):
+        with open(cached) as f:
+            native = f.read().strip()
+        if os.path.exists(native):
+            return native
+    interpreter = first[2:].decode(errors="replace").strip().split()
+    found = subprocess.run([*interpreter, "-c", "from iree.compiler.tools import binaries; "
+                            "print(binaries.find_tool('iree-compile'))"], capture_output=True, text=True)
+    native = found.stdout.strip()
+    if found.returncode != 0 or not os.path.isfile(native) or not os.access(native, os.X_OK):
+        return iree_compile
+    _store(cached, native.encode())
+    return native
 
 
 def _iree_compile_version(iree_compile):
@@ -242,8 +274,9 @@ def compile_for_software_device(args) -> int:
         raise UsageError(str(error)) from None
     user_dump = _option(flags, "--iree-hal-dump-executable-files-to")
     iree_compile = _iree_compile()
-    iree_version, ir_llvm_major = _iree_compile_version(iree_compile)
     mlir_python = _mlir_python(iree_compile)
+    iree_compile = _native_iree_compile(iree_compile)
+    iree_version, ir_llvm_major = _iree_compile_version(iree_compile)
 
     work = tempfile.mkdtemp(prefix="softhip-iree-compile.")
     try:
