@@ -107,6 +107,29 @@ def check_tool_for(label):
     return command if os.path.exists(command[0]) or command[0] == "env" else None
 
 
+def pip_tool(name, found={}):
+    """VENV's tool `name`. pip's runtime tools are Python scripts that start
+    the binary inside iree._runtime_libs (a Python start per call, a
+    twentieth of a second): that binary, asked of the script's Python once,
+    where it can be found."""
+    script = os.path.join(VENV, name)
+    if name not in found:
+        found[name] = script
+        try:
+            with open(script, "rb") as f:
+                head = f.read(1024)
+        except OSError:
+            return script
+        if head.startswith(b"#!") and b"iree._runtime.scripts" in head:
+            interpreter = head.split(b"\n", 1)[0][2:].decode(errors="replace").split()
+            libs = subprocess.run([*interpreter, "-c", "from iree._runtime import libs; print(libs.library_path)"],
+                                  capture_output=True, text=True)
+            binary = os.path.join(libs.stdout.strip(), name)
+            if libs.returncode == 0 and os.path.isfile(binary) and os.access(binary, os.X_OK):
+                found[name] = binary
+    return found[name]
+
+
 def paths(tool):
     """label -> command prefix for iree-run-module or iree-check-module."""
     rust = os.path.join(HIP_LIB_DIR, "libiree_hal_hip_rs.so")
@@ -119,9 +142,9 @@ def paths(tool):
                          os.path.join(SHARED_TOOLS, tool), "--hip_use_streams=true"],
         "rust-preload-graph": ["env", f"IREE_HAL_HIP_RS_LIBRARY={rust}", PRELOAD,
                                os.path.join(SHARED_TOOLS, tool), "--hip_use_streams=false"],
-        "c-driver": [os.path.join(VENV if tool == "iree-run-module" else check_dir, tool),
+        "c-driver": [pip_tool(tool) if tool == "iree-run-module" else os.path.join(check_dir, tool),
                      "--hip_use_streams=true"],
-        "c-driver-graph": [os.path.join(VENV if tool == "iree-run-module" else check_dir, tool),
+        "c-driver-graph": [pip_tool(tool) if tool == "iree-run-module" else os.path.join(check_dir, tool),
                            "--hip_use_streams=false"],
         **{label: [c.replace("iree-run-module", tool) for c in command]
            for label, command in extra_paths().items()},
@@ -364,13 +387,13 @@ def run_invocation(name, index, args, hip, cpu, work, labels, rng, timings, benc
 
     # The reference first: it fixes how many results there are.
     ref_prefix = outputs_for("llvm-cpu")
-    probe, elapsed = run_tool([os.path.join(VENV, "iree-run-module"), "--device=local-sync",
+    probe, elapsed = run_tool([pip_tool("iree-run-module"), "--device=local-sync",
                                f"--module={cpu}", *extra, *inputs])
     if probe.returncode != 0:
         return [f"{name} {function}: llvm-cpu failed: {probe.stderr.strip()[-400:]}"]
     result_count = len(re.findall(r"^result\[\d+\]", probe.stdout, re.M))
     output_flags = lambda prefix: [f"--output=@{prefix}.{i}.npy" for i in range(result_count)]
-    reference_run, elapsed = run_tool([os.path.join(VENV, "iree-run-module"), "--device=local-sync",
+    reference_run, elapsed = run_tool([pip_tool("iree-run-module"), "--device=local-sync",
                                        f"--module={cpu}", *extra, *inputs, *output_flags(ref_prefix)])
     timings.setdefault((name, function), {})["llvm-cpu"] = elapsed
     references = [load_output(f"{ref_prefix}.{i}.npy") for i in range(result_count)]
@@ -384,7 +407,7 @@ def run_invocation(name, index, args, hip, cpu, work, labels, rng, timings, benc
                       f"result {i}: {problem}", flush=True)
     if bench:
         timings[(name, function)]["llvm-cpu"] = benchmark(
-            [os.path.join(VENV, "iree-run-module"), "--device=local-sync", f"--module={cpu}",
+            [pip_tool("iree-run-module"), "--device=local-sync", f"--module={cpu}",
              *extra, *inputs])
     for label in labels:
         prefix = outputs_for(label)
