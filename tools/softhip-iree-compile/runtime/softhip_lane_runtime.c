@@ -81,6 +81,9 @@ typedef struct softhip_workgroup_t {
   /* Lanes waiting at a wave call, and at a barrier; whether the wave calls
    * differ (else all are at wave_op / wave_site, and no check is needed). */
   uint32_t waiting_wave, waiting_barrier;
+  /* Lanes ready to run (region loops: none after a region's loop, so the
+   * next round needs no look at every lane). */
+  uint32_t ready;
   int wave_mixed;
   uint8_t wave_op;
   uint32_t wave_site;
@@ -179,6 +182,7 @@ static void post_in(softhip_workgroup_t* wg, uint8_t state, uint8_t op, uint32_t
   lane->site = site;
   lane->value = value;
   lane->aux = aux;
+  --wg->ready;
   if (state == LANE_BARRIER) {
     ++wg->waiting_barrier;
   } else if (wg->waiting_wave++ == 0) {
@@ -293,7 +297,10 @@ static void wave_results(uint32_t first, uint32_t last, uint8_t op) {
   }
 #undef VALUE_OF
   for (uint32_t i = 0; i < n; ++i) {
-    if (wave[i].state == LANE_WAVE) wave[i].state = LANE_READY;
+    if (wave[i].state == LANE_WAVE) {
+      wave[i].state = LANE_READY;
+      ++wg->ready;
+    }
   }
 }
 
@@ -326,13 +333,15 @@ static int resolve_wave(uint32_t first, uint32_t last, int* live) {
   return 1;
 }
 
-/* Every lane's wait in order: none running, the waits counted again. */
+/* Every lane's wait in order: the ready lanes and the waits counted again. */
 static void count_waits(softhip_workgroup_t* wg) {
-  wg->waiting_wave = wg->waiting_barrier = 0;
+  wg->waiting_wave = wg->waiting_barrier = wg->ready = 0;
   wg->wave_mixed = 0;
   for (uint32_t lane = 0; lane < wg->count; ++lane) {
     softhip_lane_wait_t* wait = &wg->lanes[lane];
-    if (wait->state == LANE_BARRIER) {
+    if (wait->state == LANE_READY) {
+      ++wg->ready;
+    } else if (wait->state == LANE_BARRIER) {
       ++wg->waiting_barrier;
     } else if (wait->state == LANE_WAVE) {
       if (wg->waiting_wave++ == 0) {
@@ -363,6 +372,7 @@ static int resolve_round(softhip_workgroup_t* wg) {
     for (uint32_t lane = 0; lane < wg->count; ++lane) {
       if (wg->lanes[lane].state == LANE_BARRIER) wg->lanes[lane].state = LANE_READY;
     }
+    wg->ready += wg->waiting_barrier;
     wg->waiting_barrier = 0;
     return 1;
   }
@@ -390,6 +400,7 @@ static int32_t lane_returned(uint32_t lane, int32_t status) {
   if (wg->lanes[lane].state == LANE_READY) {
     wg->lanes[lane].state = LANE_DONE;
     wg->lanes[lane].status = status;
+    --wg->ready;
     return status;
   }
   if (!wg->registered) {
@@ -516,6 +527,7 @@ SOFTHIP_RT void softhip_rt_lane_done(softhip_wg_t wg) {
   if (wait->state == LANE_READY) {
     wait->state = LANE_DONE;
     wait->status = 0;
+    --wg->ready;
   }
 }
 
@@ -524,7 +536,7 @@ SOFTHIP_RT void softhip_rt_lane_done(softhip_wg_t wg) {
  * -1: every lane has returned; -2: the workgroup failed. */
 SOFTHIP_RT int32_t softhip_rt_next_region(softhip_wg_t wg) {
   for (int round = 0; round < 2 && !wg->failed; ++round) {
-    for (uint32_t lane = 0; lane < wg->count; ++lane) {
+    for (uint32_t lane = 0; wg->ready > 0 && lane < wg->count; ++lane) {
       if (wg->lanes[lane].state == LANE_READY) return wg->lanes[lane].resume;
     }
     if (round == 1) {
@@ -533,7 +545,17 @@ SOFTHIP_RT int32_t softhip_rt_next_region(softhip_wg_t wg) {
     }
     int outcome = resolve_round(wg);
     if (outcome < 0) return -2;
-    if (outcome == 0) return -1;
+    if (outcome == 0) {
+      /* Every lane has returned, which the count of ready lanes also says:
+       * looked at once per workgroup, so a miscount fails loudly. */
+      for (uint32_t lane = 0; lane < wg->count; ++lane) {
+        if (wg->lanes[lane].state == LANE_READY) {
+          workgroup_fail("lane %u is ready but was not counted (lane runtime bug)", lane);
+          return -2;
+        }
+      }
+      return -1;
+    }
   }
   return -2;
 }
