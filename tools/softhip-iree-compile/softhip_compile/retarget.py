@@ -827,7 +827,9 @@ class _Rewriter:
                          "a buffer resource with a stride (swizzled or structured buffer)")
         record_type = self.resource_type()
         with self.module.create_builder(function.entry_block.first_instruction) as builder:
-            record = builder.addr_space_cast(builder.alloca(record_type), t.ptr)
+            slot = builder.alloca(record_type)
+            slot.name = RESOURCE_RECORD
+            record = builder.addr_space_cast(slot, t.ptr)
         with self.module.create_builder(call) as builder:
             builder.store(builder.addr_space_cast(base, t.ptr), builder.struct_gep(record_type, record, 0))
             builder.store(num_records, builder.struct_gep(record_type, record, 1))
@@ -1776,9 +1778,12 @@ LANE_CONTEXT_FORMS = frozenset(
     + [f"softhip_rt_{kind}_id_{axis}" for kind in ("workitem", "workgroup") for axis in "xyz"])
 
 
-def _use_lane_context_forms(module, function, lane_context):
+def _use_lane_context_forms(module, function, lane_context, workgroup_context=None):
     """Calls of lane-context functions in `function`'s own body take the
-    lane's context `lane_context` (their `__of` forms, LANE_CONTEXT_FORMS)."""
+    lane's context `lane_context` (their `__of` forms, LANE_CONTEXT_FORMS);
+    the workgroup id's take `workgroup_context` if given (any lane's context
+    has its workgroup's id: one that does not change from lane to lane lets
+    the lanes' loop read it once)."""
     t = module.types
     for call in list(_calls(function)):
         callee = _callee(call)
@@ -1787,8 +1792,11 @@ def _use_lane_context_forms(module, function, lane_context):
         ftype = callee.function_type
         of = _declared(module, callee.name + "__of",
                        t.function(ftype.return_type, [t.ptr] + list(ftype.param_types)))
+        context = lane_context
+        if workgroup_context is not None and callee.name.startswith("softhip_rt_workgroup_id_"):
+            context = workgroup_context
         with module.create_builder(call) as builder:
-            value = builder.call(of, [lane_context] + [call.get_arg_operand(i) for i in range(call.num_arg_operands)])
+            value = builder.call(of, [context] + [call.get_arg_operand(i) for i in range(call.num_arg_operands)])
         call.replace_all_uses_with(value)
         call.erase_from_parent()
 
@@ -1987,11 +1995,89 @@ def _regions(entries):
     return regions
 
 
+# The name of a buffer resource record's alloca (_Rewriter.rewrite_make_rsrc).
+RESOURCE_RECORD = "softhip.resource"
+
+
+def _workgroup_resources(kernel):
+    """The kernel's buffer resource records that every lane fills alike: each
+    field stored once, in the entry block, with a constant, a kernel
+    parameter or an address space cast of one, and otherwise only read
+    (loads, the lane runtime's buffer functions). Region loops fill these
+    once per workgroup instead of in every lane's storage. {record's alloca:
+    [(field, value, store)]}"""
+    params = {kernel.get_param(i) for i in range(len(kernel.function_type.param_types))}
+    entry = kernel.entry_block
+
+    def uniform(value):
+        if value.is_constant or value in params:
+            return True
+        return (value.is_instruction and value.opcode == llvm.Opcode.AddrSpaceCast
+                and value.get_operand(0) in params)
+
+    def fields_of(record):
+        fields, pending, seen = [], [record], set()
+        while pending:
+            pointer = pending.pop()
+            if pointer in seen:
+                continue
+            seen.add(pointer)
+            for user in pointer.users:
+                op = user.opcode
+                if op in (llvm.Opcode.AddrSpaceCast, llvm.Opcode.BitCast):
+                    pending.append(user)
+                elif op == llvm.Opcode.Load:
+                    continue
+                elif op == llvm.Opcode.GetElementPtr:
+                    if user.get_operand(0) != pointer or user.num_operands != 3 or not all(
+                            user.get_operand(i).is_constant_int for i in (1, 2)) or \
+                            user.get_operand(1).const_zext_value != 0:
+                        return None
+                    for access in user.users:
+                        if access.opcode == llvm.Opcode.Load:
+                            continue
+                        if (access.opcode == llvm.Opcode.Store and access.get_operand(1) == user
+                                and access.block == entry and uniform(access.get_operand(0))):
+                            fields.append((user.get_operand(2).const_zext_value, access.get_operand(0), access))
+                            continue
+                        return None
+                elif op == llvm.Opcode.Call:
+                    # The buffer access bodies (_Rewriter.buffer_access,
+                    # buffer_atomic) and the runtime's partial accesses only
+                    # read the record.
+                    callee = _callee(user)
+                    if callee is None or not callee.name.startswith(("softhip_rt_buffer_", "softhip.amdgcn.raw.")):
+                        return None
+                else:
+                    return None
+        written = [field for field, _, _ in fields]
+        return fields if len(set(written)) == len(written) else None
+
+    found = {}
+    for inst in entry.instructions:
+        if inst.opcode == llvm.Opcode.Alloca and inst.name.startswith(RESOURCE_RECORD):
+            fields = fields_of(inst)
+            if fields is not None:
+                found[inst] = fields
+    return found
+
+
+# What a region may compute again instead of keeping it in lane storage:
+# integer and address arithmetic, comparisons, selects, and the lane-context
+# reads (the lane's ids and position in its wave).
+_RECOMPUTABLE = ARITHMETIC | {llvm.Opcode.GetElementPtr, llvm.Opcode.AddrSpaceCast, llvm.Opcode.BitCast,
+                              llvm.Opcode.ICmp, llvm.Opcode.Select, llvm.Opcode.PtrToInt, llvm.Opcode.IntToPtr}
+_RECOMPUTABLE_CALLS = re.compile(r"^softhip_rt_(workitem_id|workgroup_id)_[xyz]__of$|^softhip_rt_mbcnt_(lo|hi)__of$")
+
+
 def _demote_values_live_across_regions(module, kernel, entries, regions, keep):
     """A value some region can reach a use of without passing its definition
     (it comes from an earlier region) lives in memory: a private slot (an
     alloca, later the lane's storage), stored after its definition and loaded
-    before each use. Values in `keep` are available everywhere."""
+    before each use; or, when it is computed from values every region has
+    (constants, parameters, `keep`, private memory's addresses) by
+    _RECOMPUTABLE operations, it is computed again before each use. Values
+    in `keep` are available everywhere."""
     use_blocks = {}
     for block in kernel.basic_blocks:
         for inst in block.instructions:
@@ -2032,7 +2118,48 @@ def _demote_values_live_across_regions(module, kernel, entries, regions, keep):
 
     crossing = [value for value, blocks in use_blocks.items() if blocks & reached_without(value.block)]
     entry = kernel.entry_block
+
+    def root(value):
+        return (value.is_constant or value.is_argument or value in keep
+                or (value.is_instruction and value.opcode == llvm.Opcode.Alloca and value.block == entry))
+
+    def recomputable(value, depth=8):
+        if root(value):
+            return True
+        if not value.is_instruction or depth == 0:
+            return False
+        if value.opcode == llvm.Opcode.Call:
+            callee = _callee(value)
+            if callee is None or not _RECOMPUTABLE_CALLS.match(callee.name):
+                return False
+        elif value.opcode not in _RECOMPUTABLE:
+            return False
+        return all(recomputable(value.get_operand(i), depth - 1) for i in range(value.num_operands))
+
+    def rebuilt(value, before):
+        if root(value):
+            return value
+        operands = [rebuilt(value.get_operand(i), before) for i in range(value.num_operands)]
+        clone = value.instruction_clone()
+        with module.create_builder(before) as builder:
+            builder.insert_into_builder_with_name(clone, "")
+        for i, operand in enumerate(operands):
+            clone.set_operand(i, operand)
+        return clone
+
     for value in crossing:
+        if recomputable(value):
+            # Computed again where used (from ids, parameters, constants and
+            # private memory's addresses): no lane storage, and what does not
+            # change from lane to lane leaves the lanes' loop.
+            for user in list(value.users):
+                if user.opcode == llvm.Opcode.PHI:
+                    for i in range(user.num_incoming):
+                        if user.get_incoming_value(i) == value:
+                            user.set_operand(i, rebuilt(value, user.get_incoming_block(i).terminator))
+                else:
+                    user.replace_uses_of_with(value, rebuilt(value, user))
+            continue
         with module.create_builder(entry.first_instruction) as builder:
             slot = builder.alloca(value.type)
         after = value.block.first_non_phi if value.opcode == llvm.Opcode.PHI else value.next_instruction
@@ -2075,16 +2202,20 @@ def _make_region_loops(module, kernel, params, data_layout):
     with module.create_builder(first) as builder:
         workgroup = builder.call(declared("softhip_rt_workgroup_state", t.ptr, []), [])
         lane_context = builder.call(declared("softhip_rt_lane_context", t.ptr, []), [])
-    _use_lane_context_forms(module, kernel, lane_context)
+        # The same context in the kernel; lane 0's in the workgroup function.
+        workgroup_context = builder.call(declared("softhip_rt_lane_context", t.ptr, []), [])
+    _use_lane_context_forms(module, kernel, lane_context, workgroup_context)
     entries = [entry] + _split_at_rendezvous(module, kernel, workgroup, declared)
     regions = _regions(entries)
-    _demote_values_live_across_regions(module, kernel, entries, regions, {workgroup, lane_context})
+    _demote_values_live_across_regions(module, kernel, entries, regions,
+                                       {workgroup, lane_context, workgroup_context})
+    shared = _workgroup_resources(kernel)
 
     # Lane storage: one array per private slot, lane L's element L slots apart.
     slots = []
     per_lane = 0
     for inst in entry.instructions:
-        if inst.opcode != llvm.Opcode.Alloca:
+        if inst.opcode != llvm.Opcode.Alloca or inst in shared:
             continue
         align = max(inst.alignment, data_layout.abi_alignment_of_type(inst.allocated_type), 1)
         size = data_layout.abi_size_of_type(inst.allocated_type) * inst.get_operand(0).const_zext_value
@@ -2116,6 +2247,19 @@ def _make_region_loops(module, kernel, params, data_layout):
         args = _load_parameters(module, builder, first_context, params)
         bases = [builder.gep(t.i8, storage, [builder.mul(lanes64, t.i64.constant(offset))])
                  for _, offset, _ in slots]
+        # The lanes' shared buffer resources, filled once.
+        parameter = {kernel.get_param(i): arg for i, arg in enumerate(args)}
+        records = {}
+        for record, fields in shared.items():
+            with module.create_builder(start.first_instruction) as at_start:
+                whole = at_start.alloca(record.allocated_type)
+            records[record] = builder.addr_space_cast(whole, record.type)
+            for field, value, _ in fields:
+                if value.is_instruction:  # a cast of a parameter
+                    value = builder.addr_space_cast(parameter[value.get_operand(0)], value.type)
+                elif not value.is_constant:
+                    value = parameter[value]
+                builder.store(value, builder.struct_gep(record.allocated_type, whole, field))
         builder.br(dispatch)
     with module.create_builder(dispatch) as builder:
         following = builder.call(declared("softhip_rt_next_region", t.i32, [t.ptr]), [wg])
@@ -2146,6 +2290,11 @@ def _make_region_loops(module, kernel, params, data_layout):
         lane.add_incoming(next_lane, following_lane)
         values = {kernel.get_param(i): arg for i, arg in enumerate(args)}
         values[workgroup] = wg
+        values[workgroup_context] = first_context
+        values.update(records)
+        for fields in shared.values():
+            for _, _, store in fields:
+                values[store] = store  # done once, before the lanes' loops
         with module.create_builder(body) as builder:
             values[lane_context] = builder.call(lane_at, [first_context, lane])
             offset = builder.zext(lane, t.i64)

@@ -820,6 +820,57 @@ class LockstepTest(unittest.TestCase):
         self.assertIn("some_lanes_read_a_neighbours_store", str(caught.exception))
 
 
+# Index arithmetic from the lane's and workgroup's ids, and a buffer resource, made before
+# a barrier and used after it: region loops compute them again (the resource once per
+# workgroup) instead of keeping them in lane storage.
+IDS_ACROSS_A_BARRIER = """
+declare i32 @llvm.amdgcn.workitem.id.x()
+declare i32 @llvm.amdgcn.workgroup.id.x()
+declare void @llvm.amdgcn.s.barrier()
+declare ptr addrspace(8) @llvm.amdgcn.make.buffer.rsrc.p8.p1(ptr addrspace(1), i16, i32, i32)
+declare void @llvm.amdgcn.raw.ptr.buffer.store.i32(i32, ptr addrspace(8), i32, i32, i32)
+@lds = private addrspace(3) global [64 x i32] undef
+define amdgpu_kernel void @stores_after_a_barrier(ptr addrspace(1) %out) !reqd_work_group_size !0 {
+  %r = call ptr addrspace(8) @llvm.amdgcn.make.buffer.rsrc.p8.p1(ptr addrspace(1) %out, i16 0, i32 512, i32 0)
+  %l = call i32 @llvm.amdgcn.workitem.id.x()
+  %g = call i32 @llvm.amdgcn.workgroup.id.x()
+  %base = mul i32 %g, 64
+  %i = add i32 %base, %l
+  %o = shl i32 %i, 2
+  %slot = getelementptr [64 x i32], ptr addrspace(3) @lds, i32 0, i32 %l
+  store i32 %l, ptr addrspace(3) %slot
+  call void @llvm.amdgcn.s.barrier()
+  %n = add i32 %l, 1
+  %m = and i32 %n, 63
+  %nslot = getelementptr [64 x i32], ptr addrspace(3) @lds, i32 0, i32 %m
+  %v = load i32, ptr addrspace(3) %nslot
+  %w = add i32 %v, %i
+  call void @llvm.amdgcn.raw.ptr.buffer.store.i32(i32 %w, ptr addrspace(8) %r, i32 %o, i32 0, i32 0)
+  ret void
+}
+!0 = !{i32 64, i32 1, i32 1}
+"""
+
+
+class RegionLoopTest(unittest.TestCase):
+    def test_ids_and_resources_are_computed_again_after_a_barrier_not_kept_per_lane(self):
+        with tempfile.TemporaryDirectory() as work:
+            dump = os.path.join(work, "retargeted.ll")
+            obj, infos = retarget.retarget(IDS_ACROSS_A_BARRIER, runtime_bitcode(work), "gfx942",
+                                           dump_path=dump)
+            with open(dump) as f:
+                storage = re.search(r"@softhip_rt_workgroup_begin\(ptr %0, i64 (\d+)\)", f.read())
+            # No lane storage at all: nothing a lane computed before the barrier is kept.
+            self.assertEqual(int(storage.group(1)), 0)
+            image, _ = code_object(IDS_ACROSS_A_BARRIER, work)
+            hip = SoftwareHip()
+            out = hip.upload(numpy.zeros(128, numpy.int32))
+            self.assertEqual(hip.launch(image, "stores_after_a_barrier", (64, 1, 1), (2, 1, 1), [out]), 0)
+        expected = [(lane + 1) % 64 + group * 64 + lane for group in range(2) for lane in range(64)]
+        self.assertEqual(list(hip.download(out, numpy.zeros(128, numpy.int32))), expected)
+        self.assertTrue(infos[0].coroutine)
+
+
 class CacheTest(unittest.TestCase):
     """What the tool keeps between runs (the lane runtime's bitcode)."""
 
