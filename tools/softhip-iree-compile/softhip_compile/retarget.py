@@ -2636,6 +2636,7 @@ def retarget(ir_text: str, runtime_bitcode: bytes, gpu_arch: str = "gfx942",
                 runtime.target_triple = X86_TRIPLE
                 module.link_module(runtime)
             _internalize_runtime(module)
+            _hoist_thread_local_addresses(module)
             _define_bf16_truncation(module)
             module.verify_or_raise()
             if dump_path:
@@ -2699,6 +2700,62 @@ def _strip_target_attributes(module):
         for key in ("target-cpu", "target-features", "amdgpu-flat-work-group-size",
                     "amdgpu-waves-per-eu", "uniform-work-group-size"):
             function.attributes.remove_string(key) if key in function.attributes else None
+
+
+def _hoist_thread_local_addresses(module):
+    """Each function that is no coroutine takes the addresses of the
+    thread-locals it uses (LDS, the lane runtime's workgroup) once, at its
+    entry (llvm.threadlocal.address), instead of at every use: in a shared
+    object every computation is a __tls_get_addr call (a tenth of the
+    instructions of an LDS-heavy kernel's region loops). A function runs on
+    one host thread from entry to return; a coroutine may be resumed on
+    another, so coroutines keep their uses."""
+    t = module.types
+    tls = {value for value in module.globals if value.is_thread_local}
+
+    def mentions(value, depth=6):
+        if value in tls:
+            return True
+        return depth > 0 and value.is_constant_expr and any(
+            mentions(value.get_operand(i), depth - 1) for i in range(value.num_operands))
+
+    for function in module.functions:
+        if function.is_declaration or "presplitcoroutine" in function.attributes:
+            continue
+        uses = [(inst, i) for block in function.basic_blocks for inst in block.instructions
+                for i in range(inst.num_operands) if mentions(inst.get_operand(i))]
+        if not uses:
+            continue
+        entry = function.entry_block
+        addresses = {}
+
+        def address(value):
+            if value not in addresses:
+                space = value.type.pointer_address_space
+                intrinsic = _declared(module, f"llvm.threadlocal.address.p{space}",
+                                      t.function(value.type, [value.type]))
+                with module.create_builder(entry.first_instruction) as builder:
+                    addresses[value] = builder.call(intrinsic, [value])
+            return addresses[value]
+
+        def materialized(value, before):
+            if value in tls:
+                return address(value)
+            operands = [materialized(value.get_operand(i), before) if mentions(value.get_operand(i))
+                        else value.get_operand(i) for i in range(value.num_operands)]
+            with module.create_builder(before) as builder:
+                if value.const_opcode == llvm.Opcode.GetElementPtr:
+                    return builder.gep(value.gep_source_element_type, operands[0], operands[1:])
+                if value.const_opcode == llvm.Opcode.AddrSpaceCast:
+                    return builder.addr_space_cast(operands[0], value.type)
+                if value.const_opcode == llvm.Opcode.PtrToInt:
+                    return builder.ptr_to_int(operands[0], value.type)
+            raise UnsupportedConstruct(f"internal error: a thread-local in a constant expression "
+                                       f"({value.const_opcode}) in function {function.name}")
+
+        for inst, i in uses:
+            before = inst.get_incoming_block(i).terminator if inst.opcode == llvm.Opcode.PHI else inst
+            inst.set_operand(i, materialized(inst.get_operand(i), before))
 
 
 def _internalize_runtime(module):
