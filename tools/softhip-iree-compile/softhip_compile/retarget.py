@@ -1616,7 +1616,24 @@ def _call_may_vary(call) -> bool:
     callee = _callee(call)
     if callee is None or callee.is_declaration:
         return True
-    return not _calls_are_lane_safe(callee, set()) or _has_atomics(callee, set())
+    return not _calls_are_lane_safe(callee, set()) or _has_atomics(callee, set()) or _reads_lane(callee, set())
+
+
+def _reads_lane(function, seen) -> bool:
+    """Whether `function` or a function it calls reads the lane's id or its
+    position in the wave (_LANE_SOURCES): its result may differ between lanes
+    given the same operands."""
+    if function.name in seen:
+        return False
+    seen.add(function.name)
+    for call in _calls(function):
+        value = call.called_value
+        if value.is_function and _LANE_SOURCES.match(value.name):
+            return True
+        callee = _callee(call)
+        if callee is not None and not callee.is_declaration and _reads_lane(callee, seen):
+            return True
+    return False
 
 
 # Atomics as intrinsics (global memory after the buffer fat pointer lowering).
@@ -2154,9 +2171,13 @@ def _demote_values_live_across_regions(module, kernel, entries, regions, keep):
             # change from lane to lane leaves the lanes' loop.
             for user in list(value.users):
                 if user.opcode == llvm.Opcode.PHI:
+                    per_block = {}  # a phi's entries from one block take one value
                     for i in range(user.num_incoming):
                         if user.get_incoming_value(i) == value:
-                            user.set_operand(i, rebuilt(value, user.get_incoming_block(i).terminator))
+                            block = user.get_incoming_block(i)
+                            if block not in per_block:
+                                per_block[block] = rebuilt(value, block.terminator)
+                            user.set_operand(i, per_block[block])
                 else:
                     user.replace_uses_of_with(value, rebuilt(value, user))
             continue
@@ -2723,6 +2744,8 @@ def _hoist_thread_local_addresses(module):
         if function.is_declaration or "presplitcoroutine" in function.attributes:
             continue
         uses = [(inst, i) for block in function.basic_blocks for inst in block.instructions
+                if not (inst.opcode == llvm.Opcode.Call and inst.called_value.is_function
+                        and inst.called_value.name.startswith("llvm.threadlocal.address"))
                 for i in range(inst.num_operands) if mentions(inst.get_operand(i))]
         if not uses:
             continue
@@ -2753,9 +2776,16 @@ def _hoist_thread_local_addresses(module):
             raise UnsupportedConstruct(f"internal error: a thread-local in a constant expression "
                                        f"({value.const_opcode}) in function {function.name}")
 
+        incoming = {}  # a phi's entries from one block take one value
         for inst, i in uses:
-            before = inst.get_incoming_block(i).terminator if inst.opcode == llvm.Opcode.PHI else inst
-            inst.set_operand(i, materialized(inst.get_operand(i), before))
+            if inst.opcode == llvm.Opcode.PHI:
+                block = inst.get_incoming_block(i)
+                key = (inst, block, inst.get_operand(i))
+                if key not in incoming:
+                    incoming[key] = materialized(inst.get_operand(i), block.terminator)
+                inst.set_operand(i, incoming[key])
+            else:
+                inst.set_operand(i, materialized(inst.get_operand(i), inst))
 
 
 def _internalize_runtime(module):

@@ -606,6 +606,23 @@ tail:
 !0 = !{i32 64, i32 1, i32 1}
 """
 
+# Every lane stores 7 at its own element, its id read by a helper function: the lanes
+# differ though no value in the kernel's body comes from workitem.id.
+LANE_ID_IN_A_HELPER = """
+declare i32 @llvm.amdgcn.workitem.id.x()
+define i32 @lane_of() {
+  %l = call i32 @llvm.amdgcn.workitem.id.x()
+  ret i32 %l
+}
+define amdgpu_kernel void @stores_through_a_helper(ptr addrspace(1) noalias %p) !reqd_work_group_size !0 {
+  %l = call i32 @lane_of()
+  %slot = getelementptr i32, ptr addrspace(1) %p, i32 %l
+  store i32 7, ptr addrspace(1) %slot
+  ret void
+}
+!0 = !{i32 64, i32 1, i32 1}
+"""
+
 # Every lane stores its element and reads lane 5's (a barrier of the tool's own between),
 # then a lane-uniform tail that the last lane alone runs: it must wait for that barrier too.
 SHARES_THEN_UPDATES = """
@@ -803,6 +820,14 @@ class LockstepTest(unittest.TestCase):
             self.assertEqual(hip.launch(image, "counts_its_lanes", (64, 1, 1), (2, 1, 1), [x, out]), 0)
         self.assertEqual(int(hip.download(x, numpy.zeros(1, numpy.int32))[0]), 3 + 2 * 64)
         self.assertEqual(list(hip.download(out, numpy.zeros(64, numpy.int32))), list(range(64)))
+
+    def test_a_lane_id_read_in_a_called_function_makes_lanes_differ(self):
+        hip = self.hip
+        with tempfile.TemporaryDirectory() as work:
+            image, _ = code_object(LANE_ID_IN_A_HELPER, work, "helper")
+            p = hip.upload(numpy.zeros(64, numpy.int32))
+            self.assertEqual(hip.launch(image, "stores_through_a_helper", (64, 1, 1), (1, 1, 1), [p]), 0)
+        self.assertEqual(list(hip.download(p, numpy.zeros(64, numpy.int32))), [7] * 64)
 
     def test_lanes_that_differ_by_control_or_atomics_are_refused_a_barrier(self):
         for name, head in HIDDEN_DIVERGENCE.items():
