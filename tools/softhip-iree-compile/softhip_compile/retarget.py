@@ -1616,24 +1616,7 @@ def _call_may_vary(call) -> bool:
     callee = _callee(call)
     if callee is None or callee.is_declaration:
         return True
-    return not _calls_are_lane_safe(callee, set()) or _has_atomics(callee, set()) or _reads_lane(callee, set())
-
-
-def _reads_lane(function, seen) -> bool:
-    """Whether `function` or a function it calls reads the lane's id or its
-    position in the wave (_LANE_SOURCES): its result may differ between lanes
-    given the same operands."""
-    if function.name in seen:
-        return False
-    seen.add(function.name)
-    for call in _calls(function):
-        value = call.called_value
-        if value.is_function and _LANE_SOURCES.match(value.name):
-            return True
-        callee = _callee(call)
-        if callee is not None and not callee.is_declaration and _reads_lane(callee, seen):
-            return True
-    return False
+    return not _calls_are_lane_safe(callee, set()) or _reaches(callee, _differs_between_lanes, set())
 
 
 # Atomics as intrinsics (global memory after the buffer fat pointer lowering).
@@ -1641,21 +1624,30 @@ _ATOMIC_CALLS = re.compile(r"^llvm\.amdgcn\.(raw|struct)(\.ptr)?\.buffer\.atomic
                            r"^llvm\.amdgcn\.(flat|ds)\.(atomic|fadd|fmin|fmax)")
 
 
-def _has_atomics(function, seen) -> bool:
-    """Whether `function` or a function it calls does an atomic operation."""
+def _differs_between_lanes(inst) -> bool:
+    """An atomic (each lane its own result and effect) or a read of the
+    lane's id or its position in the wave (_LANE_SOURCES)."""
+    if inst.opcode in (llvm.Opcode.AtomicRMW, llvm.Opcode.AtomicCmpXchg):
+        return True
+    if inst.opcode != llvm.Opcode.Call or not inst.called_value.is_function:
+        return False
+    name = inst.called_value.name
+    return bool(_ATOMIC_CALLS.match(name) or _LANE_SOURCES.match(name))
+
+
+def _reaches(function, found, seen) -> bool:
+    """Whether `function` or a function it calls has an instruction `found`
+    holds for."""
     if function.name in seen:
         return False
     seen.add(function.name)
     for block in function.basic_blocks:
         for inst in block.instructions:
-            if inst.opcode in (llvm.Opcode.AtomicRMW, llvm.Opcode.AtomicCmpXchg):
+            if found(inst):
                 return True
             if inst.opcode == llvm.Opcode.Call:
-                value = inst.called_value
-                if value.is_function and _ATOMIC_CALLS.match(value.name):
-                    return True
                 callee = _callee(inst)
-                if callee is not None and not callee.is_declaration and _has_atomics(callee, seen):
+                if callee is not None and not callee.is_declaration and _reaches(callee, found, seen):
                     return True
     return False
 

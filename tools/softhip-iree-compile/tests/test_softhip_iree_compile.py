@@ -490,53 +490,8 @@ done:
 }
 """
 
-# The same exchange on lanes 0..31 only (a branch on the lane's id): lockstep with the
-# other lanes inactive, which the software device does not emulate.
-DIVERGENT_LOCKSTEP_LDS = """
-declare i32 @llvm.amdgcn.workitem.id.x()
-@lds = private addrspace(3) global [64 x i32] undef
-define amdgpu_kernel void @some_lanes_read_a_neighbour(ptr addrspace(1) %out) {
-entry:
-  %l = call i32 @llvm.amdgcn.workitem.id.x()
-  %low = icmp ult i32 %l, 32
-  br i1 %low, label %swap, label %done
-swap:
-  %slot = getelementptr [64 x i32], ptr addrspace(3) @lds, i32 0, i32 %l
-  store i32 %l, ptr addrspace(3) %slot
-  %n = xor i32 %l, 1
-  %nslot = getelementptr [64 x i32], ptr addrspace(3) @lds, i32 0, i32 %n
-  %r = load i32, ptr addrspace(3) %nslot
-  %o = getelementptr i32, ptr addrspace(1) %out, i32 %l
-  store i32 %r, ptr addrspace(1) %o
-  br label %done
-done:
-  ret void
-}
-"""
-
-# Every lane stores 7 to slot 0, then its id to its own slot: in lockstep every lane's
-# first store comes before any lane's second, so slot 0 ends with lane 0's id.
-LOCKSTEP_STORES = """
-declare i32 @llvm.amdgcn.workitem.id.x()
-declare void @llvm.amdgcn.s.barrier()
-@lds = private addrspace(3) global [64 x i32] undef
-define amdgpu_kernel void @stores_shared_then_own(ptr addrspace(1) %out) {
-  %l = call i32 @llvm.amdgcn.workitem.id.x()
-  %first = getelementptr [64 x i32], ptr addrspace(3) @lds, i32 0, i32 0
-  store i32 7, ptr addrspace(3) %first
-  %slot = getelementptr [64 x i32], ptr addrspace(3) @lds, i32 0, i32 %l
-  store i32 %l, ptr addrspace(3) %slot
-  call void @llvm.amdgcn.s.barrier()
-  %r = load i32, ptr addrspace(3) %slot
-  %o = getelementptr i32, ptr addrspace(1) %out, i32 %l
-  store i32 %r, ptr addrspace(1) %o
-  ret void
-}
-"""
-
-# The neighbour exchange of DIVERGENT_LOCKSTEP_LDS behind conditions that differ between
-# lanes without being computed from the lane id: a phi joining paths the lanes took
-# differently, a value leaving a loop whose exit depends on the lane, an atomic's ticket.
+# A neighbour exchange in LDS on lanes 0..31 only (a branch on the lane's id): lockstep
+# with the other lanes inactive, which the software device does not emulate.
 _EXCHANGE_AND_RETURN = """
 swap:
   %slot = getelementptr [64 x i32], ptr addrspace(3) @lds, i32 0, i32 %l
@@ -559,6 +514,34 @@ define amdgpu_kernel void @{name}(ptr addrspace(1) %out) {{
 entry:
   %l = call i32 @llvm.amdgcn.workitem.id.x()
 """
+DIVERGENT_LOCKSTEP_LDS = (_EXCHANGE_HEAD.format(name="some_lanes_read_a_neighbour") + """
+  %low = icmp ult i32 %l, 32
+  br i1 %low, label %swap, label %done
+""" + _EXCHANGE_AND_RETURN)
+
+# Every lane stores 7 to slot 0, then its id to its own slot: in lockstep every lane's
+# first store comes before any lane's second, so slot 0 ends with lane 0's id.
+LOCKSTEP_STORES = """
+declare i32 @llvm.amdgcn.workitem.id.x()
+declare void @llvm.amdgcn.s.barrier()
+@lds = private addrspace(3) global [64 x i32] undef
+define amdgpu_kernel void @stores_shared_then_own(ptr addrspace(1) %out) {
+  %l = call i32 @llvm.amdgcn.workitem.id.x()
+  %first = getelementptr [64 x i32], ptr addrspace(3) @lds, i32 0, i32 0
+  store i32 7, ptr addrspace(3) %first
+  %slot = getelementptr [64 x i32], ptr addrspace(3) @lds, i32 0, i32 %l
+  store i32 %l, ptr addrspace(3) %slot
+  call void @llvm.amdgcn.s.barrier()
+  %r = load i32, ptr addrspace(3) %slot
+  %o = getelementptr i32, ptr addrspace(1) %out, i32 %l
+  store i32 %r, ptr addrspace(1) %o
+  ret void
+}
+"""
+
+# The same exchange behind conditions that differ between lanes without being computed
+# from the lane id: a phi joining paths the lanes took differently, a value leaving a loop
+# whose exit depends on the lane, an atomic's ticket.
 HIDDEN_DIVERGENCE = {
     "joins_lanes_paths": """
   %low = icmp ult i32 %l, 32
