@@ -71,16 +71,13 @@ def _native_iree_compile(iree_compile) -> str:
     try:
         with open(iree_compile, "rb") as f:
             head = f.read(1024)
-        stat = os.stat(iree_compile)
     except OSError:
         return iree_compile
     first = head.split(b"\n", 1)[0]
     if not first.startswith(b"#!") or b"iree.compiler.tools.scripts.iree_compile" not in head:
         return iree_compile
-    script = os.path.realpath(iree_compile)
-    key = hashlib.sha256(f"{script}\0{stat.st_size}\0{stat.st_mtime_ns}".encode()).hexdigest()[:32]
-    cached = os.path.join(_cache_dir(), f"iree-compile-binary.{key}.txt")
-    if os.path.exists(cached):
+    cached = _cache_file_for("iree-compile-binary", iree_compile)
+    if cached and os.path.exists(cached):
         with open(cached) as f:
             native = f.read().strip()
         if os.path.exists(native):
@@ -91,20 +88,28 @@ def _native_iree_compile(iree_compile) -> str:
     native = found.stdout.strip()
     if found.returncode != 0 or not os.path.isfile(native) or not os.access(native, os.X_OK):
         return iree_compile
-    _store(cached, native.encode())
+    if cached:
+        _store(cached, native.encode())
     return native
+
+
+def _cache_file_for(kind, path) -> str | None:
+    """The cache file of `kind` for the file at `path` (its real path, size
+    and time, so that a replaced binary gets a new one); None when it cannot
+    be read."""
+    real = os.path.realpath(path)
+    try:
+        stat = os.stat(real)
+    except OSError:
+        return None
+    key = hashlib.sha256(f"{real}\0{stat.st_size}\0{stat.st_mtime_ns}".encode()).hexdigest()[:32]
+    return os.path.join(_cache_dir(), f"{kind}.{key}.txt")
 
 
 def _iree_compile_version(iree_compile):
     """(IREE version, LLVM major version) from `iree-compile --version`, kept
     in the cache directory for that binary (its path, size and time)."""
-    binary = os.path.realpath(iree_compile)
-    try:
-        stat = os.stat(binary)
-        key = hashlib.sha256(f"{binary}\0{stat.st_size}\0{stat.st_mtime_ns}".encode()).hexdigest()[:32]
-        cached = os.path.join(_cache_dir(), f"iree-compile-version.{key}.txt")
-    except OSError:
-        cached = None
+    cached = _cache_file_for("iree-compile-version", iree_compile)
     text = None
     if cached and os.path.exists(cached):
         with open(cached) as f:

@@ -1333,11 +1333,11 @@ def _calls_are_lane_safe(function, seen):
     return True
 
 
-def _lane_dependent_instructions(function):
-    """The instructions whose value may differ between lanes: the lane ids,
-    what is computed from them (through phis and loads too), and loads of
-    private memory (an alloca's contents are per lane)."""
-    dependent = set()
+def _lane_dependent_instructions(function, seeds=()):
+    """The instructions whose value may differ between lanes: the lane ids
+    (and `seeds`), what is computed from them (through phis and loads too),
+    and loads of private memory (an alloca's contents are per lane)."""
+    dependent = set(seeds)
     instructions = [inst for block in function.basic_blocks for inst in block.instructions]
     changed = True
     while changed:
@@ -1473,7 +1473,7 @@ def _run_lanes_in_lockstep(module, function, find_conflict, refuse):
         if not _is_kernel(function):
             refuse(conflict)
         if divergent is None:
-            divergent = _divergently_run_blocks(function)
+            divergent = _lane_varying(function)[1]
         if later.block in divergent or _is_barrier_call(later.prev_instruction or later):
             refuse(conflict)
         if os.environ.get("SOFTHIP_DEBUG_LDS"):
@@ -1493,12 +1493,6 @@ def _barrier_before(module, inst):
     t = module.types
     with module.create_builder(inst) as builder:
         builder.call(_declared(module, "llvm.amdgcn.s.barrier", t.function(t.void, [])), [])
-
-
-def _divergently_run_blocks(function):
-    """The blocks that some lanes of a workgroup may run and others not, or
-    more often (_lane_varying)."""
-    return _lane_varying(function)[1]
 
 
 def _lane_varying(function):
@@ -1533,13 +1527,10 @@ def _lane_varying(function):
             if merged != post[block]:
                 post[block] = merged
                 changed = True
-    instructions = [inst for block in blocks for inst in block.instructions]
-    dependent = set(_lane_dependent_instructions(function))
-    for inst in instructions:
-        if inst.opcode in (llvm.Opcode.AtomicRMW, llvm.Opcode.AtomicCmpXchg):
-            dependent.add(inst)
-        elif inst.opcode == llvm.Opcode.Call and _call_may_vary(inst):
-            dependent.add(inst)
+    varying = [inst for block in blocks for inst in block.instructions
+               if inst.opcode in (llvm.Opcode.AtomicRMW, llvm.Opcode.AtomicCmpXchg)
+               or (inst.opcode == llvm.Opcode.Call and _call_may_vary(inst))]
+    dependent = _lane_dependent_instructions(function, varying)
 
     def lane_branch(block):
         if len(set(successors[block])) < 2:
@@ -1563,17 +1554,7 @@ def _lane_varying(function):
                 stack.extend(successors[reached])
             regions[block] = region
         divergent = set().union(*regions.values())
-        grown = False
-
-        def mark(inst):
-            nonlocal grown
-            if inst not in dependent:
-                dependent.add(inst)
-                grown = True
-
-        for block in divergent:
-            for inst in block.instructions:
-                mark(inst)
+        marked = {inst for block in divergent for inst in block.instructions}
         # A phi where paths from a lane-dependent branch meet again, taking
         # different values in from them (one value in from all of them, like
         # a loop's exit edge, is the same in every lane).
@@ -1586,18 +1567,10 @@ def _lane_varying(function):
                     values = [phi.get_incoming_value(i) for i in range(phi.num_incoming)
                               if phi.get_incoming_block(i) in inside]
                     if any(v != values[0] for v in values[1:]):
-                        mark(phi)
-        spread = True
-        while spread:
-            spread = False
-            for inst in instructions:
-                if inst not in dependent and any(
-                        inst.get_operand(i) in dependent for i in range(inst.num_operands)
-                        if inst.get_operand(i).is_instruction):
-                    dependent.add(inst)
-                    spread = grown = True
-        if not grown:
+                        marked.add(phi)
+        if marked <= dependent:
             return dependent, divergent
+        dependent = _lane_dependent_instructions(function, dependent | marked)
 
 
 def _call_may_vary(call) -> bool:
@@ -2157,39 +2130,43 @@ def _demote_values_live_across_regions(module, kernel, entries, regions, keep):
         return clone
 
     for value in crossing:
+        uses = [(user, i) for user in list(value.users) for i in range(user.num_operands)
+                if user.get_operand(i) == value]
         if recomputable(value):
             # Computed again where used (from ids, parameters, constants and
             # private memory's addresses): no lane storage, and what does not
             # change from lane to lane leaves the lanes' loop.
-            for user in list(value.users):
-                if user.opcode == llvm.Opcode.PHI:
-                    per_block = {}  # a phi's entries from one block take one value
-                    for i in range(user.num_incoming):
-                        if user.get_incoming_value(i) == value:
-                            block = user.get_incoming_block(i)
-                            if block not in per_block:
-                                per_block[block] = rebuilt(value, block.terminator)
-                            user.set_operand(i, per_block[block])
-                else:
-                    user.replace_uses_of_with(value, rebuilt(value, user))
+            _replace_operands(uses, rebuilt)
             continue
         with module.create_builder(entry.first_instruction) as builder:
             slot = builder.alloca(value.type)
         after = value.block.first_non_phi if value.opcode == llvm.Opcode.PHI else value.next_instruction
         with module.create_builder(after) as builder:
-            stored = builder.store(value, slot)
-        for user in list(value.users):
-            if user == stored:
-                continue
-            if user.opcode == llvm.Opcode.PHI:
-                for i in range(user.num_incoming):
-                    if user.get_incoming_value(i) == value:
-                        with module.create_builder(user.get_incoming_block(i).terminator) as builder:
-                            user.set_operand(i, builder.load(value.type, slot))
-            else:
-                with module.create_builder(user) as builder:
-                    loaded = builder.load(value.type, slot)
-                user.replace_uses_of_with(value, loaded)
+            builder.store(value, slot)
+
+        def loaded(value, before, slot=slot):
+            with module.create_builder(before) as builder:
+                return builder.load(value.type, slot)
+
+        _replace_operands(uses, loaded)
+
+
+def _replace_operands(uses, make):
+    """Sets each operand `(user, index)` of `uses` to `make(operand, before)`,
+    made before the user, or for a phi's entry at the end of its incoming
+    block; once per user, block and operand (a phi's entries from one block
+    must agree)."""
+    made = {}
+    for user, i in uses:
+        operand = user.get_operand(i)
+        block, before = None, user
+        if user.opcode == llvm.Opcode.PHI:
+            block = user.get_incoming_block(i)
+            before = block.terminator
+        key = (user, block, operand)
+        if key not in made:
+            made[key] = make(operand, before)
+        user.set_operand(i, made[key])
 
 
 def _make_region_loops(module, kernel, params, data_layout):
@@ -2301,7 +2278,7 @@ def _make_region_loops(module, kernel, params, data_layout):
             builder.br(head)
         lane.add_incoming(t.i32.constant(0), dispatch)
         lane.add_incoming(next_lane, following_lane)
-        values = {kernel.get_param(i): arg for i, arg in enumerate(args)}
+        values = dict(parameter)
         values[workgroup] = wg
         values[workgroup_context] = first_context
         values.update(records)
@@ -2768,16 +2745,7 @@ def _hoist_thread_local_addresses(module):
             raise UnsupportedConstruct(f"internal error: a thread-local in a constant expression "
                                        f"({value.const_opcode}) in function {function.name}")
 
-        incoming = {}  # a phi's entries from one block take one value
-        for inst, i in uses:
-            if inst.opcode == llvm.Opcode.PHI:
-                block = inst.get_incoming_block(i)
-                key = (inst, block, inst.get_operand(i))
-                if key not in incoming:
-                    incoming[key] = materialized(inst.get_operand(i), block.terminator)
-                inst.set_operand(i, incoming[key])
-            else:
-                inst.set_operand(i, materialized(inst.get_operand(i), inst))
+        _replace_operands(uses, materialized)
 
 
 def _internalize_runtime(module):
